@@ -1,0 +1,159 @@
+/*
+ * ls_harness.h — what every benchmark case needs besides its kernel: GPU timing with an explicit
+ * cache regime, statistics, the versioned CSV writer, run provenance, NVTX ranges, hwloc CPU
+ * binding, and the C API over Google Benchmark (the runner).
+ *
+ * The harness never knows mechanisms or kernels: a case hands it a launch callback and a byte
+ * count; the harness times it and writes one row. bench/ owns cases; kernels/ owns kernels.
+ */
+#ifndef LS_HARNESS_H
+#define LS_HARNESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../kernels/ls_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ statistics */
+
+typedef struct ls_stats {
+    int n;
+    double median, p10, p90, mean, stddev, min, max;
+} ls_stats;
+
+/* Sorts a copy; percentiles by linear interpolation. 0, or -1 when n < 1. */
+int ls_stats_compute(const double *samples, int n, ls_stats *out);
+
+/* ------------------------------------------------------------------ timing */
+
+typedef enum ls_cache_regime {
+    LS_CACHE_ROTATE = 0, /* consecutive launches touch different layers' buffers (default) */
+    LS_CACHE_FLUSH = 1,  /* L2-sized memset before each sample */
+    LS_CACHE_HOT = 2     /* same buffers every launch */
+} ls_cache_regime;
+const char *ls_cache_regime_name(ls_cache_regime r);            /* "rotate" | "flush" | "hot" */
+int ls_cache_regime_parse(const char *s, ls_cache_regime *out); /* 0 or -1 */
+
+/* Enqueue ONE call of the op under test on stream s, using rotation slot `rot` (0..n_rot-1:
+ * e.g. layer index). Must not synchronise or allocate. Returns 0 or non-zero on error. */
+typedef int (*ls_launch_fn)(void *ctx, int rot, ls_stream s);
+
+typedef struct ls_timing_config {
+    const ls_backend *be;
+    ls_stream stream;
+    ls_cache_regime regime;
+    int graph;               /* 1: capture n_rot launches in a graph, time replays */
+    int n_rot;               /* rotation count (layers rotated); 1 for flush/hot */
+    int warmup;              /* warm-up launches (rounds of n_rot) before sampling */
+    int min_samples, max_samples;
+    double min_time_s;       /* keep sampling until this much measured time ... */
+    double max_time_s;       /* ... but stop at this wall-clock budget */
+    int profile;             /* fixed small iteration count inside cudaProfilerStart/Stop */
+    void *flush_buf;         /* backend memory for LS_CACHE_FLUSH */
+    size_t flush_bytes;
+} ls_timing_config;
+
+/* Times the launch callback. Each sample is the time of n_rot back-to-back launches (or one graph
+ * replay of them) divided by n_rot, in microseconds. Writes up to cap samples; *n_out = count. */
+int ls_time_launches(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx, double *samples_us,
+                     int cap, int *n_out);
+
+/* Device-to-device copy bandwidth (read + write bytes / time), GB/s, over >= bytes. */
+int ls_measure_copy_peak(const ls_backend *be, size_t bytes, double *gbps);
+
+/* ------------------------------------------------------------------ provenance */
+
+typedef struct ls_provenance {
+    char suite_version[32];
+    char git_commit[48];
+    int git_dirty;
+    char timestamp[32];      /* ISO 8601 UTC */
+    char host[64];
+    char backend[16];
+    int device_index;
+    ls_device_info dev;
+    char cpuset[128];
+    int numa_node;           /* -1 if unknown */
+} ls_provenance;
+
+int ls_provenance_fill(ls_provenance *p, const ls_backend *be, int device_index);
+
+/* ------------------------------------------------------------------ CSV (schema v1) */
+
+#define LS_CSV_SCHEMA_VERSION 1
+
+/* One row = one case (and repetition). Column names/units: results/README.md. */
+typedef struct ls_row {
+    const ls_provenance *prov;
+    char case_key[192];      /* stable key, never renamed: gdn/verify/qwen3-next-80b-a3b/tp2/B:64/T:4/fp32 */
+    char mechanism[16], op[32], variant[32], model[48];
+    int tp, batch, draft_tokens, layers;
+    char conv_dtype[8], state_dtype[8];
+    int pool_slots;
+    char cache_regime[8];
+    int graph;
+    int repetition;
+    int rotated;             /* buffers rotated (n_rot) */
+    ls_stats t;              /* time per call, us */
+    int64_t bytes;           /* SPEC §4 minimum bytes per call */
+    double gbps, copy_peak_gbps, pct_of_copy_peak;
+    double max_rel_err;      /* NaN when not verified */
+    char status[64];         /* ok | skipped:<reason> | fail_numerics | error:<reason> */
+} ls_row;
+
+typedef struct ls_csv ls_csv;
+/* Opens PATH.tmp and writes the header. Rows are flushed as written; ls_csv_close renames
+ * PATH.tmp to PATH. ls_csv_install_signal_handlers makes SIGINT/SIGTERM finish the file first. */
+ls_csv *ls_csv_open(const char *path);
+int ls_csv_write(ls_csv *c, const ls_row *r);
+int ls_csv_close(ls_csv *c);
+void ls_csv_install_signal_handlers(ls_csv *c);
+const char *ls_csv_header(void);  /* the exact header line, no newline */
+
+/* ------------------------------------------------------------------ NVTX (macro layer) */
+
+/* Phases nested inside a case range. */
+typedef enum ls_phase { LS_PHASE_SETUP, LS_PHASE_VERIFY, LS_PHASE_WARMUP, LS_PHASE_MEASURE } ls_phase;
+
+/* All compile to no-ops when built without NVTX (LINSTATE_NVTX=OFF or no headers). Domain
+ * "linstate"; names are registered strings; category per mechanism; payload = batch*1000+draft
+ * ... (exact encoding documented in nvtx.c). The measure phase's registered name "measure" is
+ * the nsys capture trigger: --capture-range=nvtx --nvtx-capture=measure@linstate */
+void ls_nvtx_case_push(const char *case_key, const char *mechanism, int batch, int draft_tokens);
+void ls_nvtx_case_pop(void);
+void ls_nvtx_phase_push(ls_phase ph);
+void ls_nvtx_phase_pop(void);
+
+/* ------------------------------------------------------------------ hwloc binding */
+
+/* Bind this thread and its host allocations to the CPUs local to device `index` of backend be
+ * (host backend: one core). Fills cpuset/numa in prov when non-NULL. 0 ok; -1 error (message). */
+int ls_bind_to_device(const ls_backend *be, int index, ls_provenance *prov);
+
+/* ------------------------------------------------------------------ Google Benchmark C API */
+
+typedef struct ls_gb_state ls_gb_state;
+typedef void (*ls_gb_fn)(ls_gb_state *st, void *ctx);
+
+void ls_gb_initialize(int *argc, char **argv);    /* consumes --benchmark_* flags */
+int ls_gb_report_unrecognized(int argc, char **argv);
+void ls_gb_register(const char *name, ls_gb_fn fn, void *ctx, int repetitions);
+int ls_gb_run(void);                              /* RunSpecifiedBenchmarks; returns count run */
+void ls_gb_shutdown(void);
+int ls_gb_keep_running(ls_gb_state *st);
+void ls_gb_set_iteration_time(ls_gb_state *st, double seconds);
+void ls_gb_set_counter(ls_gb_state *st, const char *name, double value);
+void ls_gb_set_bytes_processed(ls_gb_state *st, int64_t bytes);
+void ls_gb_set_label(ls_gb_state *st, const char *label);
+void ls_gb_skip_with_error(ls_gb_state *st, const char *msg);
+void ls_gb_add_context(const char *key, const char *value);
+int64_t ls_gb_iterations(const ls_gb_state *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LS_HARNESS_H */

@@ -1,0 +1,40 @@
+/*
+ * ls_cuda.h — private header of kernels/cuda: the extern "C" launchers behind the cuda backend
+ * table and the checking macros every .cu file uses. Not part of the public API (ls_kernels.h).
+ */
+#ifndef LS_CUDA_H
+#define LS_CUDA_H
+
+#include "../ls_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Launchers: validate params (ls_*_params_check), launch on stream s, check the launch. */
+int ls_cuda_conv_update(const ls_conv_params *p, ls_stream s);
+int ls_cuda_gdn(const ls_delta_params *p, ls_stream s);
+int ls_cuda_kda(const ls_delta_params *p, ls_stream s);
+int ls_cuda_ssu(const ls_ssu_params *p, ls_stream s);
+int ls_cuda_state_copy(const ls_state_params *p, ls_stream s);
+int ls_cuda_state_accept(const ls_state_params *p, ls_stream s);
+int ls_cuda_state_zero(const ls_state_params *p, ls_stream s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#ifdef __CUDACC__
+#include <cuda_runtime.h>
+/* Any CUDA runtime call: on failure record "file:line: call: error string" and return -1. */
+#define LS_CUDA_TRY(call)                                                                      \
+    do {                                                                                       \
+        cudaError_t ls_e_ = (call);                                                            \
+        if (ls_e_ != cudaSuccess)                                                              \
+            return ls_fail("%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(ls_e_)); \
+    } while (0)
+/* After every kernel launch. */
+#define LS_CUDA_CHECK_LAUNCH(name) LS_CUDA_TRY(cudaGetLastError())
+#endif
+
+#endif /* LS_CUDA_H */

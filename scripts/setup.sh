@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# scripts/setup.sh — install what linstate needs to build and test, skipping what is present.
+# Debian/Ubuntu; uses apt-get when run as root, pip for the Python libraries of scripts/.
+# Works offline when everything is already installed (the GPU machine has no network).
+set -euo pipefail
+
+need_pkgs=()
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+have_hdr() { [ -e "/usr/include/$1" ] || [ -e "/usr/local/include/$1" ]; }
+
+have_cmd cmake      || need_pkgs+=(cmake)
+have_cmd cc         || need_pkgs+=(build-essential)
+have_cmd c++        || need_pkgs+=(g++)
+have_cmd pkg-config || need_pkgs+=(pkg-config)
+have_cmd python3    || need_pkgs+=(python3 python3-pip)
+have_hdr benchmark/benchmark.h || need_pkgs+=(libbenchmark-dev)
+have_hdr hwloc.h    || need_pkgs+=(libhwloc-dev)
+
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ] && have_cmd apt-get; then
+    echo "setup: installing ${need_pkgs[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
+  else
+    echo "setup: missing ${need_pkgs[*]} (run as root on Debian/Ubuntu to install them)" >&2
+    exit 1
+  fi
+fi
+
+# Python libraries for scripts/ (compare, plot). Optional for building; tests of the scripts
+# need them, so install when missing.
+if ! python3 -c 'import numpy, scipy, matplotlib' >/dev/null 2>&1; then
+  echo "setup: installing numpy scipy matplotlib (pip)" >&2
+  python3 -m pip install -q numpy scipy matplotlib >&2 \
+    || { echo "setup: pip install failed; trying apt" >&2;
+         [ "$(id -u)" -eq 0 ] && apt-get install -y -qq python3-numpy python3-scipy python3-matplotlib >&2; }
+fi
