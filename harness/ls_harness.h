@@ -61,9 +61,37 @@ typedef struct ls_timing_config {
  * replay of them) divided by n_rot, in microseconds. Writes up to cap samples; *n_out = count. */
 int ls_time_launches(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx, double *samples_us,
                      int cap, int *n_out);
+/* ls_time_launches pushes the NVTX "warmup" and "measure" phases itself (the caller pushes the
+ * case range and the setup/verify phases). Sampling stops at max_samples or cap, or once both
+ * min_samples and min_time_s (sum of measured time) are reached, or when the wall-clock budget
+ * max_time_s (<= 0: none) is spent with at least one sample taken. Graph mode needs a backend
+ * with graphs (host has none: error); with cfg->stream NULL it times on a stream it creates
+ * (the default stream cannot be captured) and passes that stream to the callback, which must
+ * launch on the stream it is given. Profile mode: warm-up, then be->profiler_start, exactly
+ * LS_PROFILE_SAMPLES samples (capped by cap), be->profiler_stop. */
+
+/* Samples taken in profile mode (cfg->profile): a fixed, small count, so the number of NVTX ranges
+ * and kernels inside the profiler window is predictable. Warm-up still runs before it. */
+#define LS_PROFILE_SAMPLES 3
+
+/* Per-sample timer, for runners that own the loop (the Google Benchmark iteration loop).
+ * ls_timer_create checks cfg, creates the events, captures the graph (cfg->graph) and runs the
+ * warm-up inside the NVTX "warmup" phase (no range when cfg->warmup is 0, so a caller doing its
+ * own warm-up pushes the phase itself); NULL on error (ls_last_error). ls_timer_sample takes
+ * ONE sample exactly as ls_time_launches does (L2 flush first in the flush regime) and returns
+ * microseconds per launch. The caller pushes the "measure" phase around its own loop and, for a
+ * profile run, calls be->profiler_start/stop itself. ls_time_launches is built on these three. */
+typedef struct ls_timer ls_timer;
+ls_timer *ls_timer_create(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx);
+int ls_timer_sample(ls_timer *t, double *us);
+void ls_timer_destroy(ls_timer *t);
 
 /* Device-to-device copy bandwidth (read + write bytes / time), GB/s, over >= bytes. */
 int ls_measure_copy_peak(const ls_backend *be, size_t bytes, double *gbps);
+/* Median of several timed copies after a warm-up one. The host backend caps the buffer at
+ * LS_COPY_PEAK_HOST_BYTES and says so on stderr; on a device that cannot hold 2 x bytes the
+ * size is halved (with a note) down to the same floor. */
+#define LS_COPY_PEAK_HOST_BYTES ((size_t)64 << 20)
 
 /* ------------------------------------------------------------------ provenance */
 
@@ -81,6 +109,10 @@ typedef struct ls_provenance {
 } ls_provenance;
 
 int ls_provenance_fill(ls_provenance *p, const ls_backend *be, int device_index);
+/* git_commit/git_dirty: env LS_GIT_COMMIT / LS_GIT_DIRTY when set (for trees copied without
+ * .git), else `git rev-parse HEAD` / `git status --porcelain` run now in the source tree, else
+ * "unknown" and git_dirty = -1 (written as an empty CSV cell). cpuset "" and numa_node -1 until
+ * ls_bind_to_device fills them. Fails only when be->device_info fails. */
 
 /* ------------------------------------------------------------------ CSV (schema v1) */
 
@@ -114,6 +146,13 @@ int ls_csv_close(ls_csv *c);
 void ls_csv_install_signal_handlers(ls_csv *c);
 const char *ls_csv_header(void);  /* the exact header line, no newline */
 
+/* Zeroes r, points it at prov, sets max_rel_err and the throughput fields to NaN, status "ok". */
+void ls_row_init(ls_row *r, const ls_provenance *prov);
+/* The one place throughput is derived: r->t = *t, r->bytes = bytes, r->gbps = bytes / median
+ * time, r->copy_peak_gbps = copy_peak_gbps, r->pct_of_copy_peak = 100 * gbps / copy peak
+ * (NaN when the median or the copy peak is not positive). */
+void ls_row_set_result(ls_row *r, const ls_stats *t, int64_t bytes, double copy_peak_gbps);
+
 /* ------------------------------------------------------------------ NVTX (macro layer) */
 
 /* Phases nested inside a case range. */
@@ -128,11 +167,20 @@ void ls_nvtx_case_pop(void);
 void ls_nvtx_phase_push(ls_phase ph);
 void ls_nvtx_phase_pop(void);
 
+const char *ls_phase_name(ls_phase ph);           /* "setup" | "verify" | "warmup" | "measure" */
+/* A free-standing range in the "linstate" domain whose name is registered on first use (e.g.
+ * "graph_replay", "profile"); it carries the enclosing case's category and payload. */
+void ls_nvtx_range_push(const char *name);
+void ls_nvtx_range_pop(void);
+
 /* ------------------------------------------------------------------ hwloc binding */
 
 /* Bind this thread and its host allocations to the CPUs local to device `index` of backend be
  * (host backend: one core). Fills cpuset/numa in prov when non-NULL. 0 ok; -1 error (message). */
 int ls_bind_to_device(const ls_backend *be, int index, ls_provenance *prov);
+/* Failures are warnings, never fatal: -1 means the thread could not be bound (the caller prints
+ * ls_last_error() as a warning and goes on); a failed memory binding only warns on stderr. Either
+ * way prov->cpuset / numa_node describe where the thread may actually run afterwards. */
 
 /* ------------------------------------------------------------------ Google Benchmark C API */
 
@@ -152,6 +200,16 @@ void ls_gb_set_label(ls_gb_state *st, const char *label);
 void ls_gb_skip_with_error(ls_gb_state *st, const char *msg);
 void ls_gb_add_context(const char *key, const char *value);
 int64_t ls_gb_iterations(const ls_gb_state *st);
+
+/* Registration with run options; fields left 0 keep the library default / command-line flag. */
+typedef struct ls_gb_options {
+    int repetitions;      /* > 0: Benchmark::Repetitions */
+    int64_t iterations;   /* > 0: fixed iteration count (e.g. LS_PROFILE_SAMPLES in profile mode) */
+    double min_time_s;    /* > 0: Benchmark::MinTime, seconds of manual time */
+} ls_gb_options;
+void ls_gb_register_opts(const char *name, ls_gb_fn fn, void *ctx, const ls_gb_options *opt);
+void ls_gb_set_items_processed(ls_gb_state *st, int64_t items);
+int ls_gb_error_occurred(const ls_gb_state *st);  /* 1 after ls_gb_skip_with_error */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,291 @@
+/*
+ * timing.c — time one op through the backend table: events around the measured region, warm-up
+ * first, an explicit cache regime, optional CUDA-graph replay, stopping rules, profile mode.
+ *
+ * What is inside the timed region (between the two events) and nothing else:
+ *   eager:  n_rot launches of the callback, rotation indices 0..n_rot-1 (hot: always 0);
+ *   graph:  one replay of a graph that captured exactly those n_rot launches.
+ * Outside it: the L2 flush (flush regime, enqueued on the same stream BEFORE the start event so
+ * stream order keeps it out of the measurement), the NVTX pushes, and one host sync per sample
+ * (never per launch) to read the elapsed time.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness_internal.h"
+#include "ls_harness.h"
+
+struct ls_timer {
+    ls_timing_config cfg;
+    ls_launch_fn fn;
+    void *ctx;
+    ls_event *start, *stop;
+    ls_graph *graph;
+    ls_stream own_stream; /* created here for graph mode on the default stream */
+};
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const char *ls_cache_regime_name(ls_cache_regime r)
+{
+    switch (r) {
+    case LS_CACHE_ROTATE: return "rotate";
+    case LS_CACHE_FLUSH: return "flush";
+    case LS_CACHE_HOT: return "hot";
+    }
+    return "unknown";
+}
+
+int ls_cache_regime_parse(const char *s, ls_cache_regime *out)
+{
+    static const ls_cache_regime all[] = {LS_CACHE_ROTATE, LS_CACHE_FLUSH, LS_CACHE_HOT};
+    for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++) {
+        if (strcmp(s, ls_cache_regime_name(all[i])) == 0) {
+            *out = all[i];
+            return 0;
+        }
+    }
+    return ls_fail("unknown cache regime '%s' (expected rotate, flush or hot)", s ? s : "(null)");
+}
+
+/* Rotation index of the i-th launch of a sample: the layer it touches. */
+static int rot_of(const ls_timer *t, int i)
+{
+    return t->cfg.regime == LS_CACHE_HOT ? 0 : i;
+}
+
+/* One eager round: n_rot launches in rotation order. */
+static int launch_round(ls_timer *t)
+{
+    for (int i = 0; i < t->cfg.n_rot; i++) {
+        int rot = rot_of(t, i);
+        if (t->fn(t->ctx, rot, t->cfg.stream) != 0)
+            return lsh_fail_cause("launch callback failed at rotation %d", rot);
+    }
+    return 0;
+}
+
+/* Rejects a configuration that cannot be timed, naming the offending field. */
+static int check_config(const ls_timing_config *c, ls_launch_fn fn)
+{
+    if (!c || !c->be || !fn)
+        return ls_fail("timing: NULL %s", !c ? "config" : !c->be ? "backend" : "launch callback");
+    const ls_backend *be = c->be;
+    if (be->abi_version != LS_BACKEND_ABI)
+        return ls_fail("timing: backend '%s' has abi_version %d, expected %d", be->name,
+                       be->abi_version, LS_BACKEND_ABI);
+    if (!be->event_create || !be->event_destroy || !be->event_record || !be->event_elapsed_us ||
+        !be->sync)
+        return ls_fail("timing: backend '%s' lacks events or sync", be->name);
+    if (c->regime != LS_CACHE_ROTATE && c->regime != LS_CACHE_FLUSH && c->regime != LS_CACHE_HOT)
+        return ls_fail("timing: bad cache regime %d", (int)c->regime);
+    if (c->n_rot < 1)
+        return ls_fail("timing: n_rot = %d, need >= 1", c->n_rot);
+    if (c->warmup < 0)
+        return ls_fail("timing: warmup = %d, need >= 0", c->warmup);
+    if (c->min_samples < 0)
+        return ls_fail("timing: min_samples = %d, need >= 0", c->min_samples);
+    if (c->max_samples < 1)
+        return ls_fail("timing: max_samples = %d, need >= 1", c->max_samples);
+    if (c->regime == LS_CACHE_FLUSH && (!c->flush_buf || c->flush_bytes == 0 || !be->mem_set))
+        return ls_fail("timing: flush regime needs flush_buf and flush_bytes (got %zu bytes)",
+                       c->flush_bytes);
+    if (c->graph && (!be->graph_begin || !be->graph_end || !be->graph_launch || !be->graph_destroy))
+        return ls_fail("timing: graph mode needs CUDA graphs; backend '%s' has none", be->name);
+    return 0;
+}
+
+/* Captures one round of n_rot launches. An eager round runs first so that lazy module loading
+ * and first-launch work never happen inside the capture. No NVTX range: capture is not replay. */
+static int capture_graph(ls_timer *t)
+{
+    const ls_backend *be = t->cfg.be;
+    if (launch_round(t) || be->sync(t->cfg.stream))
+        return -1;
+    if (be->graph_begin(t->cfg.stream))
+        return -1;
+    if (launch_round(t) != 0) {
+        ls_graph *g = NULL;
+        be->graph_end(t->cfg.stream, &g); /* leave capture mode; keep the first error */
+        if (g)
+            be->graph_destroy(g);
+        return -1;
+    }
+    return be->graph_end(t->cfg.stream, &t->graph);
+}
+
+/* The warm-up inside the NVTX "warmup" phase: cfg.warmup rounds (replays in graph mode). With
+ * warmup 0 there is no range at all, so a caller running its own warm-up (e.g. with a state
+ * reset between samples) can push the one "warmup" phase of the case itself. */
+static int warm_up(ls_timer *t)
+{
+    const ls_backend *be = t->cfg.be;
+    int rc = 0;
+    if (t->cfg.warmup == 0)
+        return 0;
+    ls_nvtx_phase_push(LS_PHASE_WARMUP);
+    for (int r = 0; r < t->cfg.warmup && rc == 0; r++)
+        rc = t->graph ? be->graph_launch(t->graph, t->cfg.stream) : launch_round(t);
+    if (rc == 0)
+        rc = be->sync(t->cfg.stream);
+    ls_nvtx_phase_pop();
+    return rc;
+}
+
+/* The default stream cannot be captured: graph mode without a stream times on a stream of its
+ * own, after a device-wide sync so that the caller's set-up work (on the default stream, which a
+ * non-blocking stream does not wait for) is complete. */
+static int own_stream_for_graph(ls_timer *t)
+{
+    const ls_backend *be = t->cfg.be;
+    if (!t->cfg.graph || t->cfg.stream)
+        return 0;
+    if (!be->stream_create || !be->stream_destroy)
+        return ls_fail("timing: graph mode needs a stream; backend '%s' cannot create one",
+                       be->name);
+    if (be->sync(NULL) || be->stream_create(&t->own_stream))
+        return -1;
+    t->cfg.stream = t->own_stream;
+    return 0;
+}
+
+ls_timer *ls_timer_create(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx)
+{
+    if (check_config(cfg, fn))
+        return NULL;
+    ls_timer *t = calloc(1, sizeof *t);
+    if (!t) {
+        ls_fail("timing: out of host memory");
+        return NULL;
+    }
+    t->cfg = *cfg;
+    t->fn = fn;
+    t->ctx = ctx;
+    const ls_backend *be = cfg->be;
+    if (own_stream_for_graph(t) || be->event_create(&t->start) || be->event_create(&t->stop) ||
+        (cfg->graph && capture_graph(t)) || warm_up(t)) {
+        ls_timer_destroy(t);
+        return NULL;
+    }
+    return t;
+}
+
+int ls_timer_sample(ls_timer *t, double *us)
+{
+    if (!t || !us)
+        return ls_fail("ls_timer_sample: NULL %s", t ? "us" : "timer");
+    const ls_backend *be = t->cfg.be;
+    ls_stream s = t->cfg.stream;
+    if (t->cfg.regime == LS_CACHE_FLUSH &&
+        be->mem_set(t->cfg.flush_buf, 0x5a, t->cfg.flush_bytes, s))
+        return -1;
+    int rc;
+    if (t->graph) {
+        ls_nvtx_range_push("graph_replay");
+        rc = be->event_record(t->start, s);
+        if (rc == 0)
+            rc = be->graph_launch(t->graph, s);
+        if (rc == 0)
+            rc = be->event_record(t->stop, s);
+        ls_nvtx_range_pop();
+    } else {
+        rc = be->event_record(t->start, s);
+        if (rc == 0)
+            rc = launch_round(t);
+        if (rc == 0)
+            rc = be->event_record(t->stop, s);
+    }
+    double el = 0.0;
+    if (rc == 0)
+        rc = be->sync(s);
+    if (rc == 0)
+        rc = be->event_elapsed_us(t->start, t->stop, &el);
+    if (rc)
+        return -1;
+    *us = el / t->cfg.n_rot;
+    return 0;
+}
+
+void ls_timer_destroy(ls_timer *t)
+{
+    if (!t)
+        return;
+    const ls_backend *be = t->cfg.be;
+    if (t->graph)
+        be->graph_destroy(t->graph);
+    if (t->start)
+        be->event_destroy(t->start);
+    if (t->stop)
+        be->event_destroy(t->stop);
+    if (t->own_stream) {
+        be->sync(t->own_stream);
+        be->stream_destroy(t->own_stream);
+    }
+    free(t);
+}
+
+/* Profile mode: exactly min(LS_PROFILE_SAMPLES, cap) samples between profiler start and stop. */
+static int sample_profile(ls_timer *t, double *samples_us, int cap, int *n_out)
+{
+    const ls_backend *be = t->cfg.be;
+    int n_target = cap < LS_PROFILE_SAMPLES ? cap : LS_PROFILE_SAMPLES;
+    if (be->profiler_start && be->profiler_start())
+        return -1;
+    int rc = 0;
+    while (rc == 0 && *n_out < n_target) {
+        rc = ls_timer_sample(t, &samples_us[*n_out]);
+        if (rc == 0)
+            (*n_out)++;
+    }
+    if (be->profiler_stop && be->profiler_stop() && rc == 0)
+        rc = -1;
+    return rc;
+}
+
+/* The stopping rules of ls_harness.h; t0 is when timing began (the wall budget covers warm-up). */
+static int sample_until_done(ls_timer *t, double t0, double *samples_us, int cap, int *n_out)
+{
+    const ls_timing_config *c = &t->cfg;
+    int limit = c->max_samples < cap ? c->max_samples : cap;
+    double measured_s = 0.0;
+    while (*n_out < limit) {
+        double us;
+        if (ls_timer_sample(t, &us))
+            return -1;
+        samples_us[(*n_out)++] = us;
+        measured_s += us * c->n_rot * 1e-6;
+        if (*n_out >= c->min_samples && measured_s >= c->min_time_s)
+            break;
+        if (c->max_time_s > 0 && wall_s() - t0 >= c->max_time_s)
+            break;
+    }
+    return 0;
+}
+
+int ls_time_launches(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx, double *samples_us,
+                     int cap, int *n_out)
+{
+    if (n_out)
+        *n_out = 0;
+    if (!samples_us || !n_out)
+        return ls_fail("ls_time_launches: NULL %s", samples_us ? "n_out" : "samples_us");
+    if (cap < 1)
+        return ls_fail("ls_time_launches: cap = %d, need >= 1", cap);
+    double t0 = wall_s();
+    ls_timer *t = ls_timer_create(cfg, fn, ctx);
+    if (!t)
+        return -1;
+    ls_nvtx_phase_push(LS_PHASE_MEASURE);
+    int rc = cfg->profile ? sample_profile(t, samples_us, cap, n_out)
+                          : sample_until_done(t, t0, samples_us, cap, n_out);
+    ls_nvtx_phase_pop();
+    ls_timer_destroy(t);
+    return rc;
+}

@@ -1,0 +1,311 @@
+/*
+ * test_timing.c — ls_time_launches / ls_timer with the host backend and a fake launch that
+ * counts its calls, records its rotation indices and spins ~2 us, plus a host-backed table with
+ * fake graph and profiler hooks to check capture/replay and profile mode; ls_measure_copy_peak
+ * on the host backend.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ls_harness.h"
+#include "ls_test.h"
+
+#define SPIN_US 2.0
+#define MAX_CALLS 100000
+
+typedef struct fake {
+    int calls;                 /* executed launches */
+    int rots[MAX_CALLS];       /* rotation index of each executed launch */
+    int fail_at;               /* > 0: this call number fails */
+    int capturing;             /* set by the fake graph_begin */
+    int captured[64], n_captured;
+    int graph_begins, graph_launches, prof_starts, prof_stops;
+    ls_stream last_stream;     /* stream the last launch was given */
+} fake;
+
+static fake F;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+static int fake_launch(void *ctx, int rot, ls_stream s)
+{
+    fake *f = ctx;
+    f->last_stream = s;
+    if (f->capturing) {
+        f->captured[f->n_captured++] = rot;
+        return 0;
+    }
+    if (f->calls < MAX_CALLS)
+        f->rots[f->calls] = rot;
+    f->calls++;
+    if (f->fail_at && f->calls == f->fail_at)
+        return ls_fail("fake launch %d failed", f->calls);
+    double t0 = now_us();
+    while (now_us() - t0 < SPIN_US) {
+    }
+    return 0;
+}
+
+/* ---- a host table with fake graphs (replay = run the captured rotations) and profiler */
+
+struct ls_graph {
+    int n;
+    int rots[64];
+};
+static int fg_begin(ls_stream s)
+{
+    F.capturing = 1;
+    F.n_captured = 0;
+    F.graph_begins++;
+    return 0;
+}
+static int fg_end(ls_stream s, ls_graph **out)
+{
+    F.capturing = 0;
+    *out = calloc(1, sizeof **out);
+    (*out)->n = F.n_captured;
+    memcpy((*out)->rots, F.captured, sizeof F.captured);
+    return 0;
+}
+static int fg_launch(ls_graph *g, ls_stream s)
+{
+    F.graph_launches++;
+    for (int i = 0; i < g->n; i++)
+        if (fake_launch(&F, g->rots[i], s))
+            return -1;
+    return 0;
+}
+static int fg_destroy(ls_graph *g)
+{
+    free(g);
+    return 0;
+}
+static int fp_start(void) { return F.prof_starts++, 0; }
+static int fp_stop(void) { return F.prof_stops++, 0; }
+
+static ls_backend fake_table(void)
+{
+    ls_backend be = *ls_backend_host();
+    be.graph_begin = fg_begin;
+    be.graph_end = fg_end;
+    be.graph_launch = fg_launch;
+    be.graph_destroy = fg_destroy;
+    be.profiler_start = fp_start;
+    be.profiler_stop = fp_stop;
+    return be;
+}
+
+static ls_timing_config base_config(const ls_backend *be)
+{
+    ls_timing_config c;
+    memset(&c, 0, sizeof c);
+    c.be = be;
+    c.regime = LS_CACHE_ROTATE;
+    c.n_rot = 4;
+    c.warmup = 2;
+    c.min_samples = 5;
+    c.max_samples = 7;
+    c.min_time_s = 0.0;
+    c.max_time_s = 10.0;
+    return c;
+}
+
+static double samples[4096];
+
+/* Rotation indices of executed launches [from, to) cycle 0..n_rot-1. */
+static int rots_cycle(int from, int to, int n_rot)
+{
+    for (int i = from; i < to; i++)
+        if (F.rots[i] != (i - from) % n_rot)
+            return 0;
+    return 1;
+}
+
+static void test_rotate(void)
+{
+    ls_timing_config c = base_config(ls_backend_host());
+    memset(&F, 0, sizeof F);
+    int n = -1;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), 0);
+    LS_CHECK_EQ_INT(n, 5);                        /* min_samples reached, min_time 0 */
+    LS_CHECK_EQ_INT(F.calls, (2 + 5) * 4);        /* warm-up rounds + samples, n_rot each */
+    LS_CHECK(rots_cycle(0, F.calls, 4));
+    LS_CHECK(F.last_stream == NULL); /* eager mode launches on the stream it was given */
+    for (int i = 0; i < n; i++)
+        LS_CHECK(samples[i] >= SPIN_US * 0.95 && samples[i] < 1e6); /* per launch, not per round */
+
+    /* min_time far away: max_samples stops it; cap stops it earlier. */
+    memset(&F, 0, sizeof F);
+    c.min_time_s = 100.0;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), 0);
+    LS_CHECK_EQ_INT(n, 7);
+    memset(&F, 0, sizeof F);
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 3, &n), 0);
+    LS_CHECK_EQ_INT(n, 3);
+
+    /* min_time reachable: 10 ms of measured time at ~8 us a sample needs many samples. */
+    memset(&F, 0, sizeof F);
+    c.min_samples = 1;
+    c.max_samples = 4096;
+    c.min_time_s = 0.01;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), 0);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += samples[i] * c.n_rot;
+    /* it stopped at the first sample that took the measured time past 10 ms */
+    LS_CHECK(n > 1 && n < 4096);
+    LS_CHECK(sum >= 0.01e6 * (1 - 1e-9) && sum - samples[n - 1] * c.n_rot < 0.01e6 * (1 + 1e-9));
+
+    /* Wall-clock budget stops an endless request, after at least one sample. */
+    memset(&F, 0, sizeof F);
+    c.min_time_s = 1000.0;
+    c.max_samples = 1000000;
+    c.max_time_s = 0.05;
+    double t0 = now_us();
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), 0);
+    LS_CHECK(n >= 1 && now_us() - t0 < 5e6);
+}
+
+static void test_hot_and_flush(void)
+{
+    ls_timing_config c = base_config(ls_backend_host());
+    c.regime = LS_CACHE_HOT;
+    c.n_rot = 3;
+    memset(&F, 0, sizeof F);
+    int n = 0;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), 0);
+    int all_zero = 1;
+    for (int i = 0; i < F.calls; i++)
+        all_zero &= F.rots[i] == 0;
+    LS_CHECK(all_zero && F.calls == (2 + 5) * 3);
+
+    c.regime = LS_CACHE_FLUSH;
+    c.n_rot = 1;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), -1);
+    LS_CHECK(strstr(ls_last_error(), "flush") != NULL);
+    unsigned char *buf = ls_backend_host()->mem_alloc(1 << 16);
+    LS_REQUIRE(buf != NULL);
+    memset(buf, 0, 1 << 16);
+    c.flush_buf = buf;
+    c.flush_bytes = 1 << 16;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), 0);
+    LS_CHECK(n == 5 && buf[0] != 0 && buf[(1 << 16) - 1] == buf[0]); /* the flush wrote it */
+    ls_backend_host()->mem_free(buf);
+}
+
+static void test_graph_and_profile(void)
+{
+    ls_timing_config c = base_config(ls_backend_host());
+    c.graph = 1;
+    int n = 0;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), -1);
+    LS_CHECK(strstr(ls_last_error(), "graph") != NULL && strstr(ls_last_error(), "host") != NULL);
+
+    ls_backend be = fake_table();
+    c.be = &be;
+    memset(&F, 0, sizeof F);
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), 0);
+    LS_CHECK_EQ_INT(F.graph_begins, 1);
+    LS_CHECK_EQ_INT(F.n_captured, 4);             /* one launch per rotation slot */
+    LS_CHECK(F.captured[0] == 0 && F.captured[3] == 3);
+    LS_CHECK_EQ_INT(F.graph_launches, 2 + 5);     /* warm-up replays + one replay per sample */
+    LS_CHECK_EQ_INT(F.calls, 4 + (2 + 5) * 4);    /* + the eager round before capture */
+    LS_CHECK(rots_cycle(0, F.calls, 4));
+    LS_CHECK(n == 5 && samples[0] >= SPIN_US * 0.95);
+    LS_CHECK(F.last_stream != NULL); /* graph mode never captures the default stream */
+
+    /* profile mode: exactly LS_PROFILE_SAMPLES samples between one start and one stop */
+    c.graph = 0;
+    c.profile = 1;
+    c.min_samples = 100;
+    c.max_samples = 1000;
+    memset(&F, 0, sizeof F);
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), 0);
+    LS_CHECK_EQ_INT(n, LS_PROFILE_SAMPLES);
+    LS_CHECK(F.prof_starts == 1 && F.prof_stops == 1);
+    LS_CHECK_EQ_INT(F.calls, (2 + LS_PROFILE_SAMPLES) * 4);
+}
+
+static void test_timer_api(void)
+{
+    ls_timing_config c = base_config(ls_backend_host());
+    c.warmup = 1;
+    memset(&F, 0, sizeof F);
+    ls_timer *t = ls_timer_create(&c, fake_launch, &F);
+    LS_REQUIRE(t != NULL);
+    LS_CHECK_EQ_INT(F.calls, 4); /* warm-up only */
+    double us = -1;
+    for (int i = 0; i < 3; i++) {
+        LS_CHECK_EQ_INT(ls_timer_sample(t, &us), 0);
+        LS_CHECK(us >= SPIN_US * 0.95);
+    }
+    LS_CHECK_EQ_INT(F.calls, 16);
+    LS_CHECK(rots_cycle(0, 16, 4));
+    ls_timer_destroy(t);
+
+    c.warmup = 0; /* no warm-up: nothing runs at create */
+    memset(&F, 0, sizeof F);
+    t = ls_timer_create(&c, fake_launch, &F);
+    LS_REQUIRE(t != NULL);
+    LS_CHECK_EQ_INT(F.calls, 0);
+    ls_timer_destroy(t);
+}
+
+static void test_errors(void)
+{
+    ls_timing_config c = base_config(ls_backend_host());
+    int n = 0;
+    c.n_rot = 0;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), -1);
+    LS_CHECK(strstr(ls_last_error(), "n_rot = 0") != NULL);
+    c = base_config(ls_backend_host());
+    c.max_samples = 0;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), -1);
+    LS_CHECK(strstr(ls_last_error(), "max_samples = 0") != NULL);
+    c = base_config(ls_backend_host());
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 0, &n), -1);
+    LS_CHECK(strstr(ls_last_error(), "cap = 0") != NULL);
+    LS_CHECK(ls_timer_create(&c, NULL, &F) == NULL);
+
+    /* a failing launch stops timing and its reason survives in the message */
+    memset(&F, 0, sizeof F);
+    F.fail_at = 11; /* during the 1st sample (after 8 warm-up launches) */
+    LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), -1);
+    LS_CHECK_EQ_INT(n, 0);
+    LS_CHECK(strstr(ls_last_error(), "rotation 2") != NULL);
+    LS_CHECK(strstr(ls_last_error(), "fake launch 11 failed") != NULL);
+
+    ls_cache_regime r = LS_CACHE_HOT;
+    LS_CHECK(ls_cache_regime_parse("flush", &r) == 0 && r == LS_CACHE_FLUSH);
+    LS_CHECK(strcmp(ls_cache_regime_name(LS_CACHE_ROTATE), "rotate") == 0);
+    LS_CHECK_EQ_INT(ls_cache_regime_parse("cold", &r), -1);
+    LS_CHECK(strstr(ls_last_error(), "'cold'") != NULL);
+}
+
+static void test_copy_peak(void)
+{
+    double gbps = -1;
+    /* host: 1 GiB requested, capped at 64 MiB (a note on stderr) */
+    LS_CHECK_EQ_INT(ls_measure_copy_peak(ls_backend_host(), (size_t)1 << 30, &gbps), 0);
+    LS_CHECK(gbps > 0.05 && gbps < 1e5);
+    LS_CHECK_EQ_INT(ls_measure_copy_peak(ls_backend_host(), 100, &gbps), -1);
+    LS_CHECK(strstr(ls_last_error(), "bytes = 100") != NULL);
+}
+
+int main(void)
+{
+    test_rotate();
+    test_hot_and_flush();
+    test_graph_and_profile();
+    test_timer_api();
+    test_errors();
+    test_copy_peak();
+    return ls_test_exit();
+}
