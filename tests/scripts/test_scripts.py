@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""Tests of scripts/compare.py, scripts/plot.py and scripts/profile.sh on synthetic CSVs.
+
+Runs the scripts as a user would (subprocess), checking exit codes and output. Exit 77 (CTest
+skip) when numpy/scipy/matplotlib are missing.
+"""
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import numpy  # noqa: F401
+    import scipy  # noqa: F401
+    import matplotlib  # noqa: F401
+except ImportError as e:
+    print(f"SKIP: {e.name} is not installed (python3 -m pip install numpy scipy matplotlib)")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import synth  # noqa: E402
+from synth import compare, row, suite, write_csv  # noqa: E402
+import plot  # noqa: E402  (scripts/ is on sys.path through synth)
+
+PY = sys.executable
+COMPARE = os.path.join(synth.SCRIPTS, "compare.py")
+PLOT = os.path.join(synth.SCRIPTS, "plot.py")
+PROFILE = os.path.join(synth.SCRIPTS, "profile.sh")
+SLOW_KEY = synth.case_key(batch=64, draft=4)
+
+
+def run(*args, env=None):
+    p = subprocess.run(list(args), capture_output=True, text=True, env=env, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def decision_of(stdout, case):
+    """The decision printed on the text-table line of case (exact case match)."""
+    for line in stdout.splitlines():
+        cells = line.split()
+        if cells and cells[0] == case:
+            return cells[-1]
+    raise AssertionError(f"case {case} not in output:\n{stdout}")
+
+
+def method_of(stdout, case):
+    for line in stdout.splitlines():
+        cells = line.split()
+        if cells and cells[0] == case:
+            return cells[-3]
+    raise AssertionError(f"case {case} not in output:\n{stdout}")
+
+
+def scaled(rows, case, factor):
+    """Copy of rows with the time columns of `case` multiplied by factor."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        if r["case"] == case:
+            for c in ("time_us_median", "time_us_p10", "time_us_p90", "time_us_mean"):
+                r[c] = repr(float(r[c]) * factor)
+        out.append(r)
+    return out
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.dir = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def csv(self, name, rows, columns=None):
+        return write_csv(os.path.join(self.dir, name), rows, columns)
+
+    def compare(self, before_rows, after_rows, *opts):
+        return run(PY, COMPARE, self.csv("before.csv", before_rows),
+                   self.csv("after.csv", after_rows), *opts)
+
+    def assert_one_line_error(self, rc, out, err, *needles):
+        self.assertEqual(rc, 2, f"stdout:\n{out}\nstderr:\n{err}")
+        self.assertEqual(len(err.strip().splitlines()), 1, f"not one line:\n{err}")
+        self.assertNotIn("Traceback", err)
+        for n in needles:
+            self.assertIn(n, err)
+
+
+class CompareDecisions(Base):
+    def test_identical_inputs_all_same(self):
+        rows = suite()
+        rc, out, err = self.compare(rows, rows)
+        self.assertEqual(rc, 0, out + err)
+        for r in rows:
+            self.assertEqual(decision_of(out, r["case"]), "SAME")
+        self.assertIn("10 SAME", out)
+        self.assertIn("geomean after/before: 1.0000 (+0.00%) over 10 cases", out)
+
+    def test_one_case_20pct_slower_is_slower_exit_1(self):
+        before = suite()
+        rc, out, err = self.compare(before, scaled(before, SLOW_KEY, 1.2))
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SLOWER")
+        self.assertIn("+20.00%", out)
+        self.assertIn("1 SLOWER, 0 FASTER, 9 SAME, 0 UNSURE", out)
+        other = synth.case_key(batch=8, draft=4)
+        self.assertEqual(decision_of(out, other), "SAME")
+
+    def test_one_case_faster_is_faster_exit_0(self):
+        before = suite()
+        rc, out, _ = self.compare(before, scaled(before, SLOW_KEY, 0.8))
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(decision_of(out, SLOW_KEY), "FASTER")
+
+    def test_noisy_overlap_with_big_change_is_unsure(self):
+        before = suite(spread=0.3)
+        rc, out, _ = self.compare(before, scaled(before, SLOW_KEY, 1.1))
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(decision_of(out, SLOW_KEY), "UNSURE")
+
+    def test_separated_change_below_threshold_is_same(self):
+        before = suite(spread=0.001)
+        rc, out, _ = self.compare(before, scaled(before, SLOW_KEY, 1.03))
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SAME")
+        rc, out, _ = self.compare(before, scaled(before, SLOW_KEY, 1.03), "--threshold", "2")
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SLOWER")
+
+
+class CompareRepetitions(Base):
+    def test_clear_shift_utest_slower(self):
+        before = suite(reps=5, jitter=0.004)
+        after = scaled(before, SLOW_KEY, 1.15)
+        rc, out, _ = self.compare(before, after)
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SLOWER")
+        self.assertEqual(method_of(out, SLOW_KEY), "utest")
+
+    def test_identical_distributions_utest_same(self):
+        rows = suite(reps=5, jitter=0.004)
+        rc, out, _ = self.compare(rows, rows)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SAME")
+        self.assertEqual(method_of(out, SLOW_KEY), "utest")
+
+    def test_interleaved_repetitions_big_median_change_unsure(self):
+        # Repetition medians overlap (p ~ 0.3) although the median moves +10 %.
+        b_meds = [90.0, 95.0, 100.0, 110.0, 120.0]
+        a_meds = [95.0, 100.0, 110.0, 120.0, 130.0]
+        before = [row(median=m, rep=k) for k, m in enumerate(b_meds)]
+        after = [row(median=m, rep=k) for k, m in enumerate(a_meds)]
+        rc, out, _ = self.compare(before, after)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(decision_of(out, SLOW_KEY), "UNSURE")
+        self.assertEqual(method_of(out, SLOW_KEY), "utest")
+
+    def test_significant_but_small_shift_is_same(self):
+        before = suite(reps=5, jitter=0.001)
+        rc, out, _ = self.compare(before, scaled(before, SLOW_KEY, 1.02))
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SAME")
+
+    def test_three_reps_cannot_reach_alpha_falls_back_to_intervals(self):
+        self.assertAlmostEqual(compare.utest_min_p(3, 3), 0.1)
+        self.assertLess(compare.utest_min_p(4, 4), 0.05)
+        before = suite(reps=3, jitter=0.002)
+        rc, out, _ = self.compare(before, scaled(before, SLOW_KEY, 1.2))
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SLOWER")
+        self.assertEqual(method_of(out, SLOW_KEY), "interval")
+        self.assertIn("too few repetitions for the U test", out)
+
+
+class CompareBadInput(Base):
+    def test_missing_column(self):
+        cols = [c for c in synth.COLUMNS if c != "time_us_p90"]
+        path = self.csv("after.csv", suite(), cols)
+        rc, out, err = run(PY, COMPARE, self.csv("before.csv", suite()), path)
+        self.assert_one_line_error(rc, out, err, "after.csv", "missing columns: time_us_p90")
+
+    def test_no_schema_version_column(self):
+        cols = [c for c in synth.COLUMNS if c != "schema_version"]
+        path = self.csv("before.csv", suite(), cols)
+        rc, out, err = run(PY, COMPARE, path, self.csv("after.csv", suite()))
+        self.assert_one_line_error(rc, out, err, "before.csv", "schema_version")
+
+    def test_wrong_schema_version(self):
+        rc, out, err = self.compare(suite(), suite(schema_version="2"))
+        self.assert_one_line_error(rc, out, err, "after.csv:2", "schema_version is '2'")
+
+    def test_non_numeric_time(self):
+        rows = suite()
+        rows[3]["time_us_median"] = "fast"
+        rc, out, err = self.compare(suite(), rows)
+        self.assert_one_line_error(rc, out, err, "after.csv:5", "time_us_median", "'fast'")
+
+    def test_nan_time_in_ok_row_never_passes(self):
+        rows = suite()
+        rows[0]["time_us_median"] = "nan"
+        rc, out, err = self.compare(rows, suite())
+        self.assert_one_line_error(rc, out, err, "before.csv:2", "time_us_median")
+
+    def test_empty_real_cells_are_nan_and_accepted_outside_times(self):
+        # The harness writes NaN/inf reals as empty cells (harness/csv.c).
+        rows = suite(max_rel_err="", pct_of_copy_peak="", git_dirty="", numa_node="")
+        rows[1]["gbps"] = ""
+        rc, out, err = self.compare(rows, rows)
+        self.assertEqual(rc, 0, out + err)
+        rc, out, err = run(PY, PLOT, self.csv("run.csv", rows), "--out", self.dir)
+        self.assertEqual(rc, 0, out + err)
+        rows[2]["time_us_p10"] = ""
+        rc, out, err = self.compare(suite(), rows)
+        self.assert_one_line_error(rc, out, err, "after.csv:4", "time_us_p10")
+
+    def test_missing_file(self):
+        rc, out, err = run(PY, COMPARE, os.path.join(self.dir, "nope.csv"),
+                           self.csv("after.csv", suite()))
+        self.assert_one_line_error(rc, out, err, "nope.csv", "cannot open")
+
+    def test_header_only(self):
+        rc, out, err = self.compare([], suite())
+        self.assert_one_line_error(rc, out, err, "before.csv", "no data rows")
+
+
+class CompareJoin(Base):
+    def test_different_gpus_refused_unless_ignore_device(self):
+        before = suite()
+        after = suite(gpu_name="NVIDIA H100 80GB HBM3")
+        rc, out, err = self.compare(before, after)
+        self.assert_one_line_error(rc, out, err, "NVIDIA H200", "NVIDIA H100 80GB HBM3",
+                                   "--ignore-device")
+        rc, out, err = self.compare(before, after, "--ignore-device")
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SAME")
+
+    def test_device_index_is_part_of_the_key(self):
+        rc, out, _ = self.compare(suite(), suite(device_index=1))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("only in BEFORE (10)", out)
+        self.assertIn("only in AFTER (10)", out)
+        rc, out, _ = self.compare(suite(), suite(device_index=1), "--ignore-device")
+        self.assertEqual(decision_of(out, SLOW_KEY), "SAME")
+
+    def test_one_sided_cases_listed_not_failed(self):
+        extra_before = row(batch=512, draft=4, median=200.0)
+        extra_after = row(batch=1024, draft=4, median=400.0)
+        rc, out, _ = self.compare(suite() + [extra_before], suite() + [extra_after])
+        self.assertEqual(rc, 0, out)
+        self.assertRegex(out, r"only in BEFORE \(1\).*\n\s+" + re.escape(extra_before["case"]))
+        self.assertRegex(out, r"only in AFTER \(1\).*\n\s+" + re.escape(extra_after["case"]))
+
+    def test_status_not_ok_listed_separately(self):
+        after = suite()
+        for r in after:
+            if r["case"] == SLOW_KEY:
+                r.update(status="skipped:oom", time_us_median="", time_us_p10="",
+                         time_us_p90="", gbps="")
+        rc, out, _ = self.compare(suite(), after)
+        self.assertEqual(rc, 0, out)
+        self.assertIn(f"{SLOW_KEY} variant=fused cache=rotate dev=0: before=ok "
+                      f"after=skipped:oom", out)
+        self.assertIn("9 SAME", out)
+
+    def test_variants_are_separate_keys_and_can_be_paired(self):
+        fused = suite()
+        per_tensor = [dict(r, variant="per-tensor") for r in scaled(fused, SLOW_KEY, 1.5)]
+        rows = fused + per_tensor
+        rc, out, _ = self.compare(rows, rows)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("20 SAME", out)
+        rc, out, _ = self.compare(rows, rows, "--variants", "per-tensor:fused")
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(decision_of(out, SLOW_KEY), "FASTER")
+        rc, out, err = self.compare(rows, rows, "--variants", "fused")
+        self.assertEqual(rc, 2, err)
+
+
+class CompareMarkdown(Base):
+    def test_md_is_a_table(self):
+        before = suite()
+        rc, out, _ = self.compare(before, scaled(before, SLOW_KEY, 1.2), "--format", "md")
+        self.assertEqual(rc, 1, out)
+        lines = out.splitlines()
+        head = [i for i, l in enumerate(lines) if l.startswith("| case |")]
+        self.assertEqual(len(head), 1, out)
+        self.assertRegex(lines[head[0] + 1], r"^\|(---\|)+$")
+        body = lines[head[0] + 2: head[0] + 12]
+        self.assertTrue(all(l.startswith("| ") and l.endswith(" |") for l in body), out)
+        ncols = lines[head[0]].count(" | ")
+        self.assertTrue(all(l.count(" | ") == ncols for l in body), out)
+        self.assertIn("**SLOWER**", out)
+
+
+class RealCsvHook(Base):
+    """test_real_csv.check, run here on synthetic files shaped like real runs."""
+
+    def test_quiet_run_passes_and_noisy_run_is_reported(self):
+        import test_real_csv
+        quiet = self.csv("quiet.csv", suite(reps=5, jitter=0.01, spread=0.05))
+        self.assertEqual(test_real_csv.check(quiet, self.dir), [])
+        noisy = self.csv("noisy.csv", suite(spread=0.4))
+        fails = test_real_csv.check(noisy, self.dir)
+        self.assertEqual(len(fails), 1)
+        self.assertIn("too noisy", fails[0])
+
+
+def is_png(path):
+    with open(path, "rb") as f:
+        return os.path.getsize(path) > 1000 and f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+class Plot(Base):
+    def test_family_charts(self):
+        rows = suite(reps=2, jitter=0.01)
+        path = self.csv("run.csv", rows)
+        out_dir = os.path.join(self.dir, "plots")
+        rc, out, err = run(PY, PLOT, path, "--out", out_dir)
+        self.assertEqual(rc, 0, out + err)
+        pngs = sorted(os.listdir(out_dir))
+        self.assertEqual(pngs, ["run-gdn_verify_fp32.png",
+                                "run-mamba2_mamba2_ssu_decode_fp32.png"])
+        for p in pngs:
+            self.assertTrue(is_png(os.path.join(out_dir, p)), p)
+
+    def test_series_split_by_draft_and_varying_model(self):
+        rows = suite() + [row(batch=b, draft=4, median=50.0, model="kimi-linear-48b-a3b")
+                          for b in (1, 64)]
+        gdn = [r for r in compare.load_csv(self.csv("r.csv", rows)).rows
+               if r["mechanism"] == "gdn"]
+        labels = sorted(plot.series_of(gdn))
+        self.assertEqual(labels, ["T=1, model=qwen3-next-80b-a3b",
+                                  "T=4, model=kimi-linear-48b-a3b",
+                                  "T=4, model=qwen3-next-80b-a3b"])
+
+    def test_compare_chart(self):
+        before = suite()
+        rc, out, err = run(PY, PLOT, "--compare", self.csv("b.csv", before),
+                           self.csv("a.csv", scaled(before, SLOW_KEY, 1.2)), "--out", self.dir)
+        self.assertEqual(rc, 0, out + err)
+        self.assertTrue(is_png(os.path.join(self.dir, "compare-b-vs-a.png")))
+
+    def test_bad_input_exit_2(self):
+        rc, out, err = run(PY, PLOT, self.csv("bad.csv", suite(schema_version="7")),
+                           "--out", self.dir)
+        self.assert_one_line_error(rc, out, err, "bad.csv", "schema_version")
+        self.assertEqual([f for f in os.listdir(self.dir) if f.endswith(".png")], [])
+
+
+class Profile(Base):
+    KEY = "gdn/verify/qwen3-next-80b-a3b/tp2/B:64/T:4/fp32"
+
+    def dry_run(self, *args):
+        rc, out, err = run("bash", PROFILE, self.KEY, "--dry-run", *args)
+        self.assertEqual(rc, 0, err)
+        return shlex.split(out)
+
+    def test_nsys_command(self):
+        argv = self.dry_run("--", "--cache", "flush")
+        self.assertEqual(argv[:2], ["nsys", "profile"])
+        for a in ("-t", "cuda,nvtx", "--capture-range=nvtx", "--nvtx-capture=measure@linstate",
+                  "--profile"):
+            self.assertIn(a, argv)
+        self.assertEqual(argv[-2:], ["--cache", "flush"])
+        flt = [a for a in argv if a.startswith("--benchmark_filter=")][0].split("=", 1)[1]
+        # Google Benchmark uses POSIX ERE; for this pattern Python's re agrees.
+        self.assertRegex(self.KEY, flt)
+        self.assertRegex(self.KEY + "/repeats:3/manual_time", flt)
+        self.assertRegex(self.KEY + "/dev:1/iterations:1/repeats:3/manual_time", flt)
+        self.assertNotRegex(self.KEY + "/graph/iterations:1/manual_time", flt)
+        self.assertNotRegex(self.KEY + "x", flt)
+        self.assertNotRegex(self.KEY.replace("B:64", "B:6"), flt)
+        self.assertNotRegex("x/" + self.KEY, flt)
+
+    def test_filter_escapes_regex_metacharacters(self):
+        key = "mamba2/decode/nemotron-h-4.5b/tp1/B:8/T:1/bf16"
+        rc, out, err = run("bash", PROFILE, key, "--dry-run")
+        self.assertEqual(rc, 0, err)
+        flt = [a for a in shlex.split(out) if a.startswith("--benchmark_filter=")][0]
+        flt = flt.split("=", 1)[1]
+        self.assertRegex(key, flt)
+        self.assertNotRegex(key.replace("4.5b", "4x5b"), flt)
+
+    def test_ncu_command(self):
+        argv = self.dry_run("--ncu")
+        self.assertEqual(argv[0], "ncu")
+        i = argv.index("--nvtx-include")
+        self.assertEqual(argv[i + 1], "linstate@" + self.KEY.replace("/", "\\/") + "/measure")
+        self.assertIn("--nvtx", argv)
+        self.assertEqual(argv[argv.index("--clock-control") + 1], "none")
+        self.assertTrue(any(a.startswith("results/profiles/") or "/results/profiles/" in a
+                            for a in argv))
+
+    def test_usage_errors(self):
+        rc, _, err = run("bash", PROFILE)
+        self.assertEqual(rc, 2)
+        self.assertIn("CASE_KEY", err)
+        rc, _, err = run("bash", PROFILE, self.KEY, "--bogus")
+        self.assertEqual(rc, 2)
+        self.assertIn("--bogus", err)
+
+    def test_missing_tool_or_binary_is_a_clear_message(self):
+        env = dict(os.environ, PATH="/usr/bin:/bin",
+                   LINSTATE_BENCH=os.path.join(self.dir, "no-bench"))
+        for extra in ((), ("--ncu",)):
+            rc, out, err = run("bash", PROFILE, self.KEY, *extra, env=env)
+            self.assertEqual(rc, 1, out + err)
+            self.assertRegex(err, r"(nsys|ncu) \(Nsight (Systems|Compute)\) not found|"
+                                  r"benchmark binary not found")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
