@@ -1,0 +1,389 @@
+/*
+ * bench.h — private header of linstate-bench: the benchmark registry (families x ops), the plan
+ * (registry x axes -> cases with stable keys), CLI options, minimum-byte formulas (SPEC §4), the
+ * per-case context families build on, and the runner that drives cases through Google Benchmark.
+ *
+ * Flow (DESIGN "Data flow"): argv -> bench_cli_parse -> bench_plan_build -> for each case, via the
+ * GB shim: setup (pool + inputs on the backend) -> verify gate -> warm-up + timed region ->
+ * statistics -> one CSV row -> teardown.
+ */
+#ifndef LS_BENCH_H
+#define LS_BENCH_H
+
+#include <stdint.h>
+
+#include "../harness/ls_harness.h"
+#include "../kernels/ls_kernels.h"
+#include "../pool/ls_pool.h"
+
+/* ------------------------------------------------------------------ registry */
+
+/* Axes an entry varies over (model and tp always apply). */
+#define BENCH_AXIS_BATCH 1u
+#define BENCH_AXIS_DRAFT 2u
+#define BENCH_AXIS_DTYPE 4u /* SSM state dtype; entries without it run once at their own dtype */
+#define BENCH_AXIS_GRAPH 8u /* can be timed as CUDA-graph replays (kernels; not host-side pool paths) */
+
+#define BENCH_MECH_BIT(m) (1u << (unsigned)(m))
+#define BENCH_MECH_ALL (BENCH_MECH_BIT(LS_MECH_MAMBA2) | BENCH_MECH_BIT(LS_MECH_GDN) | BENCH_MECH_BIT(LS_MECH_KDA))
+
+/* Which draft-token counts T an entry takes from the --draft list. */
+typedef enum bench_draft_rule {
+    BENCH_DRAFT_DECODE = 0, /* T = 1 only (planned when 1 is in the list) */
+    BENCH_DRAFT_VERIFY = 1, /* every T >= 2 of the list */
+    BENCH_DRAFT_NONE = 2    /* axis not applicable: planned once, T = 1 */
+} bench_draft_rule;
+
+struct bench_ctx;
+
+/* One benchmark: a (family, op) pair with its callbacks. Declared once in registry.c. */
+typedef struct bench_entry {
+    const char *family;      /* --family name and first case-key component */
+    const char *op;          /* second case-key component: decode, verify, alloc, ... */
+    const char *variant;     /* CSV `variant` column */
+    unsigned mechanisms;     /* BENCH_MECH_BIT set of mechanisms it applies to */
+    unsigned axes;           /* BENCH_AXIS_* */
+    bench_draft_rule draft;
+    /* setup: pool, inputs and launch params on the backend; 0, BENCH_OOM, or -1 (error set). */
+    int (*setup)(struct bench_ctx *x);
+    /* run: one call of the op under test on rotation slot rot (ls_launch_fn; ctx = bench_ctx). */
+    int (*run)(void *x, int rot, ls_stream s);
+    /* reset: untimed restore before each sample (pool paths that consume slots); NULL if none. */
+    int (*reset)(struct bench_ctx *x);
+    /* verify: correctness gate before timing; 0 and *max_rel_err, or -1 (error set). */
+    int (*verify)(struct bench_ctx *x, double *max_rel_err);
+    /* teardown: family-private cleanup; NULL when the context arena frees everything. */
+    void (*teardown)(struct bench_ctx *x);
+    /* bytes: SPEC §4 minimum bytes of one call (after setup: may depend on the pool). */
+    int64_t (*bytes)(const struct bench_ctx *x);
+} bench_entry;
+
+#define BENCH_OOM 2 /* setup return: the case does not fit in memory -> skipped:oom */
+
+int bench_registry_count(void);
+const bench_entry *bench_registry_at(int i);
+/* 1 if name is a family ("gdn") or a "family/op" pair ("pool/alloc") of the registry. */
+int bench_registry_has_family(const char *name);
+/* 1 if entry e is selected by the name ("gdn" selects every gdn op; "pool/alloc" one op). */
+int bench_entry_matches(const bench_entry *e, const char *name);
+
+/* Family callbacks (one file per family), listed in the registry table of registry.c. */
+int bench_conv_setup(struct bench_ctx *x);
+int bench_conv_run(void *x, int rot, ls_stream s);
+int bench_conv_verify(struct bench_ctx *x, double *max_rel_err);
+int64_t bench_conv_bytes(const struct bench_ctx *x);
+
+int bench_gdn_setup(struct bench_ctx *x);
+int bench_gdn_run(void *x, int rot, ls_stream s);
+int bench_gdn_verify(struct bench_ctx *x, double *max_rel_err);
+int64_t bench_gdn_bytes(const struct bench_ctx *x);
+
+int bench_kda_setup(struct bench_ctx *x);
+int bench_kda_run(void *x, int rot, ls_stream s);
+int bench_kda_verify(struct bench_ctx *x, double *max_rel_err);
+int64_t bench_kda_bytes(const struct bench_ctx *x);
+
+/* delta.c: shared by gdn (kda = 0) and kda (kda = 1). */
+int bench_delta_setup(struct bench_ctx *x, int kda);
+int bench_delta_run(void *x, int rot, ls_stream s);
+int bench_delta_verify(struct bench_ctx *x, double *max_rel_err);
+
+int bench_ssu_setup(struct bench_ctx *x);
+int bench_ssu_run(void *x, int rot, ls_stream s);
+int bench_ssu_verify(struct bench_ctx *x, double *max_rel_err);
+int64_t bench_ssu_bytes(const struct bench_ctx *x);
+
+int bench_pool_alloc_setup(struct bench_ctx *x);
+int bench_pool_alloc_run(void *x, int rot, ls_stream s);
+int bench_pool_alloc_reset(struct bench_ctx *x);
+int bench_pool_alloc_verify(struct bench_ctx *x, double *max_rel_err);
+int bench_pool_free_setup(struct bench_ctx *x);
+int bench_pool_free_run(void *x, int rot, ls_stream s);
+int bench_pool_free_reset(struct bench_ctx *x);
+int bench_pool_free_verify(struct bench_ctx *x, double *max_rel_err);
+int64_t bench_pool_zero_bytes(const struct bench_ctx *x);
+int bench_pool_copy_setup(struct bench_ctx *x);
+int bench_pool_copy_run(void *x, int rot, ls_stream s);
+int bench_pool_copy_verify(struct bench_ctx *x, double *max_rel_err);
+int bench_pool_fork_setup(struct bench_ctx *x);
+int bench_pool_fork_run(void *x, int rot, ls_stream s);
+int bench_pool_fork_reset(struct bench_ctx *x);
+int bench_pool_fork_verify(struct bench_ctx *x, double *max_rel_err);
+int64_t bench_pool_copy_bytes(const struct bench_ctx *x);
+int bench_pool_accept_setup(struct bench_ctx *x);
+int bench_pool_accept_run(void *x, int rot, ls_stream s);
+int bench_pool_accept_verify(struct bench_ctx *x, double *max_rel_err);
+int64_t bench_pool_accept_bytes(const struct bench_ctx *x);
+
+/* ------------------------------------------------------------------ CLI options */
+
+#define BENCH_MAX_LIST 32
+
+typedef enum bench_graph_mode { BENCH_GRAPH_OFF = 0, BENCH_GRAPH_ON = 1, BENCH_GRAPH_BOTH = 2 } bench_graph_mode;
+
+/* Bits of bench_opts.given: which options the user set explicitly. */
+#define BENCH_GIVEN_MODEL 1u
+#define BENCH_GIVEN_TP 2u
+#define BENCH_GIVEN_BATCH 4u
+#define BENCH_GIVEN_DRAFT 8u
+
+typedef struct bench_opts {
+    const char *models[BENCH_MAX_LIST];
+    int n_models;
+    int tp[BENCH_MAX_LIST], n_tp;
+    int batch[BENCH_MAX_LIST], n_batch;
+    int draft[BENCH_MAX_LIST], n_draft;
+    ls_dtype dtypes[2];
+    int n_dtypes;
+    ls_cache_regime cache;
+    bench_graph_mode graph;
+    const char *families[BENCH_MAX_LIST];
+    int n_families;
+    const char *backend;     /* "cuda" | "host" | NULL = auto */
+    int devices_all;         /* --devices all */
+    int devices[BENCH_MAX_LIST], n_devices;
+    int verify;
+    const char *out;         /* NULL = results/<slug>/<timestamp>.csv */
+    int profile, no_bind, list, help;
+    int repetitions;         /* 0 = Google Benchmark's default / --benchmark_repetitions */
+    double min_time_s, max_time_s;
+    int min_samples;
+    const char *filter;      /* --benchmark_filter value, also applied by the plan */
+    unsigned given;          /* BENCH_GIVEN_* */
+} bench_opts;
+
+/* Defaults before parsing (GPU defaults; host defaults are applied by bench_cli_apply_backend). */
+void bench_opts_init(bench_opts *o);
+/*
+ * Parses our flags (GB's --benchmark_* flags must already be removed, except that
+ * --benchmark_filter may be seen first by bench_cli_peek_filter). Returns 0, or 2 after printing
+ * ONE line naming the bad flag or value on stderr.
+ */
+int bench_cli_parse(int argc, char **argv, bench_opts *o);
+/* Host backend: axes the user did not give default to --tp 8 --batch 1,4 --draft 1,4. */
+void bench_cli_apply_backend(bench_opts *o, const char *backend_name);
+/* Copies the value of --benchmark_filter=... if present (GB consumes it later). */
+const char *bench_cli_peek_filter(int argc, char **argv);
+void bench_cli_usage(FILE *f);
+
+/* ------------------------------------------------------------------ plan */
+
+typedef struct bench_case {
+    const bench_entry *e;
+    const ls_model *model;
+    ls_shape shape;
+    int tp, batch, tokens;
+    ls_dtype state_dtype;    /* dtype in the key: SSM dtype, or the conv dtype for conv cases */
+    int graph;
+    int device;
+    int index;               /* 0-based position in the plan */
+    char key[192];           /* stable CSV key, never renamed (results/README.md) */
+    char name[224];          /* Google Benchmark name: key, plus "/dev:<i>" with several devices */
+} bench_case;
+
+typedef struct bench_plan {
+    bench_case *cases;
+    int n;
+} bench_plan;
+
+/*
+ * Registry x axes, filtered by --family, mechanism applicability and --benchmark_filter.
+ * devices: the device indices to run on. Returns 0, or 2 after printing one line naming the bad
+ * value (unknown preset, tp not dividing heads, bad filter regex).
+ */
+int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, bench_plan *out);
+void bench_plan_free(bench_plan *p);
+/* Writes the stable case key into buf (grammar in results/README.md). */
+void bench_case_key(const bench_entry *e, const char *model, int tp, int batch, int tokens,
+                    ls_dtype dt, int graph, char *buf, size_t cap);
+/* The name GB matches its filter against: name + "/iterations:1[/repeats:N]/manual_time". */
+void bench_gb_full_name(const bench_case *c, int repetitions, char *buf, size_t cap);
+/* 1 if name passes a Google-Benchmark-style filter (extended regex, leading '-' negates);
+ * -1 on a bad regex. NULL/"" / "all" pass everything. */
+int bench_filter_match(const char *filter, const char *name);
+
+/* ------------------------------------------------------------------ minimum bytes (SPEC §4) */
+
+/* Element sizes used by the formulas: s_a activation, s_c conv state, s_s SSM state, s_w weight. */
+int64_t ls_bytes_conv_update(int64_t B, int64_t T, int64_t C, int64_t W, int64_t s_a, int64_t s_c,
+                             int64_t s_w, int bias, int verify_windows);
+int64_t ls_bytes_gdn_conv_clone(int64_t S, int64_t C, int64_t W, int64_t s_c);
+int64_t ls_bytes_gdn_decode(int64_t B, int64_t T, int64_t H, int64_t HV, int64_t K, int64_t V,
+                            int64_t s_a, int64_t s_s);
+int64_t ls_bytes_gdn_gating(int64_t B, int64_t T, int64_t HV, int64_t s_a);
+int64_t ls_bytes_gdn_verify_recurrence(int64_t B, int64_t T, int64_t H, int64_t HV, int64_t K,
+                                       int64_t V, int64_t s_a, int64_t s_s);
+int64_t ls_bytes_gdn_verify_fused(int64_t B, int64_t T, int64_t H, int64_t HV, int64_t K, int64_t V,
+                                  int64_t s_a, int64_t s_s);
+int64_t ls_bytes_accept(int64_t N, int64_t L, int64_t HV, int64_t K, int64_t V, int64_t s_s,
+                        int64_t C, int64_t W, int64_t s_c);
+int64_t ls_bytes_kda(int64_t B, int64_t T, int64_t H, int64_t HV, int64_t K, int64_t V, int64_t s_a,
+                     int64_t s_s, int verify);
+int64_t ls_bytes_kda_after_extra(int64_t B, int64_t HV, int64_t K, int64_t V, int64_t s_s);
+int64_t ls_bytes_ssu(int64_t B, int64_t T, int64_t nh, int64_t hd, int64_t ng, int64_t ds,
+                     int64_t s_a, int64_t s_s, int verify);
+int64_t ls_bytes_pool_zero(int64_t n, int64_t per_req);
+int64_t ls_bytes_pool_copy(int64_t n, int64_t per_req);
+int64_t ls_bytes_pd_transfer(int64_t per_req, int64_t T, int after_with_spec);
+
+/* ------------------------------------------------------------------ per-case context */
+
+#define BENCH_VERIFY_ROWS 8   /* rows gathered into the verification sub-batch */
+#define BENCH_MAX_ALLOCS 64
+
+/* Device-independent run settings the runner hands to every case. */
+typedef struct bench_env {
+    const ls_backend *be;
+    ls_device_info dev;
+    int64_t budget_bytes;    /* memory a case may use on the backend */
+    ls_cache_regime cache;
+    int max_rot;             /* cap on rotated layers (host backend: small) */
+} bench_env;
+
+typedef struct bench_ctx {
+    const bench_case *c;
+    const bench_env *env;
+    const ls_backend *be;
+    uint64_t rng;            /* per-case PRNG state (seeded from the case key) */
+    ls_pool *pool;
+    int n_rot;               /* layers in the pool that launches rotate over */
+    int rotated;             /* `rotated` column: n_rot for kernels, 1 for pool paths */
+    int32_t *slots;          /* host: the batch's slot per request row (random, distinct) */
+    int32_t *slots_dev;      /* backend copy of slots */
+    void *allocs[BENCH_MAX_ALLOCS]; /* backend allocations freed at teardown */
+    int n_allocs;
+    void *host_allocs[BENCH_MAX_ALLOCS]; /* host allocations freed at teardown */
+    int n_host_allocs;
+    void *priv;              /* family state (host memory from bench_host_alloc) */
+} bench_ctx;
+
+/* Random numbers (splitmix64). */
+uint64_t bench_rand_u64(uint64_t *s);
+double bench_rand_uniform(uint64_t *s, double lo, double hi);
+uint64_t bench_hash(const char *s);
+
+/* Host memory owned by the context (zeroed; freed at teardown). NULL + error on failure. */
+void *bench_host_alloc(bench_ctx *x, size_t bytes);
+/* Backend memory owned by the context; NULL + error on failure (out of memory). */
+void *bench_dev_alloc(bench_ctx *x, size_t bytes);
+/* n random bf16 values in [lo, hi), never 0 (host array kept in *host_out if non-NULL); uploaded. */
+uint16_t *bench_dev_rand_bf16(bench_ctx *x, size_t n, double lo, double hi, uint16_t **host_out);
+float *bench_dev_rand_f32(bench_ctx *x, size_t n, double lo, double hi, float **host_out);
+/* Host buffer of n random values of dtype dt (bf16 stored as uint16_t, fp32 as float). */
+void *bench_host_rand(bench_ctx *x, size_t n, ls_dtype dt, double lo, double hi);
+
+/*
+ * Layers to rotate over: enough that n_rot * call_bytes >= 8 x L2 (regime rotate; 1 otherwise),
+ * at most the model's linear layers and env->max_rot, and n_rot * layer_pool_bytes within the
+ * memory budget. Returns n_rot >= 1, or 0 when one layer does not fit (-> skipped:oom).
+ */
+int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_pool_bytes);
+/*
+ * Creates the case pool: descriptor of the case's shape with `layers` layers, SSM dtype dt and
+ * spec buffers for spec_tokens, capacity S slots. Returns 0, BENCH_OOM or -1.
+ */
+int bench_pool_create(bench_ctx *x, int layers, ls_dtype dt, int spec_tokens, int32_t capacity,
+                      ls_zero_policy zero);
+/* Allocates n slots from the pool into x->slots in random order and uploads them (slots_dev). */
+int bench_take_slots(bench_ctx *x, int32_t n);
+/* Picks up to BENCH_VERIFY_ROWS distinct request rows of the batch (sorted). Returns the count. */
+int bench_pick_rows(bench_ctx *x, int *rows);
+/* Frees everything the context owns (pool, arena). */
+void bench_ctx_release(bench_ctx *x);
+
+/* ------------------------------------------------------------------ verification helpers */
+
+/* Tolerance of the normalised error max|dev - ref| / max|ref| for a case (dtype-dependent). */
+double bench_verify_tolerance(const bench_case *c);
+/* Normalised error of n values of dtype dt; +inf when any value is NaN/inf or ref is all zero
+ * while dev is not. Accumulates into *worst (max). */
+double bench_compare(const void *dev, const void *ref, size_t n, ls_dtype dt, double *worst);
+/* Fill n elements of dtype dt at backend pointer p with NaN (poison before an op). */
+int bench_poison(bench_ctx *x, void *dev_ptr, size_t n, ls_dtype dt);
+/* Copy `bytes` from backend memory at dev+offset into host memory. */
+int bench_d2h(bench_ctx *x, void *host, const void *dev, size_t bytes);
+/* Rows rows[0..n) (row_bytes each) of host array src gathered into a new host array; if dev_out,
+ * also uploaded to new backend memory. NULL on failure. */
+void *bench_gather(bench_ctx *x, const void *src, size_t row_bytes, const int *rows, int n, void **dev_out);
+/* A poisoned (NaN) output of n elements on both sides: returns the host one, *dev_out the other. */
+void *bench_output_pair(bench_ctx *x, size_t n, ls_dtype dt, void **dev_out);
+/*
+ * State tensors of the sampled slots. Element (slot s) starts at dev_base + s*slot_stride elements
+ * and spans `item` elements. seed: random content uploaded into each slot, returned as the
+ * reference's compact host copy [n][item]; poison: NaN into each slot, returns a NaN compact host
+ * copy; check: downloads each slot and compares with the compact reference (into *worst).
+ */
+void *bench_state_seed(bench_ctx *x, void *dev_base, int64_t slot_stride, size_t item, ls_dtype dt,
+                       const int32_t *slots, int n);
+void *bench_state_poison(bench_ctx *x, void *dev_base, int64_t slot_stride, size_t item, ls_dtype dt,
+                         const int32_t *slots, int n);
+int bench_state_check(bench_ctx *x, const void *dev_base, int64_t slot_stride, size_t item, ls_dtype dt,
+                      const int32_t *slots, int n, const void *ref, double *worst);
+/* Downloads n elements of a backend output and compares them with the host reference. */
+int bench_output_check(bench_ctx *x, const void *dev, const void *ref, size_t n, ls_dtype dt, double *worst);
+/* The sampled rows' pool slots (host array returned, backend copy in *dev_out) and the compact
+ * slot ids 0..n-1 the reference uses in *compact_out. NULL on failure. */
+int32_t *bench_sub_slots(bench_ctx *x, const int *rows, int n, int32_t **dev_out, int32_t **compact_out);
+
+/* ------------------------------------------------------------------ runner (runner.c) */
+
+/* One device of the run: its settings, provenance and copy peak, measured once at start-up. */
+typedef struct bench_device {
+    int index;
+    bench_env env;
+    ls_provenance prov;
+    double copy_peak_gbps;
+    void *flush_buf;
+    size_t flush_bytes;
+} bench_device;
+
+/* One measured (or skipped) row, kept for the final table. */
+typedef struct bench_result {
+    const bench_case *c;
+    int repetition;
+    double median_us, gbps, pct_of_copy_peak, max_rel_err;
+    char status[64];
+} bench_result;
+
+typedef struct bench_runner {
+    const bench_opts *o;
+    const ls_backend *be;
+    const bench_plan *plan;
+    bench_device *devs;
+    int n_devs;
+    bench_device *cur_dev;   /* device selected and bound now */
+    ls_csv *csv;
+    bench_ctx ctx;           /* the case set up now (setup is kept across its repetitions) */
+    const bench_case *cur;
+    char cur_status[64];     /* "ok" or why the set-up case cannot be timed */
+    double cur_err;          /* its verification error (NaN when not verified) */
+    int *reps;               /* repetitions measured, per plan case */
+    int started;             /* plan cases measured at least once */
+    double t0;               /* wall clock at the start of the sweep */
+    bench_result *results;
+    int n_results, cap_results;
+    int failures;            /* rows with fail_numerics or error:* */
+    double *samples;
+    int cap_samples;
+} bench_runner;
+
+double bench_wall_s(void);
+/* Per device: select, bind (unless --no-bind), provenance, copy peak, flush buffer, budget.
+ * 0, or -1 after printing the error. */
+int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_backend *be, const bench_plan *plan,
+                      const int *devices, int n_devices);
+/* Registers every plan case with the Google Benchmark shim (GB runs them; rows come from us). */
+void bench_runner_register(bench_runner *R);
+/* Tears down the last case and frees the runner (not the CSV). */
+void bench_runner_free(bench_runner *R);
+
+/* ------------------------------------------------------------------ report (report.c) */
+
+/* "[i/N] case ... elapsed, ETA" on stderr after a row. */
+void bench_report_progress(const bench_runner *R, const bench_result *r);
+/* The final table (case, median us, GB/s, % of copy peak, status) on f. */
+void bench_report_table(const bench_runner *R, FILE *f);
+/* --list: the planned cases, one key per line, on f. */
+void bench_report_list(const bench_plan *p, FILE *f);
+
+#endif /* LS_BENCH_H */

@@ -1,0 +1,345 @@
+/*
+ * cli.c — linstate-bench's own flags. Google Benchmark's --benchmark_* flags are removed from argv
+ * by ls_gb_initialize before bench_cli_parse runs; everything left must be ours. A bad flag or
+ * value prints ONE line naming it on stderr and the caller exits 2.
+ *
+ * Both "--flag value" and "--flag=value" are accepted. Lists are comma-separated; list values are
+ * split in place inside argv (argv strings are writable), so options point into argv.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static const char *const default_models[] = {"qwen3-next-80b-a3b", "kimi-linear-48b-a3b", "nemotron-h-8b"};
+static const int default_batch[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+static const int default_draft[] = {1, 2, 3, 4, 8};
+
+void bench_opts_init(bench_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->n_models = (int)(sizeof default_models / sizeof default_models[0]);
+    for (int i = 0; i < o->n_models; i++)
+        o->models[i] = default_models[i];
+    o->tp[0] = 2;
+    o->n_tp = 1;
+    o->n_batch = (int)(sizeof default_batch / sizeof default_batch[0]);
+    memcpy(o->batch, default_batch, sizeof default_batch);
+    o->n_draft = (int)(sizeof default_draft / sizeof default_draft[0]);
+    memcpy(o->draft, default_draft, sizeof default_draft);
+    o->dtypes[0] = LS_F32;
+    o->n_dtypes = 1;
+    o->cache = LS_CACHE_ROTATE;
+    o->graph = BENCH_GRAPH_OFF;
+    o->verify = 1;
+    o->min_samples = 20;
+    o->min_time_s = 0.03;
+    o->max_time_s = 0.2;
+}
+
+void bench_cli_apply_backend(bench_opts *o, const char *backend_name)
+{
+    if (strcmp(backend_name, "host") != 0)
+        return;
+    if (!(o->given & BENCH_GIVEN_TP)) {
+        o->tp[0] = 8;
+        o->n_tp = 1;
+    }
+    if (!(o->given & BENCH_GIVEN_BATCH)) {
+        o->batch[0] = 1;
+        o->batch[1] = 4;
+        o->n_batch = 2;
+    }
+    if (!(o->given & BENCH_GIVEN_DRAFT)) {
+        o->draft[0] = 1;
+        o->draft[1] = 4;
+        o->n_draft = 2;
+    }
+}
+
+void bench_cli_usage(FILE *f)
+{
+    fputs(
+        "usage: linstate-bench [options] [--benchmark_* flags]\n"
+        "Times the state kernels and pool paths of hybrid linear-attention models and writes one CSV\n"
+        "row per case (schema: results/README.md).\n"
+        "\n"
+        "  --help                 this text\n"
+        "  --list                 print the cases that would run, run nothing\n"
+        "  --model a,b            presets (default qwen3-next-80b-a3b,kimi-linear-48b-a3b,nemotron-h-8b)\n"
+        "  --tp 1,2,4,8           tensor-parallel ranks (default 2)\n"
+        "  --batch 1,...,512      requests per call (default 1,2,4,8,16,32,64,128,256,512)\n"
+        "  --draft 1,2,3,4,8      tokens per request; 1 = decode, >1 = verify (default 1,2,3,4,8)\n"
+        "  --state-dtype fp32,bf16  SSM state dtype (default fp32)\n"
+        "  --cache rotate|flush|hot  L2 regime (default rotate: launches rotate over layers)\n"
+        "  --graph on|off|both    time CUDA-graph replays (default off)\n"
+        "  --family a,b           conv1d_update, gdn, kda, mamba2_ssu, pool, or family/op\n"
+        "                         (e.g. pool/alloc); default every family that applies\n"
+        "  --backend cuda|host    default cuda when a GPU is visible, else host\n"
+        "  --devices all|0,1      devices to run on (default 0)\n"
+        "  --verify, --no-verify  correctness gate before timing (default on)\n"
+        "  --out FILE.csv         default results/<gpu-name-or-host>/<timestamp>.csv\n"
+        "  --profile              few iterations inside cudaProfilerStart/Stop (for nsys/ncu)\n"
+        "  --no-bind              do not bind to the GPU's local CPUs\n"
+        "  --repetitions N        measured repetitions per case, one CSV row each\n"
+        "  --min-samples N        samples per measurement at least (default 20)\n"
+        "  --min-time SECONDS     measured time per case at least (default 0.03)\n"
+        "  --max-time SECONDS     wall-clock cap per measurement (default 0.2)\n"
+        "\n"
+        "Host backend: axes not given default to --tp 8 --batch 1,4 --draft 1,4 (a smoke sweep;\n"
+        "the host reference is float64 and slow).\n"
+        "Google Benchmark flags pass through, e.g. --benchmark_filter=<regex on case key>,\n"
+        "--benchmark_repetitions=N, --benchmark_out=run.json --benchmark_out_format=json.\n"
+        "Each GB iteration is one full measurement (GB's --benchmark_min_time has no effect; use\n"
+        "--min-time). GB's console report goes to stderr unless --benchmark_format is given.\n"
+        "Exit status: 0 all rows ok or skipped, 1 a case failed, 2 bad command line.\n",
+        f);
+}
+
+static int bad(const char *flag, const char *val, const char *what)
+{
+    fprintf(stderr, "linstate-bench: %s: bad value '%s' (%s)\n", flag, val, what);
+    return 2;
+}
+
+/* Splits a comma list in place; 0 or 2 (empty item / too many). */
+static int split(const char *flag, char *val, char **items, int *n)
+{
+    *n = 0;
+    if (!*val)
+        return bad(flag, val, "empty list");
+    for (char *tok = val;;) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = '\0';
+        if (!*tok)
+            return bad(flag, "", "empty item in list");
+        if (*n == BENCH_MAX_LIST)
+            return bad(flag, tok, "too many values");
+        items[(*n)++] = tok;
+        if (!comma)
+            return 0;
+        tok = comma + 1;
+    }
+}
+
+static int parse_int(const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int int_list(const char *flag, char *val, long lo, long hi, int *out, int *n)
+{
+    char *items[BENCH_MAX_LIST];
+    int rc = split(flag, val, items, n);
+    if (rc)
+        return rc;
+    for (int i = 0; i < *n; i++)
+        if (parse_int(items[i], lo, hi, &out[i]) != 0) {
+            char what[64];
+            snprintf(what, sizeof what, "integers %ld..%ld, comma-separated", lo, hi);
+            return bad(flag, items[i], what);
+        }
+    return 0;
+}
+
+static int parse_seconds(const char *flag, const char *val, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (errno || end == val || *end || !(v > 0) || v > 3600)
+        return bad(flag, val, "seconds > 0");
+    *out = v;
+    return 0;
+}
+
+/* Flags that take a value. */
+static int takes_value(const char *name)
+{
+    static const char *const with_value[] = {"model", "tp", "batch", "draft", "state-dtype", "cache",
+                                             "graph", "family", "backend", "devices", "out",
+                                             "repetitions", "min-samples", "min-time", "max-time"};
+    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
+        if (strcmp(name, with_value[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* One flag with its value (NULL for booleans). 0 or 2. */
+static int apply(bench_opts *o, const char *name, char *val, const char *flag)
+{
+    char *items[BENCH_MAX_LIST];
+    int n, rc;
+    if (strcmp(name, "help") == 0)
+        o->help = 1;
+    else if (strcmp(name, "list") == 0)
+        o->list = 1;
+    else if (strcmp(name, "verify") == 0)
+        o->verify = 1;
+    else if (strcmp(name, "no-verify") == 0)
+        o->verify = 0;
+    else if (strcmp(name, "profile") == 0)
+        o->profile = 1;
+    else if (strcmp(name, "no-bind") == 0)
+        o->no_bind = 1;
+    else if (strcmp(name, "model") == 0) {
+        if ((rc = split(flag, val, items, &n)))
+            return rc;
+        for (int i = 0; i < n; i++)
+            o->models[i] = items[i];
+        o->n_models = n;
+        o->given |= BENCH_GIVEN_MODEL;
+    } else if (strcmp(name, "tp") == 0) {
+        if ((rc = int_list(flag, val, 1, 64, o->tp, &o->n_tp)))
+            return rc;
+        o->given |= BENCH_GIVEN_TP;
+    } else if (strcmp(name, "batch") == 0) {
+        if ((rc = int_list(flag, val, 1, 65536, o->batch, &o->n_batch)))
+            return rc;
+        o->given |= BENCH_GIVEN_BATCH;
+    } else if (strcmp(name, "draft") == 0) {
+        if ((rc = int_list(flag, val, 1, 64, o->draft, &o->n_draft)))
+            return rc;
+        o->given |= BENCH_GIVEN_DRAFT;
+    } else if (strcmp(name, "state-dtype") == 0) {
+        if ((rc = split(flag, val, items, &n)))
+            return rc;
+        if (n > 2)
+            return bad(flag, items[2], "at most fp32,bf16");
+        for (int i = 0; i < n; i++) {
+            if (strcmp(items[i], "fp32") == 0)
+                o->dtypes[i] = LS_F32;
+            else if (strcmp(items[i], "bf16") == 0)
+                o->dtypes[i] = LS_BF16;
+            else
+                return bad(flag, items[i], "unknown dtype; fp32 or bf16");
+        }
+        if (n == 2 && o->dtypes[0] == o->dtypes[1])
+            return bad(flag, items[1], "listed twice");
+        o->n_dtypes = n;
+    } else if (strcmp(name, "cache") == 0) {
+        if (ls_cache_regime_parse(val, &o->cache) != 0)
+            return bad(flag, val, "rotate, flush or hot");
+    } else if (strcmp(name, "graph") == 0) {
+        if (strcmp(val, "on") == 0)
+            o->graph = BENCH_GRAPH_ON;
+        else if (strcmp(val, "off") == 0)
+            o->graph = BENCH_GRAPH_OFF;
+        else if (strcmp(val, "both") == 0)
+            o->graph = BENCH_GRAPH_BOTH;
+        else
+            return bad(flag, val, "on, off or both");
+    } else if (strcmp(name, "family") == 0) {
+        if ((rc = split(flag, val, items, &n)))
+            return rc;
+        for (int i = 0; i < n; i++) {
+            if (!bench_registry_has_family(items[i]))
+                return bad(flag, items[i], "unknown family; conv1d_update, gdn, kda, mamba2_ssu, pool or family/op");
+            o->families[i] = items[i];
+        }
+        o->n_families = n;
+    } else if (strcmp(name, "backend") == 0) {
+        if (strcmp(val, "cuda") != 0 && strcmp(val, "host") != 0)
+            return bad(flag, val, "cuda or host");
+        o->backend = val;
+    } else if (strcmp(name, "devices") == 0) {
+        if (strcmp(val, "all") == 0) {
+            o->devices_all = 1;
+            o->n_devices = 0;
+        } else {
+            if ((rc = int_list(flag, val, 0, 1023, o->devices, &o->n_devices)))
+                return rc;
+            o->devices_all = 0;
+        }
+    } else if (strcmp(name, "out") == 0) {
+        if (!*val)
+            return bad(flag, val, "a file name");
+        o->out = val;
+    } else if (strcmp(name, "repetitions") == 0) {
+        if (parse_int(val, 1, 100000, &o->repetitions) != 0)
+            return bad(flag, val, "an integer >= 1");
+    } else if (strcmp(name, "min-samples") == 0) {
+        if (parse_int(val, 1, 1000000, &o->min_samples) != 0)
+            return bad(flag, val, "an integer >= 1");
+    } else if (strcmp(name, "min-time") == 0) {
+        return parse_seconds(flag, val, &o->min_time_s);
+    } else if (strcmp(name, "max-time") == 0) {
+        return parse_seconds(flag, val, &o->max_time_s);
+    } else {
+        fprintf(stderr, "linstate-bench: unknown flag '%s' (see --help)\n", flag);
+        return 2;
+    }
+    return 0;
+}
+
+int bench_cli_parse(int argc, char **argv, bench_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        char *arg = argv[i];
+        if (strcmp(arg, "-h") == 0) {
+            o->help = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            fprintf(stderr, "linstate-bench: unexpected argument '%s' (see --help)\n", arg);
+            return 2;
+        }
+        char name[64];
+        char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+        if (len >= sizeof name) {
+            fprintf(stderr, "linstate-bench: unknown flag '%s' (see --help)\n", arg);
+            return 2;
+        }
+        memcpy(name, arg + 2, len);
+        name[len] = '\0';
+        char *val = NULL;
+        if (takes_value(name)) {
+            if (eq)
+                val = eq + 1;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else {
+                fprintf(stderr, "linstate-bench: --%s needs a value (see --help)\n", name);
+                return 2;
+            }
+        } else if (eq) {
+            if (strcmp(name, "help") && strcmp(name, "list") && strcmp(name, "verify") &&
+                strcmp(name, "no-verify") && strcmp(name, "profile") && strcmp(name, "no-bind")) {
+                fprintf(stderr, "linstate-bench: unknown flag '%s' (see --help)\n", arg);
+                return 2;
+            }
+            fprintf(stderr, "linstate-bench: --%s takes no value: '%s'\n", name, arg);
+            return 2;
+        }
+        char flag[70];
+        snprintf(flag, sizeof flag, "--%s", name);
+        int rc = apply(o, name, val, flag);
+        if (rc)
+            return rc;
+    }
+    if (o->min_time_s > o->max_time_s) {
+        char v[32];
+        snprintf(v, sizeof v, "%g", o->max_time_s);
+        return bad("--max-time", v, "must be >= --min-time");
+    }
+    return 0;
+}
+
+const char *bench_cli_peek_filter(int argc, char **argv)
+{
+    const char *f = NULL;
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--benchmark_filter=", 19) == 0)
+            f = argv[i] + 19;
+    return f;
+}

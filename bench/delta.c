@@ -1,0 +1,163 @@
+/*
+ * delta.c — what the gdn and kda families share: both run the gated delta rule over the pool's
+ * temporal state through ls_delta_params (SPEC §2.2, §2.3, §2.5). They differ only in the gate:
+ * GDN a [B,T,HV] with bf16 dt_bias [HV]; KDA a raw per-key-channel gate [B,T,HV,K] with fp32
+ * dt_bias [HV*K] — the `kda` flag below. gdn.c and kda.c hold the registry callbacks and bytes.
+ *
+ * Decode (T = 1) updates the state in place. Verify (T > 1) writes T intermediate states into the
+ * speculative buffer and no final state (disable_state_update), as SGLang's target verify does.
+ * Launches rotate over layers; activations are shared by the rotated layers.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "bench.h"
+
+typedef struct delta_priv {
+    int kda, T, B, H, HV, K, V;
+    uint16_t *q_h, *k_h, *v_h, *a_h, *b_h;
+    float *A_log_h;
+    void *dt_bias_h;
+    ls_delta_params *p; /* [n_rot] */
+} delta_priv;
+
+static size_t gate_elems(const delta_priv *p)
+{
+    return p->kda ? (size_t)p->HV * p->K : (size_t)p->HV;
+}
+
+int bench_delta_setup(bench_ctx *x, int kda)
+{
+    const bench_case *c = x->c;
+    const ls_shape *sh = &c->shape;
+    int T = c->tokens, B = c->batch, spec = T > 1 ? T : 0, rc;
+    ls_state_desc d;
+    if (ls_state_desc_from_shape(sh, c->state_dtype, spec, &d) != 0)
+        return -1;
+    int64_t layer_pool = (int64_t)(B + 1) * ls_layer_bytes(&d) * (1 + spec);
+    int n_rot = bench_rotation_layers(x, c->e->bytes(x), layer_pool);
+    if (n_rot == 0)
+        return BENCH_OOM;
+    if ((rc = bench_pool_create(x, n_rot, c->state_dtype, spec, B, LS_ZERO_AT_FREE)) != 0)
+        return rc;
+    x->n_rot = x->rotated = n_rot;
+    if (bench_take_slots(x, B) != 0)
+        return -1;
+
+    delta_priv *p = bench_host_alloc(x, sizeof *p);
+    if (!p)
+        return -1;
+    x->priv = p;
+    *p = (delta_priv){.kda = kda, .T = T, .B = B, .H = sh->heads_qk, .HV = sh->heads_v, .K = sh->dk, .V = sh->dv};
+    size_t BT = (size_t)B * T, nq = BT * p->H * p->K, nv = BT * p->HV * p->V, ng = gate_elems(p);
+    uint16_t *q = bench_dev_rand_bf16(x, nq, -1.0, 1.0, &p->q_h);
+    uint16_t *k = bench_dev_rand_bf16(x, nq, -1.0, 1.0, &p->k_h);
+    uint16_t *v = bench_dev_rand_bf16(x, nv, -1.0, 1.0, &p->v_h);
+    uint16_t *a = bench_dev_rand_bf16(x, BT * ng, -3.0, 1.0, &p->a_h);
+    uint16_t *b = bench_dev_rand_bf16(x, BT * p->HV, -2.0, 2.0, &p->b_h);
+    float *A_log = bench_dev_rand_f32(x, (size_t)p->HV, -2.0, 0.5, &p->A_log_h);
+    void *dt_bias;
+    if (kda) { /* KDA: fp32 [HV*K]; GDN: bf16 [HV] (ls_kernels.h) */
+        float *h = NULL;
+        dt_bias = bench_dev_rand_f32(x, ng, -0.5, 0.5, &h);
+        p->dt_bias_h = h;
+    } else {
+        uint16_t *h = NULL;
+        dt_bias = bench_dev_rand_bf16(x, ng, -0.5, 0.5, &h);
+        p->dt_bias_h = h;
+    }
+    uint16_t *o = bench_dev_alloc(x, nv * 2);
+    p->p = bench_host_alloc(x, sizeof *p->p * (size_t)n_rot);
+    if (!q || !k || !v || !a || !b || !A_log || !dt_bias || !o || !p->p)
+        return -1;
+    int64_t item = (int64_t)p->HV * p->K * p->V;
+    for (int l = 0; l < n_rot; l++) {
+        ls_delta_params *dp = &p->p[l];
+        memset(dp, 0, sizeof *dp);
+        dp->batch = B;
+        dp->tokens = T;
+        dp->heads_qk = p->H;
+        dp->heads_v = p->HV;
+        dp->dk = p->K;
+        dp->dv = p->V;
+        dp->disable_state_update = T > 1;
+        dp->scale = (float)(1.0 / sqrt((double)p->K));
+        dp->state_dtype = c->state_dtype;
+        dp->q = q;
+        dp->k = k;
+        dp->v = v;
+        dp->a = a;
+        dp->b = b;
+        dp->A_log = A_log;
+        dp->dt_bias = dt_bias;
+        dp->o = o;
+        dp->state = ls_pool_temporal(x->pool, l);
+        dp->state_stride_slot = item;
+        dp->slot_idx = x->slots_dev;
+        if (spec) {
+            dp->inter = ls_pool_spec_temporal(x->pool, l);
+            dp->inter_stride_slot = item * T;
+        }
+    }
+    return 0;
+}
+
+int bench_delta_run(void *vx, int rot, ls_stream s)
+{
+    bench_ctx *x = vx;
+    delta_priv *p = x->priv;
+    return p->kda ? x->be->kda(&p->p[rot], s) : x->be->gdn(&p->p[rot], s);
+}
+
+/* Sub-batch of the sampled rows on layer 0: backend op vs ls_ref_gdn / ls_ref_kda. */
+int bench_delta_verify(bench_ctx *x, double *max_rel_err)
+{
+    delta_priv *p = x->priv;
+    const ls_delta_params *base = &p->p[0];
+    int rows[BENCH_VERIFY_ROWS], n = bench_pick_rows(x, rows), T = p->T;
+    int32_t *dslots, *compact, *hslots = bench_sub_slots(x, rows, n, &dslots, &compact);
+    size_t item = (size_t)p->HV * p->K * p->V, ng = gate_elems(p);
+    size_t row_q = (size_t)T * p->H * p->K * 2, row_v = (size_t)T * p->HV * p->V * 2;
+    void *qd, *kd, *vd, *ad, *bd, *od, *inter_ref = NULL;
+    ls_delta_params dp = *base, hp = *base;
+    if (!hslots)
+        return -1;
+    hp.q = bench_gather(x, p->q_h, row_q, rows, n, &qd);
+    hp.k = bench_gather(x, p->k_h, row_q, rows, n, &kd);
+    hp.v = bench_gather(x, p->v_h, row_v, rows, n, &vd);
+    hp.a = bench_gather(x, p->a_h, (size_t)T * ng * 2, rows, n, &ad);
+    hp.b = bench_gather(x, p->b_h, (size_t)T * p->HV * 2, rows, n, &bd);
+    hp.o = bench_output_pair(x, (size_t)n * T * p->HV * p->V, LS_BF16, &od);
+    hp.state = bench_state_seed(x, base->state, base->state_stride_slot, item, base->state_dtype, hslots, n);
+    if (!hp.q || !hp.k || !hp.v || !hp.a || !hp.b || !hp.o || !hp.state)
+        return -1;
+    if (base->inter && !(inter_ref = bench_state_poison(x, base->inter, base->inter_stride_slot, item * T,
+                                                        base->state_dtype, hslots, n)))
+        return -1;
+    hp.batch = dp.batch = n;
+    hp.A_log = p->A_log_h;
+    hp.dt_bias = p->dt_bias_h;
+    hp.state_stride_slot = (int64_t)item;
+    hp.slot_idx = compact;
+    hp.inter = inter_ref;
+    hp.inter_stride_slot = (int64_t)(item * T);
+    dp.q = qd;
+    dp.k = kd;
+    dp.v = vd;
+    dp.a = ad;
+    dp.b = bd;
+    dp.o = od;
+    dp.slot_idx = dslots;
+    int rc = p->kda ? x->be->kda(&dp, NULL) : x->be->gdn(&dp, NULL);
+    if (rc != 0 || x->be->sync(NULL) != 0 || (p->kda ? ls_ref_kda(&hp) : ls_ref_gdn(&hp)) != 0)
+        return -1;
+    *max_rel_err = 0;
+    if (bench_output_check(x, od, hp.o, (size_t)n * T * p->HV * p->V, LS_BF16, max_rel_err) != 0 ||
+        bench_state_check(x, base->state, base->state_stride_slot, item, base->state_dtype, hslots, n, hp.state,
+                          max_rel_err) != 0)
+        return -1;
+    if (base->inter && bench_state_check(x, base->inter, base->inter_stride_slot, item * T, base->state_dtype,
+                                         hslots, n, inter_ref, max_rel_err) != 0)
+        return -1;
+    return 0;
+}

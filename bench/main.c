@@ -1,0 +1,231 @@
+/*
+ * main.c — linstate-bench: argv -> options -> backend and devices -> plan -> Google Benchmark
+ * runs the cases (runner.c writes the CSV rows) -> final table on stdout.
+ *
+ * stdout carries only the final table (and --list output): while GB runs, its console report is
+ * sent to stderr next to our progress lines, unless --benchmark_format was given (then GB's
+ * output stays on stdout, as the user asked for it).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+/* The backend: --backend, else cuda when built and a device is visible, else host. 0 or 2. */
+static int pick_backend(const bench_opts *o, const ls_backend **out)
+{
+    const ls_backend *be;
+    if (o->backend) {
+        be = ls_backend_get(o->backend);
+        if (!be) {
+            fprintf(stderr, "linstate-bench: --backend %s: not available (%s)\n", o->backend, ls_last_error());
+            return 2;
+        }
+        if (be->device_count() < 1) {
+            fprintf(stderr, "linstate-bench: --backend %s: no device visible\n", o->backend);
+            return 2;
+        }
+    } else {
+        be = ls_backend_cuda();
+        if (!be || be->device_count() < 1)
+            be = ls_backend_host();
+        ls_clear_error();
+    }
+    *out = be;
+    return 0;
+}
+
+/* --devices: all visible, or the listed indices (each must exist). 0 or 2. */
+static int pick_devices(const bench_opts *o, const ls_backend *be, int *devs, int *n)
+{
+    int count = be->device_count();
+    *n = 0;
+    if (o->devices_all) {
+        for (int i = 0; i < count && i < BENCH_MAX_LIST; i++)
+            devs[(*n)++] = i;
+        return 0;
+    }
+    if (o->n_devices == 0) {
+        devs[(*n)++] = 0;
+        return 0;
+    }
+    for (int i = 0; i < o->n_devices; i++) {
+        if (o->devices[i] >= count) {
+            fprintf(stderr, "linstate-bench: --devices: no device %d (%d visible on backend %s)\n", o->devices[i],
+                    count, be->name);
+            return 2;
+        }
+        for (int k = 0; k < *n; k++)
+            if (devs[k] == o->devices[i]) {
+                fprintf(stderr, "linstate-bench: --devices: device %d listed twice\n", o->devices[i]);
+                return 2;
+            }
+        devs[(*n)++] = o->devices[i];
+    }
+    return 0;
+}
+
+/* mkdir -p of the directory part of path. 0 or -1 (message printed). */
+static int make_parent_dirs(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "linstate-bench: cannot create directory '%s': %s\n", buf, strerror(errno));
+            return -1;
+        }
+        *p = '/';
+    }
+    return 0;
+}
+
+/* results/<gpu-name-slug | host>/<UTC timestamp>.csv, e.g. results/nvidia-h200/20251129T135600Z.csv */
+static void default_out(const ls_backend *be, int device, char *buf, size_t cap)
+{
+    char slug[96] = "host";
+    ls_device_info info;
+    if (strcmp(be->name, "host") != 0 && be->device_info(device, &info) == 0) {
+        size_t k = 0;
+        for (const char *s = info.name; *s && k + 1 < sizeof slug; s++) {
+            unsigned char ch = (unsigned char)*s;
+            if (isalnum(ch))
+                slug[k++] = (char)tolower(ch);
+            else if (k > 0 && slug[k - 1] != '-')
+                slug[k++] = '-';
+        }
+        while (k > 0 && slug[k - 1] == '-')
+            k--;
+        slug[k] = '\0';
+        if (k == 0)
+            snprintf(slug, sizeof slug, "%s", be->name);
+    }
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(buf, cap, "results/%s/%s.csv", slug, stamp);
+}
+
+static int has_flag_prefix(int argc, char **argv, const char *prefix)
+{
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], prefix, strlen(prefix)) == 0)
+            return 1;
+    return 0;
+}
+
+/* Runs every registered case with GB's console output on stderr (see the file comment). */
+static void run_gb(int gb_owns_stdout)
+{
+    int saved = -1;
+    fflush(stdout);
+    if (!gb_owns_stdout) {
+        saved = dup(1);
+        if (saved >= 0)
+            dup2(2, 1);
+    }
+    ls_gb_run();
+    fflush(stdout);
+    if (saved >= 0) {
+        dup2(saved, 1);
+        close(saved);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) /* before GB sees argv: GB's Initialize handles --help itself */
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            bench_cli_usage(stdout);
+            return 0;
+        }
+    const char *peek = bench_cli_peek_filter(argc, argv);
+    char *filter = peek ? strdup(peek) : NULL;
+    int gb_owns_stdout = has_flag_prefix(argc, argv, "--benchmark_format");
+
+    ls_gb_initialize(&argc, argv);
+    bench_opts o;
+    bench_opts_init(&o);
+    int rc = bench_cli_parse(argc, argv, &o);
+    if (rc)
+        return rc;
+    o.filter = filter;
+
+    const ls_backend *be;
+    int devs[BENCH_MAX_LIST], n_devs;
+    if ((rc = pick_backend(&o, &be)) || (rc = pick_devices(&o, be, devs, &n_devs)))
+        return rc;
+    bench_cli_apply_backend(&o, be->name);
+
+    bench_plan plan;
+    if ((rc = bench_plan_build(&o, devs, n_devs, &plan)))
+        return rc;
+    if (o.list) {
+        bench_report_list(&plan, stdout);
+        fprintf(stderr, "linstate-bench: %d cases on backend %s (nothing run)\n", plan.n, be->name);
+        bench_plan_free(&plan);
+        free(filter);
+        return 0;
+    }
+    if (plan.n == 0) {
+        fprintf(stderr, "linstate-bench: no case matches the selection (--family/--model/--draft/filter)\n");
+        free(filter);
+        return 2;
+    }
+
+    char out_buf[4096];
+    const char *out = o.out;
+    if (!out) {
+        default_out(be, devs[0], out_buf, sizeof out_buf);
+        out = out_buf;
+    }
+    fprintf(stderr, "linstate-bench: %d cases on backend %s, %d device(s); CSV %s\n", plan.n, be->name, n_devs, out);
+
+    bench_runner R;
+    ls_csv *csv = NULL;
+    if (bench_runner_init(&R, &o, be, &plan, devs, n_devs) != 0 || make_parent_dirs(out) != 0 ||
+        !(csv = ls_csv_open(out))) {
+        if (!csv)
+            fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+        bench_runner_free(&R);
+        bench_plan_free(&plan);
+        free(filter);
+        return 1;
+    }
+    ls_csv_install_signal_handlers(csv);
+    R.csv = csv;
+
+    const ls_provenance *p0 = &R.devs[0].prov;
+    ls_gb_add_context("linstate_backend", be->name);
+    ls_gb_add_context("linstate_gpu", p0->dev.name);
+    ls_gb_add_context("linstate_git_commit", p0->git_commit);
+    ls_gb_add_context("linstate_csv", out);
+    bench_runner_register(&R);
+    R.t0 = bench_wall_s();
+    run_gb(gb_owns_stdout);
+    ls_gb_shutdown();
+
+    int close_rc = ls_csv_close(csv);
+    R.csv = NULL;
+    if (close_rc)
+        fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+    bench_report_table(&R, stdout);
+    fprintf(stderr, "linstate-bench: wrote %s\n", out);
+    int status = R.failures || close_rc ? 1 : 0;
+    bench_runner_free(&R);
+    bench_plan_free(&plan);
+    free(filter);
+    return status;
+}

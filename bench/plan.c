@@ -1,0 +1,200 @@
+/*
+ * plan.c — registry x axes -> the ordered list of cases, each with its stable key.
+ *
+ * Order: device, model, tp, registry row, state dtype, draft tokens T, batch B, graph. A row is
+ * planned for a model only when it applies to the model's mechanism (conv and pool paths apply
+ * to all; gdn to GDN presets; kda to KDA; mamba2_ssu to Mamba2). Axes a row does not vary over
+ * take one neutral value: T = 1 (BENCH_DRAFT_NONE) and, without the dtype axis, the conv dtype.
+ * --family and --benchmark_filter (Google Benchmark syntax, applied to the case's GB name) prune
+ * the list, so --list shows exactly the cases a run would measure. Rows without the graph axis
+ * (pool paths: host bookkeeping cannot be captured) are planned only for eager timing.
+ */
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/*
+ * Key grammar (results/README.md), never renamed:
+ *   <family>/<op>/<model>/tp<tp>/B:<batch>/T:<tokens>/<dtype>[/graph]
+ * e.g. gdn/verify/qwen3-next-80b-a3b/tp2/B:64/T:4/fp32. The "/graph" suffix marks CUDA-graph
+ * replay timing, which measures something else than plain launches.
+ */
+void bench_case_key(const bench_entry *e, const char *model, int tp, int batch, int tokens,
+                    ls_dtype dt, int graph, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%s/%s/tp%d/B:%d/T:%d/%s%s", e->family, e->op, model, tp, batch, tokens,
+             ls_dtype_name(dt), graph ? "/graph" : "");
+}
+
+/* GB's filter: a regex searched in the name; "-regex" keeps names that do NOT match. */
+int bench_filter_match(const char *filter, const char *name)
+{
+    if (!filter || !*filter || strcmp(filter, "all") == 0)
+        return 1;
+    int negate = filter[0] == '-';
+    const char *re_text = negate ? filter + 1 : filter;
+    regex_t re;
+    if (regcomp(&re, re_text, REG_EXTENDED | REG_NOSUB) != 0)
+        return -1;
+    int hit = regexec(&re, name, 0, NULL, 0) == 0;
+    regfree(&re);
+    return negate ? !hit : hit;
+}
+
+/*
+ * The name Google Benchmark matches --benchmark_filter against: the registered name plus the
+ * suffixes GB derives from the run options (runner.c registers 1 iteration, manual time, and
+ * --repetitions when given), e.g. ".../fp32/iterations:1/manual_time". Filtering the plan with
+ * the same string keeps --list, the [i/N] progress and GB's own selection identical.
+ */
+void bench_gb_full_name(const bench_case *c, int repetitions, char *buf, size_t cap)
+{
+    char reps[32] = "";
+    if (repetitions > 0)
+        snprintf(reps, sizeof reps, "/repeats:%d", repetitions);
+    snprintf(buf, cap, "%s/iterations:1%s/manual_time", c->name, reps);
+}
+
+static int selected_by_family(const bench_opts *o, const bench_entry *e)
+{
+    if (o->n_families == 0)
+        return 1;
+    for (int i = 0; i < o->n_families; i++)
+        if (bench_entry_matches(e, o->families[i]))
+            return 1;
+    return 0;
+}
+
+/* Draft-token values row e takes from the --draft list; returns the count written to out. */
+static int tokens_for(const bench_opts *o, const bench_entry *e, int *out)
+{
+    int n = 0;
+    if (!(e->axes & BENCH_AXIS_DRAFT) || e->draft == BENCH_DRAFT_NONE) {
+        out[0] = 1;
+        return 1;
+    }
+    for (int i = 0; i < o->n_draft; i++) {
+        int t = o->draft[i];
+        if ((e->draft == BENCH_DRAFT_DECODE && t == 1) || (e->draft == BENCH_DRAFT_VERIFY && t >= 2))
+            out[n++] = t;
+    }
+    return n;
+}
+
+/* Appends one case; grows the array geometrically. 0 or -1 (out of host memory). */
+static int push_case(bench_plan *p, int *cap, const bench_case *c)
+{
+    if (p->n == *cap) {
+        int ncap = *cap ? *cap * 2 : 256;
+        bench_case *nc = realloc(p->cases, (size_t)ncap * sizeof *nc);
+        if (!nc)
+            return -1;
+        p->cases = nc;
+        *cap = ncap;
+    }
+    p->cases[p->n] = *c;
+    p->cases[p->n].index = p->n;
+    p->n++;
+    return 0;
+}
+
+/* Validates every (model, tp) up front so a bad value fails before anything runs. */
+static int check_models(const bench_opts *o)
+{
+    for (int i = 0; i < o->n_models; i++) {
+        const ls_model *m = ls_model_find(o->models[i]);
+        if (!m) {
+            fprintf(stderr, "linstate-bench: unknown preset '%s' (--model; known:", o->models[i]);
+            for (int k = 0; k < ls_model_count(); k++)
+                fprintf(stderr, "%s %s", k ? "," : "", ls_model_at(k)->name);
+            fprintf(stderr, ")\n");
+            return 2;
+        }
+        for (int t = 0; t < o->n_tp; t++) {
+            ls_shape sh;
+            ls_clear_error();
+            if (ls_shape_from_model(m, o->tp[t], &sh) != 0) {
+                fprintf(stderr, "linstate-bench: --tp %d does not fit %s: %s\n", o->tp[t], m->name,
+                        ls_last_error());
+                return 2;
+            }
+        }
+    }
+    return 0;
+}
+
+int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, bench_plan *out)
+{
+    int cap = 0, rc = check_models(o);
+    out->cases = NULL;
+    out->n = 0;
+    if (rc)
+        return rc;
+    if (bench_filter_match(o->filter, "") < 0) {
+        fprintf(stderr, "linstate-bench: bad --benchmark_filter regex '%s'\n", o->filter);
+        return 2;
+    }
+    int graphs[2], n_graphs = 0;
+    if (o->graph != BENCH_GRAPH_ON)
+        graphs[n_graphs++] = 0;
+    if (o->graph != BENCH_GRAPH_OFF)
+        graphs[n_graphs++] = 1;
+
+    for (int d = 0; d < n_devices; d++)
+        for (int mi = 0; mi < o->n_models; mi++) {
+            const ls_model *m = ls_model_find(o->models[mi]);
+            for (int ti = 0; ti < o->n_tp; ti++)
+                for (int ei = 0; ei < bench_registry_count(); ei++) {
+                    const bench_entry *e = bench_registry_at(ei);
+                    if (!(e->mechanisms & BENCH_MECH_BIT(m->mechanism)) || !selected_by_family(o, e))
+                        continue;
+                    int toks[BENCH_MAX_LIST], n_tok = tokens_for(o, e, toks);
+                    int n_dt = (e->axes & BENCH_AXIS_DTYPE) ? o->n_dtypes : 1;
+                    int n_b = (e->axes & BENCH_AXIS_BATCH) ? o->n_batch : 1;
+                    /* Without the graph axis (host-side pool paths) only eager timing exists. */
+                    int n_g = (e->axes & BENCH_AXIS_GRAPH) ? n_graphs : (graphs[0] == 0);
+                    for (int di = 0; di < n_dt; di++)
+                        for (int k = 0; k < n_tok; k++)
+                            for (int bi = 0; bi < n_b; bi++)
+                                for (int g = 0; g < n_g; g++) {
+                                    bench_case c;
+                                    memset(&c, 0, sizeof c);
+                                    c.e = e;
+                                    c.model = m;
+                                    c.tp = o->tp[ti];
+                                    ls_shape_from_model(m, c.tp, &c.shape);
+                                    c.batch = (e->axes & BENCH_AXIS_BATCH) ? o->batch[bi] : 1;
+                                    c.tokens = toks[k];
+                                    c.state_dtype = (e->axes & BENCH_AXIS_DTYPE) ? o->dtypes[di] : LS_BF16;
+                                    c.graph = graphs[g];
+                                    c.device = devices[d];
+                                    bench_case_key(e, m->name, c.tp, c.batch, c.tokens, c.state_dtype,
+                                                   c.graph, c.key, sizeof c.key);
+                                    if (n_devices > 1)
+                                        snprintf(c.name, sizeof c.name, "%s/dev:%d", c.key, c.device);
+                                    else
+                                        snprintf(c.name, sizeof c.name, "%s", c.key);
+                                    char full[256];
+                                    bench_gb_full_name(&c, o->repetitions, full, sizeof full);
+                                    if (bench_filter_match(o->filter, full) != 1)
+                                        continue;
+                                    if (push_case(out, &cap, &c) != 0) {
+                                        fprintf(stderr, "linstate-bench: out of host memory planning cases\n");
+                                        bench_plan_free(out);
+                                        return 1;
+                                    }
+                                }
+                }
+        }
+    return 0;
+}
+
+void bench_plan_free(bench_plan *p)
+{
+    free(p->cases);
+    p->cases = NULL;
+    p->n = 0;
+}

@@ -1,0 +1,85 @@
+/*
+ * registry.c — every benchmark of linstate-bench, declared once (libuv benchmark-list style).
+ *
+ * A row is one (family, op): the stable first two components of the case key, the mechanisms it
+ * applies to, the axes it varies over, and its callbacks. The plan (plan.c) crosses these rows
+ * with the CLI axes; the runner (runner.c) calls the callbacks. To add a benchmark, add a row
+ * and the callbacks in the family's file. Never rename a family or op: they are part of the
+ * case key that before/after comparisons join on.
+ */
+#include <string.h>
+
+#include "bench.h"
+
+#define ALL BENCH_MECH_ALL
+#define GDN BENCH_MECH_BIT(LS_MECH_GDN)
+#define KDA BENCH_MECH_BIT(LS_MECH_KDA)
+#define MAMBA2 BENCH_MECH_BIT(LS_MECH_MAMBA2)
+#define B_ BENCH_AXIS_BATCH
+#define T_ BENCH_AXIS_DRAFT
+#define D_ BENCH_AXIS_DTYPE
+#define G_ BENCH_AXIS_GRAPH
+
+/* clang-format off */
+static const bench_entry registry[] = {
+    /* family, op, variant, mechanisms, axes, draft rule,
+     *   setup, run, reset, verify, teardown, bytes */
+    {"conv1d_update", "decode", "causal_silu", ALL, B_ | G_, BENCH_DRAFT_DECODE,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes},
+    {"conv1d_update", "verify", "causal_silu", ALL, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes},
+    {"gdn", "decode", "fused_gating", GDN, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+     bench_gdn_setup, bench_gdn_run, NULL, bench_gdn_verify, NULL, bench_gdn_bytes},
+    {"gdn", "verify", "fused_gating", GDN, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+     bench_gdn_setup, bench_gdn_run, NULL, bench_gdn_verify, NULL, bench_gdn_bytes},
+    {"kda", "decode", "fused_inplace", KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+     bench_kda_setup, bench_kda_run, NULL, bench_kda_verify, NULL, bench_kda_bytes},
+    {"kda", "verify", "fused_inplace", KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+     bench_kda_setup, bench_kda_run, NULL, bench_kda_verify, NULL, bench_kda_bytes},
+    {"mamba2_ssu", "decode", "tied", MAMBA2, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+     bench_ssu_setup, bench_ssu_run, NULL, bench_ssu_verify, NULL, bench_ssu_bytes},
+    {"mamba2_ssu", "verify", "tied", MAMBA2, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+     bench_ssu_setup, bench_ssu_run, NULL, bench_ssu_verify, NULL, bench_ssu_bytes},
+    {"pool", "alloc", "zero_at_alloc", ALL, B_ | D_, BENCH_DRAFT_NONE,
+     bench_pool_alloc_setup, bench_pool_alloc_run, bench_pool_alloc_reset, bench_pool_alloc_verify, NULL,
+     bench_pool_zero_bytes},
+    {"pool", "free", "zero_at_free", ALL, B_ | D_, BENCH_DRAFT_NONE,
+     bench_pool_free_setup, bench_pool_free_run, bench_pool_free_reset, bench_pool_free_verify, NULL,
+     bench_pool_zero_bytes},
+    {"pool", "copy", "copy_from", ALL, B_ | D_, BENCH_DRAFT_NONE,
+     bench_pool_copy_setup, bench_pool_copy_run, NULL, bench_pool_copy_verify, NULL, bench_pool_copy_bytes},
+    {"pool", "fork", "fork_from", ALL, B_ | D_, BENCH_DRAFT_NONE,
+     bench_pool_fork_setup, bench_pool_fork_run, bench_pool_fork_reset, bench_pool_fork_verify, NULL,
+     bench_pool_copy_bytes},
+    {"pool", "accept", "accept_step", ALL, B_ | T_ | D_, BENCH_DRAFT_VERIFY,
+     bench_pool_accept_setup, bench_pool_accept_run, NULL, bench_pool_accept_verify, NULL,
+     bench_pool_accept_bytes},
+};
+/* clang-format on */
+
+int bench_registry_count(void)
+{
+    return (int)(sizeof registry / sizeof registry[0]);
+}
+
+const bench_entry *bench_registry_at(int i)
+{
+    return (i >= 0 && i < bench_registry_count()) ? &registry[i] : NULL;
+}
+
+/* "gdn" selects every gdn op; "pool/alloc" exactly one (family, op) row. */
+int bench_entry_matches(const bench_entry *e, const char *name)
+{
+    size_t fl = strlen(e->family);
+    if (strcmp(name, e->family) == 0)
+        return 1;
+    return strncmp(name, e->family, fl) == 0 && name[fl] == '/' && strcmp(name + fl + 1, e->op) == 0;
+}
+
+int bench_registry_has_family(const char *name)
+{
+    for (int i = 0; i < bench_registry_count(); i++)
+        if (bench_entry_matches(&registry[i], name))
+            return 1;
+    return 0;
+}

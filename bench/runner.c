@@ -1,0 +1,390 @@
+/*
+ * runner.c — drives the plan's cases through Google Benchmark and writes one CSV row per case
+ * and repetition.
+ *
+ * GB is the runner: every case is registered with a fixed iteration count of 1, so GB calls the
+ * case's callback exactly once per repetition (--repetitions / --benchmark_repetitions), and its
+ * filter, repetitions and JSON output work as usual. One call = one measurement with our own
+ * sampling rules (harness ls_time_launches: warm-up, >= min_samples and >= min_time of measured
+ * time, wall-clock cap), one CSV row, and one GB iteration whose manual time is the median.
+ *
+ * A case is set up (pool + inputs) and verified once, when GB first reaches it, and kept until
+ * GB moves to another case, so repetitions re-time the same buffers. The NVTX case range of a
+ * measurement encloses setup and verify (first repetition only), warm-up and measure.
+ *
+ * Statuses: ok; skipped:oom (pool does not fit: the sweep goes on); skipped:no_graph (graph
+ * timing on a backend without graphs); fail_numerics (verification over tolerance: not timed);
+ * error:setup|verify|timing (message on stderr).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+
+#define BENCH_MAX_SAMPLES 10000
+
+static bench_runner *g_runner; /* the GB callback's way back (its ctx is the case) */
+
+double bench_wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ devices */
+
+/*
+ * Start-up of one device: select it, bind this thread to its local CPUs (a failure is a warning:
+ * the run is still valid, only less controlled), provenance, copy peak (1 GiB on a GPU; the host
+ * backend caps it), flush buffer for the flush regime, and the memory budget for case pools.
+ */
+static int device_init(bench_runner *R, bench_device *D, int index)
+{
+    const ls_backend *be = R->be;
+    memset(D, 0, sizeof *D);
+    D->index = index;
+    if (be->set_device(index) != 0 || be->device_info(index, &D->env.dev) != 0 ||
+        ls_provenance_fill(&D->prov, be, index) != 0) {
+        fprintf(stderr, "linstate-bench: device %d: %s\n", index, ls_last_error());
+        return -1;
+    }
+    if (!R->o->no_bind && ls_bind_to_device(be, index, &D->prov) != 0)
+        fprintf(stderr, "linstate-bench: warning: not bound to device %d's CPUs: %s\n", index, ls_last_error());
+    if (ls_measure_copy_peak(be, (size_t)1 << 30, &D->copy_peak_gbps) != 0) {
+        fprintf(stderr, "linstate-bench: device %d: copy peak: %s\n", index, ls_last_error());
+        return -1;
+    }
+    int host = strcmp(be->name, "host") == 0;
+    int64_t l2 = D->env.dev.l2_bytes > 0 ? D->env.dev.l2_bytes : (int64_t)32 << 20;
+    if (R->o->cache == LS_CACHE_FLUSH) {
+        D->flush_bytes = (size_t)(2 * l2);
+        D->flush_buf = be->mem_alloc(D->flush_bytes);
+        if (!D->flush_buf) {
+            fprintf(stderr, "linstate-bench: device %d: flush buffer: %s\n", index, ls_last_error());
+            return -1;
+        }
+    }
+    ls_device_info now;
+    int64_t free_b = be->device_info(index, &now) == 0 ? now.free_bytes : D->env.dev.free_bytes;
+    if (free_b <= 0)
+        free_b = (int64_t)4 << 30;
+    /* Host: the reference keeps host copies too, so take half of what is free. */
+    D->env.budget_bytes = host ? free_b / 2 : (int64_t)((double)free_b * 0.85);
+    D->env.be = be;
+    D->env.cache = R->o->cache;
+    D->env.max_rot = host ? 2 : 0; /* the float64 reference is slow; host timings are smoke only */
+    fprintf(stderr, "linstate-bench: device %d (%s): copy peak %.1f GB/s, case budget %.1f GiB\n", index,
+            D->env.dev.name, D->copy_peak_gbps, (double)D->env.budget_bytes / (double)(1 << 30));
+    return 0;
+}
+
+static bench_device *device_of(bench_runner *R, int index)
+{
+    for (int i = 0; i < R->n_devs; i++)
+        if (R->devs[i].index == index)
+            return &R->devs[i];
+    return &R->devs[0];
+}
+
+/* Makes D current: select it and, with several devices, re-bind to its CPUs. */
+static void select_device(bench_runner *R, bench_device *D)
+{
+    if (R->cur_dev == D)
+        return;
+    if (R->be->set_device(D->index) != 0)
+        fprintf(stderr, "linstate-bench: device %d: %s\n", D->index, ls_last_error());
+    if (R->cur_dev && !R->o->no_bind && ls_bind_to_device(R->be, D->index, NULL) != 0)
+        fprintf(stderr, "linstate-bench: warning: not bound to device %d's CPUs: %s\n", D->index, ls_last_error());
+    R->cur_dev = D;
+}
+
+int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_backend *be, const bench_plan *plan,
+                      const int *devices, int n_devices)
+{
+    memset(R, 0, sizeof *R);
+    R->o = o;
+    R->be = be;
+    R->plan = plan;
+    R->cur_err = NAN;
+    R->devs = calloc((size_t)n_devices, sizeof *R->devs);
+    R->reps = calloc((size_t)(plan->n ? plan->n : 1), sizeof *R->reps);
+    R->cap_samples = BENCH_MAX_SAMPLES;
+    R->samples = malloc(sizeof *R->samples * (size_t)R->cap_samples);
+    if (!R->devs || !R->reps || !R->samples) {
+        fprintf(stderr, "linstate-bench: out of host memory\n");
+        return -1;
+    }
+    for (int i = 0; i < n_devices; i++) {
+        if (device_init(R, &R->devs[i], devices[i]) != 0)
+            return -1;
+        R->n_devs++;
+        R->cur_dev = &R->devs[i];
+    }
+    g_runner = R;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ case life cycle */
+
+static void release_case(bench_runner *R)
+{
+    if (R->cur)
+        bench_ctx_release(&R->ctx);
+    memset(&R->ctx, 0, sizeof R->ctx);
+    R->cur = NULL;
+}
+
+static void set_status(bench_runner *R, const char *status, const char *what)
+{
+    snprintf(R->cur_status, sizeof R->cur_status, "%s", status);
+    if (what)
+        fprintf(stderr, "linstate-bench: %s: %s: %s\n", R->cur->key, what, ls_last_error());
+}
+
+/* Setup (NVTX phase "setup") and verification gate (phase "verify") of case c on device D. */
+static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
+{
+    release_case(R);
+    R->cur = c;
+    R->cur_err = NAN;
+    bench_ctx *x = &R->ctx;
+    x->c = c;
+    x->env = &D->env;
+    x->be = R->be;
+    x->rng = bench_hash(c->key);
+    snprintf(R->cur_status, sizeof R->cur_status, "ok");
+    if (c->graph && !R->be->graph_begin) {
+        set_status(R, "skipped:no_graph", NULL);
+        return;
+    }
+    ls_clear_error();
+    ls_nvtx_phase_push(LS_PHASE_SETUP);
+    int rc = c->e->setup(x);
+    ls_nvtx_phase_pop();
+    if (rc == BENCH_OOM) {
+        set_status(R, "skipped:oom", NULL);
+        return;
+    }
+    if (rc != 0) {
+        set_status(R, "error:setup", "setup failed");
+        return;
+    }
+    if (!R->o->verify)
+        return;
+    ls_nvtx_phase_push(LS_PHASE_VERIFY);
+    double err = NAN;
+    rc = c->e->verify(x, &err);
+    ls_nvtx_phase_pop();
+    if (rc != 0) {
+        set_status(R, "error:verify", "verification failed to run");
+        return;
+    }
+    R->cur_err = err;
+    if (!(err <= bench_verify_tolerance(c))) {
+        fprintf(stderr, "linstate-bench: %s: max_rel_err %.3g over tolerance %.3g\n", c->key, err,
+                bench_verify_tolerance(c));
+        set_status(R, "fail_numerics", NULL);
+    }
+}
+
+/*
+ * Pool paths that consume or release slots (alloc, free, fork) need the pool restored before
+ * every sample, outside the timed region: the harness's per-sample timer with our reset between
+ * samples, and the same stopping rules as ls_time_launches (warm-up, min samples AND min measured
+ * time, wall-clock cap; profile: LS_PROFILE_SAMPLES samples between profiler start/stop).
+ */
+static int time_with_reset(bench_runner *R, const ls_timing_config *cfg, int *n)
+{
+    bench_ctx *x = &R->ctx;
+    const bench_entry *e = x->c->e;
+    ls_timing_config tc = *cfg;
+    tc.warmup = 0;
+    double t0 = bench_wall_s(), us, measured = 0;
+    ls_timer *t = ls_timer_create(&tc, e->run, x);
+    if (!t)
+        return -1;
+    int rc = 0;
+    ls_nvtx_phase_push(LS_PHASE_WARMUP);
+    for (int w = 0; w < cfg->warmup && rc == 0; w++)
+        rc = e->reset(x) || ls_timer_sample(t, &us);
+    ls_nvtx_phase_pop();
+    int limit = cfg->profile ? LS_PROFILE_SAMPLES : cfg->max_samples;
+    ls_nvtx_phase_push(LS_PHASE_MEASURE);
+    if (rc == 0 && cfg->profile && R->be->profiler_start)
+        rc = R->be->profiler_start();
+    while (rc == 0 && *n < limit && *n < R->cap_samples) {
+        if ((rc = e->reset(x) || ls_timer_sample(t, &us)) != 0)
+            break;
+        R->samples[(*n)++] = us;
+        measured += us * 1e-6;
+        if (!cfg->profile && *n >= cfg->min_samples && measured >= cfg->min_time_s)
+            break;
+        if (!cfg->profile && cfg->max_time_s > 0 && bench_wall_s() - t0 >= cfg->max_time_s)
+            break;
+    }
+    if (cfg->profile && R->be->profiler_stop && R->be->profiler_stop() != 0)
+        rc = -1;
+    ls_nvtx_phase_pop();
+    ls_timer_destroy(t);
+    return rc ? -1 : 0;
+}
+
+/* Warm-up and timed samples of the set-up case into R->samples; 0 or -1. */
+static int time_case(bench_runner *R, bench_device *D, int *n)
+{
+    const bench_opts *o = R->o;
+    int host = strcmp(R->be->name, "host") == 0;
+    ls_timing_config cfg = {
+        .be = R->be,
+        .stream = NULL,
+        .regime = o->cache,
+        .graph = R->cur->graph,
+        .n_rot = R->ctx.n_rot,
+        .warmup = host ? 1 : 3,
+        .min_samples = o->min_samples,
+        .max_samples = R->cap_samples,
+        .min_time_s = o->min_time_s,
+        .max_time_s = o->max_time_s,
+        .profile = o->profile,
+        .flush_buf = D->flush_buf,
+        .flush_bytes = D->flush_bytes,
+    };
+    *n = 0;
+    if (R->cur->e->reset)
+        return time_with_reset(R, &cfg, n);
+    return ls_time_launches(&cfg, R->cur->e->run, &R->ctx, R->samples, R->cap_samples, n);
+}
+
+static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
+{
+    const bench_ctx *x = &R->ctx;
+    snprintf(row->case_key, sizeof row->case_key, "%s", c->key);
+    snprintf(row->mechanism, sizeof row->mechanism, "%s", ls_mechanism_name(c->model->mechanism));
+    snprintf(row->op, sizeof row->op, "%s/%s", c->e->family, c->e->op);
+    snprintf(row->variant, sizeof row->variant, "%s", c->e->variant);
+    snprintf(row->model, sizeof row->model, "%s", c->model->name);
+    row->tp = c->tp;
+    row->batch = c->batch;
+    row->draft_tokens = c->tokens;
+    row->layers = x->pool ? ls_pool_desc(x->pool)->layers : 0;
+    snprintf(row->conv_dtype, sizeof row->conv_dtype, "%s",
+             ls_dtype_name(x->pool ? ls_pool_desc(x->pool)->conv_dtype : LS_BF16));
+    snprintf(row->state_dtype, sizeof row->state_dtype, "%s", ls_dtype_name(c->state_dtype));
+    row->pool_slots = x->pool ? ls_pool_slots(x->pool) : 0;
+    snprintf(row->cache_regime, sizeof row->cache_regime, "%s", ls_cache_regime_name(R->o->cache));
+    row->graph = c->graph;
+    row->rotated = x->pool ? x->rotated : 0;
+    row->max_rel_err = R->cur_err;
+}
+
+/* Records the row for the table, counts failures, prints progress. */
+static void record(bench_runner *R, const bench_case *c, const ls_row *row)
+{
+    if (R->n_results == R->cap_results) {
+        int ncap = R->cap_results ? 2 * R->cap_results : 256;
+        bench_result *nr = realloc(R->results, sizeof *nr * (size_t)ncap);
+        if (!nr)
+            return;
+        R->results = nr;
+        R->cap_results = ncap;
+    }
+    bench_result *r = &R->results[R->n_results++];
+    r->c = c;
+    r->repetition = row->repetition;
+    r->median_us = row->t.median;
+    r->gbps = row->gbps;
+    r->pct_of_copy_peak = row->pct_of_copy_peak;
+    r->max_rel_err = row->max_rel_err;
+    snprintf(r->status, sizeof r->status, "%s", row->status);
+    if (strcmp(r->status, "fail_numerics") == 0 || strncmp(r->status, "error", 5) == 0)
+        R->failures++;
+    bench_report_progress(R, r);
+}
+
+/* One repetition of case c: (setup + verify the first time), time, stats, CSV row. */
+static void measure(bench_runner *R, const bench_case *c, ls_row *row)
+{
+    bench_device *D = device_of(R, c->device);
+    int fresh = R->cur != c;
+    if (fresh)
+        release_case(R); /* on the device that owns its memory */
+    select_device(R, D);
+    ls_nvtx_case_push(c->key, ls_mechanism_name(c->model->mechanism), c->batch, c->tokens);
+    if (fresh)
+        begin_case(R, c, D);
+    if (R->reps[c->index] == 0)
+        R->started++;
+    ls_row_init(row, &D->prov);
+    row->repetition = R->reps[c->index]++;
+    snprintf(row->status, sizeof row->status, "%s", R->cur_status);
+    int n = 0;
+    if (strcmp(R->cur_status, "ok") == 0) {
+        ls_clear_error();
+        if (time_case(R, D, &n) != 0 || n < 1) {
+            fprintf(stderr, "linstate-bench: %s: timing failed: %s\n", c->key, ls_last_error());
+            snprintf(row->status, sizeof row->status, "error:timing");
+        }
+    }
+    fill_row(R, c, row);
+    ls_stats st;
+    if (strcmp(row->status, "ok") == 0 && ls_stats_compute(R->samples, n, &st) == 0)
+        ls_row_set_result(row, &st, c->e->bytes(&R->ctx), D->copy_peak_gbps);
+    else
+        row->bytes = c->e->bytes(&R->ctx);
+    ls_nvtx_case_pop();
+    if (ls_csv_write(R->csv, row) != 0) {
+        fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+        R->failures++;
+    }
+    record(R, c, row);
+}
+
+/* The GB callback: one call = one repetition = one measurement (iteration count fixed to 1). */
+static void gb_case(ls_gb_state *st, void *vc)
+{
+    const bench_case *c = vc;
+    bench_runner *R = g_runner;
+    ls_row row;
+    measure(R, c, &row);
+    if (strcmp(row.status, "ok") != 0) {
+        ls_gb_skip_with_error(st, row.status);
+        return;
+    }
+    while (ls_gb_keep_running(st))
+        ls_gb_set_iteration_time(st, row.t.median * 1e-6);
+    ls_gb_set_bytes_processed(st, row.bytes);
+    ls_gb_set_counter(st, "GB/s", row.gbps);
+    ls_gb_set_counter(st, "pct_copy_peak", row.pct_of_copy_peak);
+    ls_gb_set_counter(st, "samples", (double)row.t.n);
+}
+
+void bench_runner_register(bench_runner *R)
+{
+    ls_gb_options opt = {.repetitions = R->o->repetitions, .iterations = 1, .min_time_s = 0};
+    for (int i = 0; i < R->plan->n; i++)
+        ls_gb_register_opts(R->plan->cases[i].name, gb_case, &R->plan->cases[i], &opt);
+}
+
+void bench_runner_free(bench_runner *R)
+{
+    release_case(R);
+    for (int i = 0; i < R->n_devs; i++)
+        if (R->devs[i].flush_buf) {
+            R->be->set_device(R->devs[i].index);
+            R->be->mem_free(R->devs[i].flush_buf);
+        }
+    free(R->devs);
+    free(R->reps);
+    free(R->samples);
+    free(R->results);
+    R->devs = NULL;
+    R->reps = NULL;
+    R->samples = NULL;
+    R->results = NULL;
+    g_runner = NULL;
+}

@@ -1,0 +1,149 @@
+/*
+ * ssu.c — the mamba2_ssu family: Mamba2 selective_state_update on the tied path (one dt and one
+ * decay per head, SPEC §2.6), decode in place and the #13434 verify (T tokens, intermediate
+ * states, no final write). z = NULL as in SGLang (the gate runs in a separate RMSNorm).
+ * Launches rotate over layers; activations are shared by the rotated layers.
+ */
+#include <string.h>
+
+#include "bench.h"
+
+typedef struct ssu_priv {
+    int T, B, nh, hd, ds, ng;
+    uint16_t *x_h, *dt_h, *B_h, *C_h, *dt_bias_h, *D_h;
+    float *A_h;
+    ls_ssu_params *p; /* [n_rot] */
+} ssu_priv;
+
+/* SPEC §4 "Mamba2 selective_state_update, decode" / "Mamba2 verify (#13434)". */
+int64_t bench_ssu_bytes(const bench_ctx *x)
+{
+    const bench_case *c = x->c;
+    const ls_shape *s = &c->shape;
+    return ls_bytes_ssu(c->batch, c->tokens, s->nheads, s->head_dim, s->ngroups, s->dstate, 2,
+                        (int64_t)ls_dtype_size(c->state_dtype), c->tokens > 1);
+}
+
+int bench_ssu_setup(bench_ctx *x)
+{
+    const bench_case *c = x->c;
+    const ls_shape *sh = &c->shape;
+    int T = c->tokens, B = c->batch, spec = T > 1 ? T : 0, rc;
+    ls_state_desc d;
+    if (ls_state_desc_from_shape(sh, c->state_dtype, spec, &d) != 0)
+        return -1;
+    int64_t layer_pool = (int64_t)(B + 1) * ls_layer_bytes(&d) * (1 + spec);
+    int n_rot = bench_rotation_layers(x, bench_ssu_bytes(x), layer_pool);
+    if (n_rot == 0)
+        return BENCH_OOM;
+    if ((rc = bench_pool_create(x, n_rot, c->state_dtype, spec, B, LS_ZERO_AT_FREE)) != 0)
+        return rc;
+    x->n_rot = x->rotated = n_rot;
+    if (bench_take_slots(x, B) != 0)
+        return -1;
+
+    ssu_priv *p = bench_host_alloc(x, sizeof *p);
+    if (!p)
+        return -1;
+    x->priv = p;
+    *p = (ssu_priv){.T = T, .B = B, .nh = sh->nheads, .hd = sh->head_dim, .ds = sh->dstate, .ng = sh->ngroups};
+    size_t BT = (size_t)B * T, nx = BT * p->nh * p->hd, nbc = BT * p->ng * p->ds;
+    uint16_t *xi = bench_dev_rand_bf16(x, nx, -1.0, 1.0, &p->x_h);
+    uint16_t *dt = bench_dev_rand_bf16(x, BT * p->nh, -2.0, 1.0, &p->dt_h);
+    uint16_t *Bm = bench_dev_rand_bf16(x, nbc, -1.0, 1.0, &p->B_h);
+    uint16_t *Cm = bench_dev_rand_bf16(x, nbc, -1.0, 1.0, &p->C_h);
+    float *A = bench_dev_rand_f32(x, (size_t)p->nh, -2.0, -0.1, &p->A_h); /* A = -exp(A_log) < 0 */
+    uint16_t *dt_bias = bench_dev_rand_bf16(x, (size_t)p->nh, -0.5, 0.5, &p->dt_bias_h);
+    uint16_t *D = bench_dev_rand_bf16(x, (size_t)p->nh, -1.0, 1.0, &p->D_h);
+    uint16_t *y = bench_dev_alloc(x, nx * 2);
+    p->p = bench_host_alloc(x, sizeof *p->p * (size_t)n_rot);
+    if (!xi || !dt || !Bm || !Cm || !A || !dt_bias || !D || !y || !p->p)
+        return -1;
+    int64_t item = (int64_t)p->nh * p->hd * p->ds;
+    for (int l = 0; l < n_rot; l++) {
+        ls_ssu_params *q = &p->p[l];
+        memset(q, 0, sizeof *q);
+        q->batch = B;
+        q->tokens = T;
+        q->nheads = p->nh;
+        q->head_dim = p->hd;
+        q->dstate = p->ds;
+        q->ngroups = p->ng;
+        q->disable_state_update = T > 1;
+        q->state_dtype = c->state_dtype;
+        q->x = xi;
+        q->dt = dt;
+        q->Bm = Bm;
+        q->Cm = Cm;
+        q->z = NULL;
+        q->A = A;
+        q->dt_bias = dt_bias;
+        q->D = D;
+        q->y = y;
+        q->state = ls_pool_temporal(x->pool, l);
+        q->state_stride_slot = item;
+        q->slot_idx = x->slots_dev;
+        if (spec) {
+            q->inter = ls_pool_spec_temporal(x->pool, l);
+            q->inter_stride_slot = item * T;
+        }
+    }
+    return 0;
+}
+
+int bench_ssu_run(void *vx, int rot, ls_stream s)
+{
+    bench_ctx *x = vx;
+    ssu_priv *p = x->priv;
+    return x->be->ssu(&p->p[rot], s);
+}
+
+/* Sub-batch of the sampled rows on layer 0: backend op vs ls_ref_ssu. */
+int bench_ssu_verify(bench_ctx *x, double *max_rel_err)
+{
+    ssu_priv *p = x->priv;
+    const ls_ssu_params *base = &p->p[0];
+    int rows[BENCH_VERIFY_ROWS], n = bench_pick_rows(x, rows), T = p->T;
+    int32_t *dslots, *compact, *hslots = bench_sub_slots(x, rows, n, &dslots, &compact);
+    size_t item = (size_t)p->nh * p->hd * p->ds, ny = (size_t)n * T * p->nh * p->hd;
+    void *xd, *dtd, *Bd, *Cd, *yd, *inter_ref = NULL;
+    ls_ssu_params dp = *base, hp = *base;
+    if (!hslots)
+        return -1;
+    hp.x = bench_gather(x, p->x_h, (size_t)T * p->nh * p->hd * 2, rows, n, &xd);
+    hp.dt = bench_gather(x, p->dt_h, (size_t)T * p->nh * 2, rows, n, &dtd);
+    hp.Bm = bench_gather(x, p->B_h, (size_t)T * p->ng * p->ds * 2, rows, n, &Bd);
+    hp.Cm = bench_gather(x, p->C_h, (size_t)T * p->ng * p->ds * 2, rows, n, &Cd);
+    hp.y = bench_output_pair(x, ny, LS_BF16, &yd);
+    hp.state = bench_state_seed(x, base->state, base->state_stride_slot, item, base->state_dtype, hslots, n);
+    if (!hp.x || !hp.dt || !hp.Bm || !hp.Cm || !hp.y || !hp.state)
+        return -1;
+    if (base->inter && !(inter_ref = bench_state_poison(x, base->inter, base->inter_stride_slot, item * T,
+                                                        base->state_dtype, hslots, n)))
+        return -1;
+    hp.batch = dp.batch = n;
+    hp.A = p->A_h;
+    hp.dt_bias = p->dt_bias_h;
+    hp.D = p->D_h;
+    hp.state_stride_slot = (int64_t)item;
+    hp.slot_idx = compact;
+    hp.inter = inter_ref;
+    hp.inter_stride_slot = (int64_t)(item * T);
+    dp.x = xd;
+    dp.dt = dtd;
+    dp.Bm = Bd;
+    dp.Cm = Cd;
+    dp.y = yd;
+    dp.slot_idx = dslots;
+    if (x->be->ssu(&dp, NULL) != 0 || x->be->sync(NULL) != 0 || ls_ref_ssu(&hp) != 0)
+        return -1;
+    *max_rel_err = 0;
+    if (bench_output_check(x, yd, hp.y, ny, LS_BF16, max_rel_err) != 0 ||
+        bench_state_check(x, base->state, base->state_stride_slot, item, base->state_dtype, hslots, n, hp.state,
+                          max_rel_err) != 0)
+        return -1;
+    if (base->inter && bench_state_check(x, base->inter, base->inter_stride_slot, item * T, base->state_dtype,
+                                         hslots, n, inter_ref, max_rel_err) != 0)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the linstate-bench binary on the host backend.
+
+usage: test_bench_cli.py CHECK BENCH_BINARY HEADER_TOOL
+CHECK is one of: smoke errors list filter json repetitions sigint. Each check runs the binary in a
+temporary directory (always with --out there) and exits non-zero with a message on failure.
+"""
+import csv
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+KEY_RE = re.compile(r"^[a-z0-9_]+/[a-z]+/[a-z0-9.-]+/tp[0-9]+/B:[0-9]+/T:[0-9]+/(fp32|bf16)(/graph)?$")
+# A tiny, fast host sweep: 3 presets x every family, tp 8, B 1,2, T 1,2.
+TINY = ["--backend", "host", "--tp", "8", "--batch", "1,2", "--draft", "1,2",
+        "--min-samples", "3", "--min-time", "0.001", "--max-time", "0.05"]
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def run(bench, args, tmp, timeout=150):
+    p = subprocess.run([bench] + args, cwd=tmp, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def listed(bench, args, tmp):
+    rc, out, err = run(bench, args + ["--list"], tmp)
+    if rc != 0:
+        fail("--list %s: rc %d: %s" % (args, rc, err))
+    return [l for l in out.splitlines() if l]
+
+
+def read_csv(path, header):
+    """Rows of a result CSV after checking its header and every row's column count."""
+    with open(path, newline="") as f:
+        first = f.readline().rstrip("\n")
+        if first != header:
+            fail("CSV header differs from ls_csv_header():\n  %s\n  %s" % (first, header))
+        f.seek(0)
+        rows = list(csv.reader(f))
+    names = rows[0]
+    for i, r in enumerate(rows[1:]):
+        if len(r) != len(names):
+            fail("row %d has %d columns, header %d" % (i + 1, len(r), len(names)))
+    return [dict(zip(names, r)) for r in rows[1:]]
+
+
+def check_smoke(bench, header, tmp):
+    out_csv = os.path.join(tmp, "sub", "run.csv")
+    keys = listed(bench, TINY, tmp)
+    rc, out, err = run(bench, TINY + ["--out", out_csv], tmp)
+    if rc != 0:
+        fail("tiny sweep rc %d\n%s" % (rc, err[-3000:]))
+    rows = read_csv(out_csv, header)
+    if [r["case"] for r in rows] != keys:
+        fail("CSV cases differ from --list: %d rows vs %d listed" % (len(rows), len(keys)))
+    if len(rows) < 30:
+        fail("only %d rows" % len(rows))
+    families = {r["case"].split("/")[0] for r in rows}
+    for fam in ("conv1d_update", "gdn", "kda", "mamba2_ssu", "pool"):
+        if fam not in families:
+            fail("family %s missing from the sweep" % fam)
+    for r in rows:
+        if r["status"] != "ok":
+            fail("%s: status %s" % (r["case"], r["status"]))
+        if r["backend"] != "host" or int(r["samples"]) < 1 or float(r["time_us_median"]) <= 0:
+            fail("%s: backend/samples/time wrong: %s" % (r["case"], r))
+        if int(r["bytes"]) <= 0 or float(r["gbps"]) <= 0 or float(r["copy_peak_gbps"]) <= 0:
+            fail("%s: bytes/gbps/copy peak not positive" % r["case"])
+        if r["max_rel_err"] == "" or float(r["max_rel_err"]) != 0.0:
+            fail("%s: host backend vs reference max_rel_err %r, expected 0" % (r["case"], r["max_rel_err"]))
+        if int(r["layers"]) < 1 or int(r["pool_slots"]) < int(r["batch"]) + 1:
+            fail("%s: layers %s pool_slots %s" % (r["case"], r["layers"], r["pool_slots"]))
+        if not KEY_RE.match(r["case"]):
+            fail("bad key " + r["case"])
+    if os.path.exists(out_csv + ".tmp"):
+        fail("temporary CSV left behind")
+    # A case that cannot fit (Falcon-H1 tp1, 65536 requests x 8 drafts) is a skipped:oom row.
+    oom_csv = os.path.join(tmp, "oom.csv")
+    rc, _, _ = run(bench, ["--backend", "host", "--model", "falcon-h1-7b", "--tp", "1", "--batch", "65536",
+                             "--draft", "8", "--family", "mamba2_ssu/verify,pool/accept", "--out", oom_csv], tmp)
+    oom = read_csv(oom_csv, header)
+    if rc != 0 or len(oom) != 2 or any(r["status"] != "skipped:oom" or r["time_us_median"] != "" for r in oom):
+        fail("over-budget cases: rc %d rows %s" % (rc, [(r["case"], r["status"]) for r in oom]))
+    table = out.splitlines()
+    if not table or not table[0].startswith("case") or "rows:" not in table[-1] or len(table) != len(rows) + 2:
+        fail("stdout is not the final table:\n" + out[:2000])
+    if not re.search(r"^\[1/%d\] " % len(rows), err, re.M) or "ETA" not in err:
+        fail("no [i/N] ... ETA progress on stderr")
+
+
+def check_errors(bench, header, tmp):
+    cases = [
+        (["--model", "nope-model"], "nope-model"),
+        (["--tp", "3"], "3"),
+        (["--batch", "0"], "'0'"),
+        (["--draft", "x"], "'x'"),
+        (["--frobnicate"], "--frobnicate"),
+        (["--state-dtype", "fp64"], "fp64"),
+        (["--cache", "lukewarm"], "lukewarm"),
+        (["--family", "attention"], "attention"),
+        (["--devices", "7"], "7"),
+    ]
+    out_csv = os.path.join(tmp, "never.csv")
+    for args, value in cases:
+        rc, out, err = run(bench, ["--backend", "host", "--out", out_csv] + args, tmp)
+        lines = [l for l in err.splitlines() if l.strip()]
+        if rc != 2:
+            fail("%s: rc %d, expected 2 (stderr: %s)" % (args, rc, err))
+        if len(lines) != 1 or value not in lines[0]:
+            fail("%s: expected ONE stderr line naming %s, got %r" % (args, value, err))
+        if os.path.exists(out_csv) or os.path.exists(out_csv + ".tmp"):
+            fail("%s: a CSV was written" % args)
+    rc, out, _ = run(bench, ["--help"], tmp)
+    if rc != 0 or "--state-dtype" not in out or "--tp 8 --batch 1,4 --draft 1,4" not in out:
+        fail("--help does not document the flags and the host defaults")
+
+
+def check_list(bench, header, tmp):
+    out_csv = os.path.join(tmp, "x.csv")
+    t0 = time.time()
+    keys = listed(bench, ["--backend", "host", "--out", out_csv], tmp)
+    if time.time() - t0 > 10:
+        fail("--list took %.1fs: it must not run anything" % (time.time() - t0))
+    if len(keys) != 54:  # host defaults: 3 presets x tp 8 x B 1,4 x T 1,4
+        fail("default host plan has %d cases, expected 54" % len(keys))
+    if os.path.exists(out_csv) or os.path.exists(out_csv + ".tmp"):
+        fail("--list wrote a CSV")
+    if any(not KEY_RE.match(k) for k in keys) or len(set(keys)) != len(keys):
+        fail("bad or duplicate keys in --list")
+    keys = listed(bench, ["--backend", "host", "--tp", "2", "--batch", "64", "--draft", "1,4"], tmp)
+    for k in ("gdn/verify/qwen3-next-80b-a3b/tp2/B:64/T:4/fp32",
+              "conv1d_update/decode/kimi-linear-48b-a3b/tp2/B:64/T:1/bf16",
+              "mamba2_ssu/decode/nemotron-h-8b/tp2/B:64/T:1/fp32", "pool/accept/kimi-linear-48b-a3b/tp2/B:64/T:4/fp32"):
+        if k not in keys:
+            fail("missing %s in --list" % k)
+    if any(k.startswith("kda/") and "qwen3" in k for k in keys):
+        fail("kda planned for a GDN preset")
+
+
+def check_filter(bench, header, tmp):
+    out_csv = os.path.join(tmp, "f.csv")
+    rc, out, err = run(bench, TINY + ["--out", out_csv, "--benchmark_filter=gdn/decode"], tmp)
+    if rc != 0:
+        fail("filtered run rc %d: %s" % (rc, err[-2000:]))
+    rows = read_csv(out_csv, header)
+    if sorted(r["case"] for r in rows) != ["gdn/decode/qwen3-next-80b-a3b/tp8/B:1/T:1/fp32",
+                                           "gdn/decode/qwen3-next-80b-a3b/tp8/B:2/T:1/fp32"]:
+        fail("--benchmark_filter=gdn/decode ran %s" % [r["case"] for r in rows])
+    keys = listed(bench, TINY + ["--benchmark_filter=-pool"], tmp)
+    if not keys or any(k.startswith("pool/") for k in keys):
+        fail("negative filter -pool not applied to the plan")
+
+
+def check_json(bench, header, tmp):
+    out_csv, out_json = os.path.join(tmp, "j.csv"), os.path.join(tmp, "run.json")
+    args = TINY + ["--family", "gdn,pool/copy", "--out", out_csv,
+                   "--benchmark_out=" + out_json, "--benchmark_out_format=json"]
+    rc, out, err = run(bench, args, tmp)
+    if rc != 0:
+        fail("json run rc %d: %s" % (rc, err[-2000:]))
+    rows = read_csv(out_csv, header)
+    with open(out_json) as f:
+        doc = json.load(f)
+    names = [b["name"] for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+    if len(names) != len(rows) or not rows:
+        fail("JSON has %d benchmarks, CSV %d rows" % (len(names), len(rows)))
+    for n, r in zip(names, rows):
+        if not n.startswith(r["case"] + "/"):
+            fail("JSON name %s does not start with case %s" % (n, r["case"]))
+    b = doc["benchmarks"][0]
+    if abs(b["real_time"] - float(rows[0]["time_us_median"])) > 1e-3 * float(rows[0]["time_us_median"]) + 1e-3:
+        fail("JSON real_time %s != CSV median %s" % (b["real_time"], rows[0]["time_us_median"]))
+    if doc["context"].get("linstate_backend") != "host":
+        fail("JSON context lacks linstate_backend")
+
+
+def check_repetitions(bench, header, tmp):
+    for extra in (["--repetitions", "2"], ["--benchmark_repetitions=2"]):
+        out_csv = os.path.join(tmp, "r.csv")
+        rc, out, err = run(bench, TINY + ["--family", "pool/copy", "--model", "kimi-linear-48b-a3b",
+                                          "--out", out_csv] + extra, tmp)
+        if rc != 0:
+            fail("%s: rc %d: %s" % (extra, rc, err[-2000:]))
+        rows = read_csv(out_csv, header)
+        got = sorted((r["case"], int(r["repetition"])) for r in rows)
+        want = sorted((k, rep) for k in ("pool/copy/kimi-linear-48b-a3b/tp8/B:1/T:1/fp32",
+                                         "pool/copy/kimi-linear-48b-a3b/tp8/B:2/T:1/fp32") for rep in (0, 1))
+        if got != want:
+            fail("%s: rows %s" % (extra, got))
+
+
+def check_sigint(bench, header, tmp):
+    out_csv = os.path.join(tmp, "int.csv")
+    args = ["--backend", "host", "--tp", "8", "--batch", "1,2,3,4,5,6,7,8", "--draft", "1,2,3,4",
+            "--min-samples", "50", "--min-time", "0.1", "--max-time", "0.3", "--out", out_csv]
+    p = subprocess.Popen([bench] + args, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    seen = 0
+    while time.time() < deadline and p.poll() is None:
+        try:
+            with open(out_csv + ".tmp") as f:
+                seen = sum(1 for _ in f) - 1
+        except FileNotFoundError:
+            pass
+        if seen >= 2:
+            break
+        time.sleep(0.02)
+    if p.poll() is not None:
+        fail("sweep finished before it could be interrupted (rc %s)" % p.returncode)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    if p.returncode != 130:
+        fail("SIGINT: rc %s, expected 130\n%s" % (p.returncode, err[-2000:]))
+    if not os.path.exists(out_csv) or os.path.exists(out_csv + ".tmp"):
+        fail("SIGINT: CSV not renamed into place")
+    rows = read_csv(out_csv, header)
+    if len(rows) < 2:
+        fail("SIGINT: %d rows kept, expected >= 2" % len(rows))
+    if any(r["status"] != "ok" for r in rows):
+        fail("SIGINT: a kept row is not ok")
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    check, bench, header_tool = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
+    header = subprocess.run([header_tool], capture_output=True, text=True, check=True).stdout.strip()
+    fn = globals().get("check_" + check)
+    if not fn:
+        print("unknown check " + check, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        fn(bench, header, tmp)
+    print("ok: " + check)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+/*
+ * test_bench_verify.c — the correctness gate of linstate-bench. Every registry entry is set up
+ * on the host backend and verified: the host backend IS the reference, so the error must be
+ * exactly 0 (and the sampled sub-batch path, B > BENCH_VERIFY_ROWS, must work). Then a faulty
+ * backend (the host table with one op broken: a corrupted output value, a corrupted state, an
+ * unwritten output or intermediate state, a no-op pool kernel) must be caught: error over the
+ * case's tolerance, +inf for anything left NaN-poisoned.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "bench.h"
+#include "ls_test.h"
+
+static ls_backend fake;
+static int mode; /* which fault the fake backend injects */
+static int64_t budget = (int64_t)1 << 30; /* memory budget of the cases below */
+
+enum { OK = 0, BAD_OUT, BAD_STATE, NO_INTER, NOOP };
+
+static void bump_bf16(uint16_t *v)
+{
+    *v = ls_f32_to_bf16(ls_bf16_to_f32(*v) + 1.0f);
+}
+
+static void bump_state(void *state, int64_t stride, int32_t slot, ls_dtype dt)
+{
+    if (dt == LS_F32)
+        ((float *)state)[stride * slot] += 1.0f;
+    else
+        bump_bf16((uint16_t *)state + stride * slot);
+}
+
+static int fake_delta(const ls_delta_params *p, ls_stream s, int kda)
+{
+    ls_delta_params q = *p;
+    if (mode == NO_INTER)
+        q.inter = NULL;
+    int rc = kda ? ls_backend_host()->kda(&q, s) : ls_backend_host()->gdn(&q, s);
+    if (mode == BAD_OUT)
+        bump_bf16(&p->o[0]);
+    if (mode == BAD_STATE)
+        bump_state(p->state, p->state_stride_slot, p->slot_idx[p->batch - 1], p->state_dtype);
+    return rc;
+}
+
+static int fake_gdn(const ls_delta_params *p, ls_stream s)
+{
+    return fake_delta(p, s, 0);
+}
+
+static int fake_kda(const ls_delta_params *p, ls_stream s)
+{
+    return fake_delta(p, s, 1);
+}
+
+static int fake_ssu(const ls_ssu_params *p, ls_stream s)
+{
+    int rc = ls_backend_host()->ssu(p, s);
+    if (mode == BAD_OUT)
+        bump_bf16(&p->y[(int64_t)p->batch * p->tokens * p->nheads * p->head_dim - 1]);
+    return rc;
+}
+
+static int fake_conv(const ls_conv_params *p, ls_stream s)
+{
+    return mode == NOOP ? 0 : ls_backend_host()->conv_update(p, s);
+}
+
+static int fake_copy(const ls_state_params *p, ls_stream s)
+{
+    return mode == NOOP ? 0 : ls_backend_host()->state_copy(p, s);
+}
+
+static int fake_accept(const ls_state_params *p, ls_stream s)
+{
+    return mode == NOOP ? 0 : ls_backend_host()->state_accept(p, s);
+}
+
+static int fake_zero(const ls_state_params *p, ls_stream s)
+{
+    return mode == NOOP ? 0 : ls_backend_host()->state_zero(p, s);
+}
+
+/* Sets up the one case selected by (family, model, B, T, dtype) on be and verifies it.
+ * Returns the verification error; *tol gets the case's tolerance. */
+static double verify_case(const ls_backend *be, const char *family, const char *model, int batch, int draft,
+                          ls_dtype dt, double *tol)
+{
+    bench_opts o;
+    bench_opts_init(&o);
+    o.models[0] = model;
+    o.n_models = 1;
+    o.tp[0] = 8;
+    o.batch[0] = batch;
+    o.n_batch = 1;
+    o.draft[0] = draft;
+    o.n_draft = 1;
+    o.dtypes[0] = dt;
+    o.families[0] = family;
+    o.n_families = 1;
+    int dev = 0;
+    bench_plan p;
+    LS_REQUIRE(bench_plan_build(&o, &dev, 1, &p) == 0);
+    LS_REQUIRE(p.n == 1);
+    const bench_case *c = &p.cases[0];
+    bench_env env;
+    memset(&env, 0, sizeof env);
+    env.be = be;
+    LS_REQUIRE(be->device_info(0, &env.dev) == 0);
+    env.budget_bytes = budget;
+    env.cache = LS_CACHE_ROTATE;
+    env.max_rot = 2;
+    bench_ctx x;
+    memset(&x, 0, sizeof x);
+    x.c = c;
+    x.env = &env;
+    x.be = be;
+    x.rng = bench_hash(c->key);
+    int rc = c->e->setup(&x);
+    if (rc == BENCH_OOM) { /* the budget test: nothing may be left allocated */
+        LS_CHECK(x.pool == NULL);
+        bench_ctx_release(&x);
+        bench_plan_free(&p);
+        *tol = -1;
+        return NAN;
+    }
+    if (rc != 0)
+        fprintf(stderr, "%s: setup: %d %s\n", c->key, rc, ls_last_error());
+    LS_REQUIRE(rc == 0);
+    LS_CHECK(x.pool != NULL && x.n_rot >= 1);
+    double err = NAN;
+    rc = c->e->verify(&x, &err);
+    if (rc != 0)
+        fprintf(stderr, "%s: verify: %s\n", c->key, ls_last_error());
+    LS_CHECK_EQ_INT(rc, 0);
+    /* The timed callback also runs (reset first where the entry has one). */
+    LS_CHECK(c->e->reset == NULL || c->e->reset(&x) == 0);
+    LS_CHECK_EQ_INT(c->e->run(&x, 0, NULL), 0);
+    *tol = bench_verify_tolerance(c);
+    bench_ctx_release(&x);
+    bench_plan_free(&p);
+    return err;
+}
+
+static void honest(void)
+{
+    static const struct {
+        const char *family, *model;
+        int draft;
+    } cases[] = {
+        {"conv1d_update/decode", "qwen3-next-80b-a3b", 1}, {"conv1d_update/verify", "kimi-linear-48b-a3b", 3},
+        {"conv1d_update/verify", "nemotron-h-8b", 2},      {"gdn/decode", "qwen3-next-80b-a3b", 1},
+        {"gdn/verify", "qwen3-next-80b-a3b", 3},           {"kda/decode", "kimi-linear-48b-a3b", 1},
+        {"kda/verify", "kimi-linear-48b-a3b", 2},          {"mamba2_ssu/decode", "nemotron-h-8b", 1},
+        {"mamba2_ssu/verify", "nemotron-h-8b", 4},         {"pool/alloc", "kimi-linear-48b-a3b", 1},
+        {"pool/free", "nemotron-h-8b", 1},                 {"pool/copy", "qwen3-next-80b-a3b", 1},
+        {"pool/fork", "kimi-linear-48b-a3b", 1},           {"pool/accept", "qwen3-next-80b-a3b", 3},
+    };
+    double tol;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int b = 1; b <= 10; b += 9) { /* 10 > BENCH_VERIFY_ROWS: the sampled sub-batch */
+            double err = verify_case(ls_backend_host(), cases[i].family, cases[i].model, b, cases[i].draft, LS_F32,
+                                     &tol);
+            if (err != 0)
+                fprintf(stderr, "%s %s B=%d: err %g\n", cases[i].family, cases[i].model, b, err);
+            LS_CHECK(err == 0);
+        }
+    double err = verify_case(ls_backend_host(), "gdn/verify", "qwen3-next-80b-a3b", 4, 2, LS_BF16, &tol);
+    LS_CHECK(err == 0);
+    LS_CHECK(tol > 0);
+}
+
+static void faulty(void)
+{
+    fake = *ls_backend_host();
+    fake.gdn = fake_gdn;
+    fake.kda = fake_kda;
+    fake.ssu = fake_ssu;
+    fake.conv_update = fake_conv;
+    fake.state_copy = fake_copy;
+    fake.state_accept = fake_accept;
+    fake.state_zero = fake_zero;
+    double tol, err;
+
+    mode = BAD_OUT;
+    err = verify_case(&fake, "gdn/decode", "qwen3-next-80b-a3b", 3, 1, LS_F32, &tol);
+    LS_CHECK(err > tol);
+    err = verify_case(&fake, "kda/decode", "kimi-linear-48b-a3b", 12, 1, LS_BF16, &tol);
+    LS_CHECK(err > tol);
+    err = verify_case(&fake, "mamba2_ssu/verify", "nemotron-h-8b", 2, 2, LS_F32, &tol);
+    LS_CHECK(err > tol);
+
+    mode = BAD_STATE;
+    err = verify_case(&fake, "gdn/decode", "qwen3-next-80b-a3b", 2, 1, LS_F32, &tol);
+    LS_CHECK(err > tol);
+
+    mode = NO_INTER; /* intermediate states left NaN-poisoned: NaN never passes */
+    err = verify_case(&fake, "gdn/verify", "qwen3-next-80b-a3b", 2, 3, LS_F32, &tol);
+    LS_CHECK(isinf(err));
+
+    mode = NOOP; /* conv output never written; pool kernels that move nothing */
+    err = verify_case(&fake, "conv1d_update/decode", "kimi-linear-48b-a3b", 2, 1, LS_F32, &tol);
+    LS_CHECK(isinf(err));
+    static const char *const pool_ops[] = {"pool/copy", "pool/fork", "pool/alloc", "pool/free"};
+    for (size_t i = 0; i < sizeof pool_ops / sizeof pool_ops[0]; i++) {
+        err = verify_case(&fake, pool_ops[i], "qwen3-next-80b-a3b", 3, 1, LS_F32, &tol);
+        if (!(err > tol))
+            fprintf(stderr, "%s with a no-op kernel passed verification\n", pool_ops[i]);
+        LS_CHECK(err > tol);
+    }
+    err = verify_case(&fake, "pool/accept", "nemotron-h-8b", 3, 2, LS_F32, &tol);
+    LS_CHECK(err > tol);
+    mode = OK;
+}
+
+/* A pool over the memory budget is BENCH_OOM (-> skipped:oom), before anything is allocated. */
+static void over_budget(void)
+{
+    static const char *const fams[] = {"gdn/verify", "conv1d_update/decode", "pool/copy", "pool/accept"};
+    double tol;
+    budget = 4 << 20;
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+        verify_case(ls_backend_host(), fams[i], "qwen3-next-80b-a3b", 64, 4, LS_F32, &tol);
+        if (tol != -1)
+            fprintf(stderr, "%s: no BENCH_OOM with a 4 MiB budget\n", fams[i]);
+        LS_CHECK(tol == -1);
+    }
+    budget = (int64_t)1 << 30;
+}
+
+int main(void)
+{
+    honest();
+    faulty();
+    over_budget();
+    return ls_test_exit();
+}
