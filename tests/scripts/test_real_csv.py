@@ -72,6 +72,12 @@ def write_scaled(src, dst, key):
     return n
 
 
+def is_bench_csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f), [])
+    return bool(header) and header[0] == "schema_version"
+
+
 def check(path, tmp):
     """Returns a list of failure messages for one committed CSV."""
     fails = []
@@ -107,7 +113,10 @@ def main():
         import scipy  # noqa: F401
     except ImportError as e:
         skip(f"{e.name} is not installed")
-    files = sorted(glob.glob(os.path.join(ROOT, "results", "h200", "*.csv")))
+    # Only linstate-bench CSVs (schema v1: first column schema_version); other CSVs under
+    # results/ (e.g. the kernel_speed tool's) have their own columns.
+    files = [f for f in sorted(glob.glob(os.path.join(ROOT, "results", "h200", "*.csv")))
+             if is_bench_csv(f)]
     if not files:
         skip("no committed CSV under results/h200/ yet")
     fails = []

@@ -1,0 +1,323 @@
+/*
+ * backend_cuda.cu — the "cuda" ls_backend table: device selection/description, cudaMalloc memory,
+ * copies, streams, CUDA events, CUDA graphs by stream capture, profiler control, and the kernel
+ * launchers (ls_cuda_* from the other .cu files of this folder).
+ *
+ * Conventions: every function returns 0 or -1 with ls_last_error() set ("file:line: call: error");
+ * mem_alloc returns NULL with the error naming the size. ls_stream NULL is the legacy default
+ * stream; graph capture needs a created (non-default) stream.
+ */
+#include <cuda_profiler_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_common.cuh"
+
+/* ------------------------------------------------------------------ device */
+
+/* 0 devices (not an error) when there is no GPU or no usable driver; the sticky error that
+ * cudaGetDeviceCount leaves behind is cleared so later calls start clean. */
+static int cuda_device_count(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+static int cuda_set_device(int index)
+{
+    LS_CUDA_TRY(cudaSetDevice(index));
+    return 0;
+}
+
+/* SM count of the current device, cached for the first 16 device indices. */
+extern "C" int ls_cuda_sm_count(void)
+{
+    static int cache[16];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 1;
+    }
+    if (dev >= 0 && dev < 16 && cache[dev] > 0)
+        return cache[dev];
+    int n = 0;
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) {
+        (void)cudaGetLastError();
+        return 1;
+    }
+    if (dev >= 0 && dev < 16)
+        cache[dev] = n;
+    return n;
+}
+
+/*
+ * Name, SMs, L2, clocks (cudaDevAttrClockRate / MemoryClockRate: CUDA 13 removed the
+ * cudaDeviceProp fields), driver/runtime versions, free/total memory (cudaMemGetInfo needs the
+ * device current: switched temporarily), PCI bus id.
+ */
+static int cuda_device_info(int index, ls_device_info *out)
+{
+    if (!out)
+        return ls_fail("cuda device_info: out is NULL");
+    memset(out, 0, sizeof *out);
+    cudaDeviceProp prop;
+    LS_CUDA_TRY(cudaGetDeviceProperties(&prop, index));
+    size_t nlen = strnlen(prop.name, sizeof prop.name);
+    if (nlen >= sizeof out->name)
+        nlen = sizeof out->name - 1;
+    memcpy(out->name, prop.name, nlen); /* out was zeroed: stays NUL-terminated */
+    out->index = index;
+    out->sm_count = prop.multiProcessorCount;
+    out->l2_bytes = prop.l2CacheSize;
+    int khz = 0;
+    LS_CUDA_TRY(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, index));
+    out->sm_clock_mhz = khz / 1000;
+    khz = 0;
+    LS_CUDA_TRY(cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, index));
+    out->mem_clock_mhz = khz / 1000;
+    LS_CUDA_TRY(cudaDriverGetVersion(&out->driver_version));
+    LS_CUDA_TRY(cudaRuntimeGetVersion(&out->runtime_version));
+    int cur = 0;
+    LS_CUDA_TRY(cudaGetDevice(&cur));
+    if (cur != index)
+        LS_CUDA_TRY(cudaSetDevice(index));
+    size_t free_b = 0, total_b = 0;
+    cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+    if (cur != index)
+        LS_CUDA_TRY(cudaSetDevice(cur));
+    LS_CUDA_TRY(e);
+    out->free_bytes = (int64_t)free_b;
+    out->total_bytes = (int64_t)total_b;
+    LS_CUDA_TRY(cudaDeviceGetPCIBusId(out->pci_bus_id, (int)sizeof out->pci_bus_id, index));
+    return 0;
+}
+
+/* ------------------------------------------------------------------ memory and copies */
+
+static void *cuda_mem_alloc(size_t bytes)
+{
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        ls_fail("%s:%d: cudaMalloc(%zu bytes): %s", __FILE__, __LINE__, bytes, cudaGetErrorString(e));
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda_mem_free(void *p)
+{
+    if (p)
+        (void)cudaFree(p);
+}
+
+static int cuda_mem_set(void *dst, int byte, size_t bytes, ls_stream s)
+{
+    LS_CUDA_TRY(cudaMemsetAsync(dst, byte, bytes, ls_cuda_stream(s)));
+    return 0;
+}
+
+/* Host<->device copies are synchronous (they return when the data is in place). */
+static int cuda_copy_h2d(void *dst, const void *src, size_t bytes)
+{
+    LS_CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+    return 0;
+}
+
+static int cuda_copy_d2h(void *dst, const void *src, size_t bytes)
+{
+    LS_CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+    return 0;
+}
+
+static int cuda_copy_d2d(void *dst, const void *src, size_t bytes, ls_stream s)
+{
+    LS_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ls_cuda_stream(s)));
+    return 0;
+}
+
+/* ------------------------------------------------------------------ streams and events */
+
+static int cuda_stream_create(ls_stream *out)
+{
+    cudaStream_t st;
+    LS_CUDA_TRY(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    *out = (ls_stream)st;
+    return 0;
+}
+
+static int cuda_stream_destroy(ls_stream s)
+{
+    if (s)
+        LS_CUDA_TRY(cudaStreamDestroy(ls_cuda_stream(s)));
+    return 0;
+}
+
+/* NULL (default stream) waits for the whole device, so work on non-blocking streams is covered too. */
+static int cuda_sync(ls_stream s)
+{
+    if (s)
+        LS_CUDA_TRY(cudaStreamSynchronize(ls_cuda_stream(s)));
+    else
+        LS_CUDA_TRY(cudaDeviceSynchronize());
+    return 0;
+}
+
+struct ls_event {
+    cudaEvent_t ev;
+};
+
+static int cuda_event_create(ls_event **out)
+{
+    ls_event *e = (ls_event *)calloc(1, sizeof *e);
+    if (!e)
+        return ls_fail("cuda event_create: out of host memory");
+    cudaError_t err = cudaEventCreate(&e->ev);
+    if (err != cudaSuccess) {
+        free(e);
+        return ls_fail("%s:%d: cudaEventCreate: %s", __FILE__, __LINE__, cudaGetErrorString(err));
+    }
+    *out = e;
+    return 0;
+}
+
+static int cuda_event_destroy(ls_event *e)
+{
+    if (!e)
+        return 0;
+    cudaError_t err = cudaEventDestroy(e->ev);
+    free(e);
+    LS_CUDA_TRY(err);
+    return 0;
+}
+
+static int cuda_event_record(ls_event *e, ls_stream s)
+{
+    LS_CUDA_TRY(cudaEventRecord(e->ev, ls_cuda_stream(s)));
+    return 0;
+}
+
+/* Waits for `stop`, then returns stop - start in microseconds. */
+static int cuda_event_elapsed_us(ls_event *start, ls_event *stop, double *us)
+{
+    float ms = 0.0f;
+    LS_CUDA_TRY(cudaEventSynchronize(stop->ev));
+    LS_CUDA_TRY(cudaEventElapsedTime(&ms, start->ev, stop->ev));
+    *us = (double)ms * 1000.0;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ graphs */
+
+struct ls_graph {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+};
+
+/* Global capture mode: any unsafe API call from another thread during capture fails loudly. */
+static int cuda_graph_begin(ls_stream s)
+{
+    if (!s)
+        return ls_fail("cuda graph_begin: the default stream cannot be captured; create a stream");
+    LS_CUDA_TRY(cudaStreamBeginCapture(ls_cuda_stream(s), cudaStreamCaptureModeGlobal));
+    return 0;
+}
+
+static int cuda_graph_end(ls_stream s, ls_graph **out)
+{
+    cudaGraph_t g = NULL;
+    LS_CUDA_TRY(cudaStreamEndCapture(ls_cuda_stream(s), &g));
+    ls_graph *lg = (ls_graph *)calloc(1, sizeof *lg);
+    if (!lg) {
+        cudaGraphDestroy(g);
+        return ls_fail("cuda graph_end: out of host memory");
+    }
+    lg->graph = g;
+    cudaError_t e = cudaGraphInstantiate(&lg->exec, g, 0);
+    if (e != cudaSuccess) {
+        cudaGraphDestroy(g);
+        free(lg);
+        return ls_fail("%s:%d: cudaGraphInstantiate: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+    }
+    *out = lg;
+    return 0;
+}
+
+static int cuda_graph_launch(ls_graph *g, ls_stream s)
+{
+    LS_CUDA_TRY(cudaGraphLaunch(g->exec, ls_cuda_stream(s)));
+    return 0;
+}
+
+static int cuda_graph_destroy(ls_graph *g)
+{
+    if (!g)
+        return 0;
+    cudaError_t e1 = cudaGraphExecDestroy(g->exec);
+    cudaError_t e2 = cudaGraphDestroy(g->graph);
+    free(g);
+    LS_CUDA_TRY(e1);
+    LS_CUDA_TRY(e2);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ profiler */
+
+static int cuda_profiler_start(void)
+{
+    LS_CUDA_TRY(cudaProfilerStart());
+    return 0;
+}
+
+static int cuda_profiler_stop(void)
+{
+    LS_CUDA_TRY(cudaProfilerStop());
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the table */
+
+/* Designated initializers (in declaration order; nvcc accepts them in C++17): a constant-
+ * initialised table, no run-time construction and no C++ runtime needed by C callers. */
+static const ls_backend cuda_backend = {
+    .abi_version = LS_BACKEND_ABI,
+    .name = "cuda",
+    .device_count = cuda_device_count,
+    .set_device = cuda_set_device,
+    .device_info = cuda_device_info,
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
+    .mem_set = cuda_mem_set,
+    .copy_h2d = cuda_copy_h2d,
+    .copy_d2h = cuda_copy_d2h,
+    .copy_d2d = cuda_copy_d2d,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .sync = cuda_sync,
+    .event_create = cuda_event_create,
+    .event_destroy = cuda_event_destroy,
+    .event_record = cuda_event_record,
+    .event_elapsed_us = cuda_event_elapsed_us,
+    .graph_begin = cuda_graph_begin,
+    .graph_end = cuda_graph_end,
+    .graph_launch = cuda_graph_launch,
+    .graph_destroy = cuda_graph_destroy,
+    .profiler_start = cuda_profiler_start,
+    .profiler_stop = cuda_profiler_stop,
+    .conv_update = ls_cuda_conv_update,
+    .gdn = ls_cuda_gdn,
+    .kda = ls_cuda_kda,
+    .ssu = ls_cuda_ssu,
+    .state_copy = ls_cuda_state_copy,
+    .state_accept = ls_cuda_state_accept,
+    .state_zero = ls_cuda_state_zero,
+};
+
+extern "C" const ls_backend *ls_backend_cuda(void) { return &cuda_backend; }

@@ -1,0 +1,516 @@
+/*
+ * conv1d_update.cu — causal depthwise conv1d update on the GPU (SPEC §2.1; contract in
+ * ls_kernels.h, ls_conv_params): decode (T = 1) and verify (T tokens, optional intermediate
+ * windows), both state orientations, W in 2..4, optional bias (bf16 or fp32 weights), SiLU,
+ * padding rows untouched, disable_state_update.
+ *
+ * Two kernels:
+ *  - conv_vec8: each thread owns 8 consecutive channels of one request row, so every access is a
+ *    16-byte vector: x/y (8 bf16), the state (channel-major: the 8 channels' W-1 columns are one
+ *    contiguous run of 8(W-1) bf16 = W-1 vectors; window-major: one vector per window column),
+ *    the weights (8 x W) and bias. Threads are numbered row-major over (row, channel group), so
+ *    a block covers several rows when C is small and the warp's accesses are contiguous.
+ *    Needs bf16 state, C % 8 == 0, unit channel stride of x/y, 16-byte aligned bases and
+ *    strides that keep every 8-channel group 16-byte aligned (true for every preset).
+ *  - conv_scalar: one thread per (row, channel), arbitrary strides, fp32 or bf16 state — the
+ *    fallback for everything else.
+ * The window is held in fp32 registers; state values are bf16 (or fp32) inputs copied
+ * unchanged, so the state and the windows are bit-exact copies of inputs. Math is fp32.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_common.cuh"
+
+/* Work description passed by value to both kernels. */
+struct conv_args {
+    ls_conv_params p;
+    int32_t groups;      /* channel groups per row (C/8 for conv_vec8, C for conv_scalar) */
+    int32_t inter_wmaj;  /* conv_vec8: inter windows are window-major (stride_c == 1) */
+};
+
+/* --------------------------------------------------------------------- vector path */
+
+/* bf16 value e of a packed array of 32-bit words (element 0 in the low half of word 0). */
+static __device__ __forceinline__ uint32_t pk_raw(const uint32_t *w, int e)
+{
+    return (e & 1) ? (w[e >> 1] >> 16) : (w[e >> 1] & 0xffffu);
+}
+static __device__ __forceinline__ float pk_get(const uint32_t *w, int e) { return __uint_as_float(pk_raw(w, e) << 16); }
+static __device__ __forceinline__ void pk_set(uint32_t *w, int e, uint32_t h)
+{
+    w[e >> 1] = (e & 1) ? ((w[e >> 1] & 0xffffu) | (h << 16)) : ((w[e >> 1] & 0xffff0000u) | h);
+}
+
+/* Position of window element (channel c, column j) in the 8(W-1) values of a group:
+ * channel-major c*(W-1)+j (one contiguous run), window-major j*8+c (one vector per column). */
+template <int N, bool WMAJ>
+static __device__ __forceinline__ int win_pos(int c, int j) { return WMAJ ? j * 8 + c : c * N + j; }
+
+/* Weights of the 8 channels (row-major [8][W]) and their bias, loaded with 16-byte vectors
+ * through the read-only path (every row re-reads them: they live in L1/L2). bf16 weights stay
+ * packed (4W words instead of 8W floats) and are widened at use. */
+template <int W, typename WT> struct conv_wts;
+
+template <int W> struct conv_wts<W, uint16_t> {
+    uint32_t w[4 * W], b[4];
+    __device__ __forceinline__ void load(const void *wp, const void *bp, int c0)
+    {
+        const uint16_t *wq = (const uint16_t *)wp + (int64_t)c0 * W;
+#pragma unroll
+        for (int k = 0; k < W; k++) {
+            uint4 v = ls_ld16_ro(wq + 8 * k);
+            w[4 * k] = v.x, w[4 * k + 1] = v.y, w[4 * k + 2] = v.z, w[4 * k + 3] = v.w;
+        }
+        uint4 v = bp ? ls_ld16_ro((const uint16_t *)bp + c0) : make_uint4(0, 0, 0, 0);
+        b[0] = v.x, b[1] = v.y, b[2] = v.z, b[3] = v.w;
+    }
+    __device__ __forceinline__ float wt(int c, int j) const { return pk_get(w, c * W + j); }
+    __device__ __forceinline__ float bias(int c) const { return pk_get(b, c); }
+};
+
+template <int W> struct conv_wts<W, float> {
+    float w[8 * W], b[8];
+    __device__ __forceinline__ void load(const void *wp, const void *bp, int c0)
+    {
+        const float *wq = (const float *)wp + (int64_t)c0 * W;
+#pragma unroll
+        for (int k = 0; k < 2 * W; k++) {
+            float4 v = __ldg((const float4 *)(wq + 4 * k));
+            w[4 * k] = v.x, w[4 * k + 1] = v.y, w[4 * k + 2] = v.z, w[4 * k + 3] = v.w;
+        }
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            float4 v = bp ? __ldg((const float4 *)((const float *)bp + c0 + 4 * k)) : make_float4(0.f, 0.f, 0.f, 0.f);
+            b[4 * k] = v.x, b[4 * k + 1] = v.y, b[4 * k + 2] = v.z, b[4 * k + 3] = v.w;
+        }
+    }
+    __device__ __forceinline__ float wt(int c, int j) const { return w[c * W + j]; }
+    __device__ __forceinline__ float bias(int c) const { return b[c]; }
+};
+
+/*
+ * One token for 8 channels c0..c0+7: y[c] = act(bias[c] + sum_j w[c,j] u[j]) with u = the
+ * window then x (fp32 math), and the packed window (layout WMAJ) shifted by one with x
+ * appended. Weights come from L1/L2 each call (registers stay free for loads in flight).
+ */
+template <int W, bool WMAJ, typename WT>
+static __device__ __forceinline__ void conv_step8(const ls_conv_params &p, int c0, uint4 xv, uint32_t win[4 * (W - 1)],
+                                                  float yf[8])
+{
+    constexpr int N = W - 1;
+    const uint32_t xw[4] = {xv.x, xv.y, xv.z, xv.w};
+    conv_wts<W, WT> cw;
+    cw.load(p.weight, p.bias, c0);
+    uint32_t nw[4 * N];
+#pragma unroll
+    for (int k = 0; k < 4 * N; k++)
+        nw[k] = 0;
+#pragma unroll
+    for (int c = 0; c < 8; c++) {
+        float acc = cw.bias(c);
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            acc = fmaf(cw.wt(c, j), pk_get(win, win_pos<N, WMAJ>(c, j)), acc);
+        acc = fmaf(cw.wt(c, N), pk_get(xw, c), acc);
+        yf[c] = p.silu ? ls_silu(acc) : acc;
+#pragma unroll
+        for (int j = 0; j < N - 1; j++)
+            pk_set(nw, win_pos<N, WMAJ>(c, j), pk_raw(win, win_pos<N, WMAJ>(c, j + 1)));
+        pk_set(nw, win_pos<N, WMAJ>(c, N - 1), pk_raw(xw, c));
+    }
+#pragma unroll
+    for (int k = 0; k < 4 * N; k++)
+        win[k] = nw[k];
+}
+
+/* Store a packed window (layout FROM) in orientation TO: W-1 16-byte vectors at base, columns
+ * stride_w apart when TO is window-major, contiguous when channel-major. */
+template <int N, bool FROM, bool TO>
+static __device__ __forceinline__ void conv_store_win8(uint16_t *base, int64_t stride_w, const uint32_t win[4 * N])
+{
+    uint32_t out[4 * N];
+    if (FROM == TO) {
+#pragma unroll
+        for (int k = 0; k < 4 * N; k++)
+            out[k] = win[k];
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4 * N; k++)
+            out[k] = 0;
+#pragma unroll
+        for (int c = 0; c < 8; c++)
+#pragma unroll
+            for (int j = 0; j < N; j++)
+                pk_set(out, win_pos<N, TO>(c, j), pk_raw(win, win_pos<N, FROM>(c, j)));
+    }
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        ls_st16(base + (TO ? k * stride_w : 8 * k), make_uint4(out[4 * k], out[4 * k + 1], out[4 * k + 2], out[4 * k + 3]));
+}
+
+/*
+ * One thread = one request row x 8 channels. Padding rows return before touching memory.
+ * The window stays packed as bf16 pairs in the state's own layout (its values are bf16 inputs,
+ * so packing is exact), which keeps registers low: 4(W-1) words instead of 8(W-1) floats.
+ * Per token: y = act(bias + sum_j w[j] u[t+j]) for 8 channels, one 16-byte store; the window
+ * shifts (byte permutes); verify stores the window after each token to inter[s, t].
+ * INTER (p.inter != NULL) is a template flag so the decode instance carries no window-store
+ * code (about 15 registers less).
+ */
+template <int W, bool WMAJ, typename WT, bool INTER>
+__global__ void __launch_bounds__(128) conv_vec8(const conv_args a)
+{
+    constexpr int N = W - 1;
+    const ls_conv_params &p = a.p;
+    uint32_t idx = blockIdx.x * blockDim.x + threadIdx.x; /* < 2^31: checked by the launcher */
+    if (idx >= (uint32_t)p.batch * (uint32_t)a.groups)
+        return;
+    int r = (int)(idx / (uint32_t)a.groups);
+    int c0 = (int)(idx - (uint32_t)r * a.groups) * 8;
+    int s = p.slot_idx[r];
+    if (s < 0)
+        return;
+
+    uint16_t *st = (uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (WMAJ ? c0 : (int64_t)c0 * N);
+    uint32_t win[4 * N];
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        uint4 v = ls_ld16(st + (WMAJ ? k * p.state_stride_w : 8 * k));
+        win[4 * k] = v.x, win[4 * k + 1] = v.y, win[4 * k + 2] = v.z, win[4 * k + 3] = v.w;
+    }
+    const uint16_t *xp = p.x + (int64_t)r * p.x_stride_b + c0;
+    uint16_t *yp = p.y + (int64_t)r * p.y_stride_b + c0;
+#pragma unroll 1
+    for (int t = 0; t < p.tokens; t++) {
+        uint4 xv = ls_ld16_ro(xp + (int64_t)t * p.x_stride_t);
+        float yf[8];
+        conv_step8<W, WMAJ, WT>(p, c0, xv, win, yf);
+        ls_st16(yp + (int64_t)t * p.y_stride_t, ls_pack_bf16x8(yf));
+        if (INTER) {
+            uint16_t *ip = (uint16_t *)p.inter + (int64_t)s * p.inter_stride_slot + (int64_t)t * p.inter_stride_t;
+            if (a.inter_wmaj)
+                conv_store_win8<N, WMAJ, true>(ip + c0, p.inter_stride_w, win);
+            else
+                conv_store_win8<N, WMAJ, false>(ip + (int64_t)c0 * N, 0, win);
+        }
+    }
+    if (!p.disable_state_update)
+        conv_store_win8<N, WMAJ, WMAJ>(st, p.state_stride_w, win);
+}
+
+/* ------------------------------------------------------------- channel-major tile path */
+
+/*
+ * Channel-major bf16 state (GDN, Mamba2), warp-cooperative so every global access is one
+ * contiguous 512-byte warp transaction: a warp owns a tile of 256 channels (8 per lane) of one
+ * row, whose state is 256(W-1) contiguous bf16 = 32(W-1) vectors. Lanes load vectors k*32+lane
+ * (coalesced), swap them through warp-private shared memory to vectors lane*(W-1)+k (the lane's
+ * own 8 channels; 48-byte lane stride is bank-conflict free for 16-byte accesses), compute as
+ * conv_vec8, and swap back for the state / inter stores. ITEMS tiles per warp have all their
+ * state and first-token x loads issued before any compute (more bytes in flight per thread).
+ * Needs: the conv_vec_ok conditions with a channel-major state and (if any) channel-major inter.
+ */
+template <int N>
+static __device__ __forceinline__ void tile_swap_in(uint4 *sm, const uint4 v[N], int lane, int nv, uint32_t win[4 * N])
+{
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        if (k * 32 + lane < nv)
+            sm[k * 32 + lane] = v[k];
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        uint4 u = lane * N < nv ? sm[lane * N + k] : make_uint4(0, 0, 0, 0);
+        win[4 * k] = u.x, win[4 * k + 1] = u.y, win[4 * k + 2] = u.z, win[4 * k + 3] = u.w;
+    }
+    __syncwarp();
+}
+
+/* Window (lane layout) -> shared -> coalesced stores of the tile's nv vectors at dst. */
+template <int N>
+static __device__ __forceinline__ void tile_swap_out(uint4 *sm, const uint32_t win[4 * N], int lane, int nv, uint16_t *dst)
+{
+    if (lane * N < nv)
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            sm[lane * N + k] = make_uint4(win[4 * k], win[4 * k + 1], win[4 * k + 2], win[4 * k + 3]);
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        if (k * 32 + lane < nv)
+            ls_st16(dst + 8 * (k * 32 + lane), sm[k * 32 + lane]);
+    __syncwarp();
+}
+
+template <int W, typename WT, bool INTER, int ITEMS>
+__global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
+{
+    constexpr int N = W - 1;
+    __shared__ uint4 smem[4][32 * N];
+    const ls_conv_params &p = a.p;
+    const int lane = threadIdx.x & 31;
+    uint4 *sm = smem[threadIdx.x >> 5];
+    const uint32_t tiles_per_row = (uint32_t)a.groups, ntiles = (uint32_t)p.batch * tiles_per_row;
+    const uint32_t tile0 = (blockIdx.x * 4 + (threadIdx.x >> 5)) * ITEMS;
+
+    int row[ITEMS], s[ITEMS], c0[ITEMS], nv[ITEMS];
+    uint4 sv[ITEMS][N], xv[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        s[i] = -1, row[i] = 0, c0[i] = 0, nv[i] = 0;
+        if (tile0 + i < ntiles) {
+            row[i] = (int)((tile0 + i) / tiles_per_row);
+            c0[i] = (int)(tile0 + i - (uint32_t)row[i] * tiles_per_row) * 256;
+            nv[i] = min(256, p.channels - c0[i]) * N / 8;
+            s[i] = p.slot_idx[row[i]];
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) /* every load of every item before any compute */
+        if (s[i] >= 0) {
+            const uint16_t *base = (const uint16_t *)p.state + (int64_t)s[i] * p.state_stride_slot + (int64_t)c0[i] * N;
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                if (k * 32 + lane < nv[i])
+                    sv[i][k] = ls_ld16(base + 8 * (k * 32 + lane));
+            if (lane * N < nv[i])
+                xv[i] = ls_ld16_ro(p.x + (int64_t)row[i] * p.x_stride_b + c0[i] + lane * 8);
+        }
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        if (s[i] < 0) /* warp-uniform: padding row or past the end */
+            continue;
+        const bool active = lane * N < nv[i];
+        const int c = c0[i] + lane * 8;
+        uint32_t win[4 * N];
+        tile_swap_in<N>(sm, sv[i], lane, nv[i], win);
+        uint16_t *yp = p.y + (int64_t)row[i] * p.y_stride_b + c;
+#pragma unroll 1
+        for (int t = 0; t < p.tokens; t++) {
+            uint4 x = xv[i];
+            if (t > 0 && active)
+                x = ls_ld16_ro(p.x + (int64_t)row[i] * p.x_stride_b + (int64_t)t * p.x_stride_t + c);
+            float yf[8];
+            if (active) {
+                conv_step8<W, false, WT>(p, c, x, win, yf);
+                ls_st16(yp + (int64_t)t * p.y_stride_t, ls_pack_bf16x8(yf));
+            }
+            if (INTER)
+                tile_swap_out<N>(sm, win, lane, nv[i],
+                                 (uint16_t *)p.inter + (int64_t)s[i] * p.inter_stride_slot + (int64_t)t * p.inter_stride_t +
+                                     (int64_t)c0[i] * N);
+        }
+        if (!p.disable_state_update)
+            tile_swap_out<N>(sm, win, lane, nv[i],
+                             (uint16_t *)p.state + (int64_t)s[i] * p.state_stride_slot + (int64_t)c0[i] * N);
+    }
+}
+
+/* --------------------------------------------------------------------- scalar fallback */
+
+/* One thread = one (row, channel); any strides; ST = float or __nv_bfloat16 state. */
+template <int W, typename ST, typename WT>
+__global__ void __launch_bounds__(256) conv_scalar(const conv_args a)
+{
+    constexpr int N = W - 1;
+    const ls_conv_params &p = a.p;
+    uint32_t idx = blockIdx.x * blockDim.x + threadIdx.x; /* < 2^31: checked by the launcher */
+    if (idx >= (uint32_t)p.batch * (uint32_t)a.groups)
+        return;
+    int r = (int)(idx / (uint32_t)a.groups);
+    int c = (int)(idx - (uint32_t)r * a.groups);
+    int s = p.slot_idx[r];
+    if (s < 0)
+        return;
+    ST *st = (ST *)p.state + (int64_t)s * p.state_stride_slot + (int64_t)c * p.state_stride_c;
+    float win[N];
+#pragma unroll
+    for (int j = 0; j < N; j++)
+        win[j] = ls_ld_state(st, j * p.state_stride_w);
+    const WT *w = (const WT *)p.weight + (int64_t)c * W;
+    float wt[W];
+#pragma unroll
+    for (int j = 0; j < W; j++)
+        wt[j] = ls_ld_param(w, j);
+    float b = p.bias ? ls_ld_param((const WT *)p.bias, c) : 0.0f;
+    for (int t = 0; t < p.tokens; t++) {
+        float xv = ls_bf2f(p.x[(int64_t)r * p.x_stride_b + (int64_t)t * p.x_stride_t + (int64_t)c * p.x_stride_c]);
+        float acc = b;
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            acc = fmaf(wt[j], win[j], acc);
+        acc = fmaf(wt[N], xv, acc);
+        p.y[(int64_t)r * p.y_stride_b + (int64_t)t * p.y_stride_t + (int64_t)c * p.y_stride_c] =
+            ls_f2bf(p.silu ? ls_silu(acc) : acc);
+#pragma unroll
+        for (int j = 0; j < N - 1; j++)
+            win[j] = win[j + 1];
+        win[N - 1] = xv;
+        if (p.inter) {
+            ST *ip = (ST *)p.inter + (int64_t)s * p.inter_stride_slot + (int64_t)t * p.inter_stride_t +
+                     (int64_t)c * p.inter_stride_c;
+#pragma unroll
+            for (int j = 0; j < N; j++)
+                ls_st_state(ip, j * p.inter_stride_w, win[j]);
+        }
+    }
+    if (!p.disable_state_update)
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            ls_st_state(st, j * p.state_stride_w, win[j]);
+}
+
+/* --------------------------------------------------------------------- launcher */
+
+static bool mult8(int64_t v) { return (v & 7) == 0; }
+
+/* Orientation of a [C, W-1] view usable by conv_vec8: 0 channel-major (contiguous), 1
+ * window-major (channel stride 1, column stride a multiple of 8), -1 neither. */
+static int vec_orient(int64_t stride_c, int64_t stride_w, int W)
+{
+    if (stride_w == 1 && stride_c == W - 1)
+        return 0;
+    if (stride_c == 1 && mult8(stride_w))
+        return 1;
+    return -1;
+}
+
+/* Every condition under which each thread's 8-channel accesses are aligned 16-byte vectors. */
+static int conv_vec_ok(const ls_conv_params *p, int *state_wmaj, int *inter_wmaj)
+{
+    if (p->state_dtype != LS_BF16 || p->channels % 8 != 0)
+        return 0;
+    if (p->x_stride_c != 1 || p->y_stride_c != 1 || !mult8(p->x_stride_b) || !mult8(p->x_stride_t) ||
+        !mult8(p->y_stride_b) || !mult8(p->y_stride_t))
+        return 0;
+    if (!ls_aligned16(p->x) || !ls_aligned16(p->y) || !ls_aligned16(p->weight) ||
+        (p->bias && !ls_aligned16(p->bias)))
+        return 0;
+    *state_wmaj = vec_orient(p->state_stride_c, p->state_stride_w, p->width);
+    if (*state_wmaj < 0 || !ls_aligned16(p->state) || !mult8(p->state_stride_slot))
+        return 0;
+    *inter_wmaj = 0;
+    if (p->inter) {
+        *inter_wmaj = vec_orient(p->inter_stride_c, p->inter_stride_w, p->width);
+        if (*inter_wmaj < 0 || !ls_aligned16(p->inter) || !mult8(p->inter_stride_slot) ||
+            !mult8(p->inter_stride_t))
+            return 0;
+    }
+    return 1;
+}
+
+template <int W, bool WMAJ>
+static int launch_vec_w(const conv_args &a, cudaStream_t st)
+{
+    const int threads = 128;
+    int64_t n = (int64_t)a.p.batch * a.groups;
+    dim3 grid((unsigned)ls_ceil_div(n, threads));
+    bool wf = a.p.weight_dtype == LS_F32, inter = a.p.inter != NULL;
+    if (wf && inter)
+        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, float, true>), grid, threads, 0, st, a);
+    else if (wf)
+        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, float, false>), grid, threads, 0, st, a);
+    else if (inter)
+        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, uint16_t, true>), grid, threads, 0, st, a);
+    else
+        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, uint16_t, false>), grid, threads, 0, st, a);
+    return 0;
+}
+
+template <int W, int ITEMS>
+static int launch_tile_w(const conv_args &a, cudaStream_t st)
+{
+    int64_t warps = ls_ceil_div((int64_t)a.p.batch * a.groups, ITEMS);
+    dim3 grid((unsigned)ls_ceil_div(warps, 4));
+    bool wf = a.p.weight_dtype == LS_F32, inter = a.p.inter != NULL;
+    if (wf && inter)
+        LS_CUDA_LAUNCH((conv_cm_tile<W, float, true, ITEMS>), grid, 128, 0, st, a);
+    else if (wf)
+        LS_CUDA_LAUNCH((conv_cm_tile<W, float, false, ITEMS>), grid, 128, 0, st, a);
+    else if (inter)
+        LS_CUDA_LAUNCH((conv_cm_tile<W, uint16_t, true, ITEMS>), grid, 128, 0, st, a);
+    else
+        LS_CUDA_LAUNCH((conv_cm_tile<W, uint16_t, false, ITEMS>), grid, 128, 0, st, a);
+    return 0;
+}
+
+/* Channel-major kernel choice, LS_CONV_VARIANT (a tuning knob read at each launch): "vec"
+ * (conv_vec8, the default: the version measured on the H200), "tile1" / "tile2"
+ * (conv_cm_tile with 1 or 2 tiles per warp: EXPERIMENTAL, compiled and covered by
+ * test_gpu_conv, not yet run on a GPU — see results/h200/kernels.md). */
+static int cm_variant(void)
+{
+    const char *v = getenv("LS_CONV_VARIANT");
+    if (v && !strcmp(v, "tile1"))
+        return 1;
+    if (v && !strcmp(v, "tile2"))
+        return 2;
+    return 0;
+}
+
+template <int W>
+static int launch_cm_w(conv_args a, cudaStream_t st)
+{
+    switch (cm_variant()) {
+    case 1: a.groups = (int32_t)ls_ceil_div(a.p.channels, 256); return launch_tile_w<W, 1>(a, st);
+    case 2: a.groups = (int32_t)ls_ceil_div(a.p.channels, 256); return launch_tile_w<W, 2>(a, st);
+    default: return launch_vec_w<W, false>(a, st);
+    }
+}
+
+template <int W>
+static int launch_scalar_w(const conv_args &a, cudaStream_t st)
+{
+    const int threads = 256;
+    int64_t n = (int64_t)a.p.batch * a.groups;
+    dim3 grid((unsigned)ls_ceil_div(n, threads));
+    bool sf = a.p.state_dtype == LS_F32, wf = a.p.weight_dtype == LS_F32;
+    if (sf && wf)
+        LS_CUDA_LAUNCH((conv_scalar<W, float, float>), grid, threads, 0, st, a);
+    else if (sf)
+        LS_CUDA_LAUNCH((conv_scalar<W, float, uint16_t>), grid, threads, 0, st, a);
+    else if (wf)
+        LS_CUDA_LAUNCH((conv_scalar<W, __nv_bfloat16, float>), grid, threads, 0, st, a);
+    else
+        LS_CUDA_LAUNCH((conv_scalar<W, __nv_bfloat16, uint16_t>), grid, threads, 0, st, a);
+    return 0;
+}
+
+/*
+ * Validates, then picks conv_vec8 when conv_vec_ok holds, else conv_scalar, instantiated for
+ * the width (2..4), the state orientation and the weight dtype. Asynchronous on stream s.
+ */
+extern "C" int ls_cuda_conv_update(const ls_conv_params *p, ls_stream s)
+{
+    if (ls_conv_params_check(p))
+        return -1;
+    if ((int64_t)p->batch * p->channels > INT32_MAX)
+        return ls_fail("conv_update: batch*channels=%lld exceeds 2^31-1", (long long)p->batch * p->channels);
+    cudaStream_t st = ls_cuda_stream(s);
+    conv_args a;
+    a.p = *p;
+    int swm = 0, iwm = 0;
+    if (conv_vec_ok(p, &swm, &iwm)) {
+        a.groups = p->channels / 8;
+        a.inter_wmaj = iwm;
+        const bool cm = !swm && !(p->inter && iwm); /* channel-major state and inter */
+        switch (p->width * 2 + swm) {
+        case 4: return cm ? launch_cm_w<2>(a, st) : launch_vec_w<2, false>(a, st);
+        case 5: return launch_vec_w<2, true>(a, st);
+        case 6: return cm ? launch_cm_w<3>(a, st) : launch_vec_w<3, false>(a, st);
+        case 7: return launch_vec_w<3, true>(a, st);
+        case 8: return cm ? launch_cm_w<4>(a, st) : launch_vec_w<4, false>(a, st);
+        case 9: return launch_vec_w<4, true>(a, st);
+        }
+    } else {
+        a.groups = p->channels;
+        a.inter_wmaj = 0;
+        switch (p->width) {
+        case 2: return launch_scalar_w<2>(a, st);
+        case 3: return launch_scalar_w<3>(a, st);
+        case 4: return launch_scalar_w<4>(a, st);
+        }
+    }
+    return ls_fail("conv_update: width=%d not in 2..4", p->width);
+}

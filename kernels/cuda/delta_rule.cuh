@@ -1,0 +1,443 @@
+/*
+ * delta_rule.cuh — the one recurrence kernel behind GDN (scalar decay per value head, SPEC §2.2,
+ * §2.3) and KDA (decay per key row, SPEC §2.5), decode (T = 1) and verify (T tokens, per-step
+ * intermediate states, optional final write). Included by gdn.cu and kda.cu only.
+ *
+ * Work split. A tile = (request r, value head hv, block of value columns) is owned by one or
+ * two warps and its K x cols state slice lives in registers for all T tokens: every lane holds
+ * 16 key rows x 4 consecutive value columns (one 16-byte fp32 / 8-byte bf16 access per row).
+ * Two layouts (see `layout` below): NARROW, 1 warp per 16-column tile, for small batches (many
+ * tiles to spread over the SMs); WIDE, 2 warps per 32-column tile (64 key rows each), whose
+ * accesses cover whole 128-byte lines, for large batches. Reductions over K (S^T k, S^T q, the
+ * L2 norms) are in-lane sums, xor-shuffles over the warp's K-lanes and, for WIDE, one
+ * shared-memory exchange with the partner warp per token (named barrier of the pair); CTAs
+ * group 1..4 warps, picked by the launcher to spread small batches over the SMs.
+ *
+ * Per token (exactly the ls_delta_params contract, fp32 math):
+ *   S *= exp(g) (row-wise for KDA); sk = S^T kn; sq = S^T qn   (one pass over S)
+ *   u = beta * (v - sk); o = sq + (kn . qn) u = (S + kn u^T)^T qn; S += kn u^T
+ * The identity for o saves the second reduction pass. All state loads of the first token are
+ * issued before the q/k normalisation so memory latency overlaps the math.
+ *
+ * Two shapes of the kernel: FAST (K = V = 128 as in every preset, 16/8-byte aligned tensors:
+ * vector accesses with immediate row offsets, no predicates) and a generic one (any K <= 128,
+ * any V: scalar predicated accesses).
+ */
+#ifndef LS_DELTA_RULE_CUH
+#define LS_DELTA_RULE_CUH
+
+#include "cuda_common.cuh"
+
+/* ---------------------------------------------------------------------------------------------
+ * 4-wide accesses (also used by mamba2_ssu.cu): 4 consecutive elements of a state (float or raw
+ * bf16 uint16_t) or bf16 activation row, as 4 floats. FAST: one 16-byte (fp32) or 8-byte (bf16)
+ * access, the caller guarantees alignment and 4 valid elements. Generic: element-wise, elements
+ * at index >= valid are read as 0 / not written.
+ */
+namespace ls_rec {
+
+static __host__ __device__ __forceinline__ bool aligned_ok(const void *p, size_t a) { return ((uintptr_t)p % a) == 0; }
+
+/* softplus (threshold 20) with full-precision expf/log1pf. The decay exp(-e^A_log softplus(.))
+ * compounds over the T tokens: the ~1e-6 relative error of the __expf inside ls_softplus would
+ * eat most of the 1e-5 fp32-state tolerance, so the recurrences use this one (a few extra
+ * instructions per decay, far below the memory time). */
+static __device__ __forceinline__ float softplus_precise(float x) { return x <= 20.0f ? log1pf(expf(x)) : x; }
+
+/* Ask for the 128-byte line holding p to be brought into L2 (no register result, no wait). */
+static __device__ __forceinline__ void prefetch_l2(const void *p)
+{
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
+template <bool FAST>
+static __device__ __forceinline__ void load4(const float *p, int valid, float out[4])
+{
+    if (FAST) {
+        const float4 w = *reinterpret_cast<const float4 *>(p);
+        out[0] = w.x, out[1] = w.y, out[2] = w.z, out[3] = w.w;
+    } else {
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            out[c] = c < valid ? p[c] : 0.0f;
+    }
+}
+
+template <bool FAST>
+static __device__ __forceinline__ void load4(const uint16_t *p, int valid, float out[4])
+{
+    if (FAST) {
+        const uint2 w = *reinterpret_cast<const uint2 *>(p);
+        out[0] = __uint_as_float(w.x << 16), out[1] = __uint_as_float(w.x & 0xffff0000u);
+        out[2] = __uint_as_float(w.y << 16), out[3] = __uint_as_float(w.y & 0xffff0000u);
+    } else {
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            out[c] = c < valid ? ls_bf2f(p[c]) : 0.0f;
+    }
+}
+
+template <bool FAST>
+static __device__ __forceinline__ void store4(float *p, int valid, const float v[4])
+{
+    if (FAST) {
+        *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
+    } else {
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            if (c < valid)
+                p[c] = v[c];
+    }
+}
+
+template <bool FAST>
+static __device__ __forceinline__ void store4(uint16_t *p, int valid, const float v[4])
+{
+    if (FAST) {
+        *reinterpret_cast<uint2 *>(p) = make_uint2(ls_pack_bf16x2(v[0], v[1]), ls_pack_bf16x2(v[2], v[3]));
+    } else {
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            if (c < valid)
+                p[c] = ls_f2bf(v[c]);
+    }
+}
+
+} /* namespace ls_rec */
+
+namespace ls_delta {
+
+constexpr int COLS = 4;                      /* value columns per lane */
+constexpr int DIM_FAST = 128;                /* fast path: K = V = 128 (every preset) */
+constexpr int RK_GENERIC = 16;               /* generic path: 16 key rows per lane, K <= 128 */
+constexpr int MAX_WARPS_PER_CTA = 4;
+
+/*
+ * Layouts of a tile (one (r, hv, block of value columns), owned by KW warps):
+ *   NARROW: 4 lanes along V x 8 along K, 1 warp, 16 columns: 8 rows x 64 bytes per access;
+ *           many tiles, so small batches still spread over every SM.
+ *   WIDE:   8 lanes along V x 4 along K, 2 warps (64 key rows each), 32 columns: 4 rows x 128
+ *           bytes per access (whole lines); the two warps combine their partial sums through
+ *           shared memory and a named barrier once per token.
+ * Both keep 16 key rows x 4 columns of state per lane (64 registers).
+ */
+enum layout { NARROW = 0, WIDE = 1 };
+template <int L> struct shape_of;
+template <> struct shape_of<NARROW> { static constexpr int LV = 4, KW = 1; };
+template <> struct shape_of<WIDE> { static constexpr int LV = 8, KW = 2; };
+
+/* Sum over the lanes along K (lane bits log2(LV)..4); every lane receives the total. */
+template <int LV>
+__device__ __forceinline__ float sum_k_lanes(float x)
+{
+#pragma unroll
+    for (int m = LV; m < 32; m *= 2)
+        x += __shfl_xor_sync(0xffffffffu, x, m);
+    return x;
+}
+
+/*
+ * n consecutive bf16 activations starting at p into fp32 (fast: 16-byte loads, so p must be
+ * 16-byte aligned and n a multiple of 8); generic: element-wise, entries with idx >= lim read 0.
+ */
+template <int N, bool FAST>
+__device__ __forceinline__ void load_bf16_row(const uint16_t *p, int idx0, int lim, float *out)
+{
+    if (FAST && N % 8 == 0) {
+#pragma unroll
+        for (int j = 0; j < N / 8; j++)
+            ls_unpack_bf16x8(ls_ld16(p + 8 * j), out + 8 * j);
+    } else {
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            out[j] = (FAST || idx0 + j < lim) ? ls_bf2f(p[j]) : 0.0f;
+    }
+}
+
+/*
+ * KDA decay of this lane's RK rows: the LV lanes sharing the rows each compute RK/LV of the
+ * exp(-e^A_log softplus(a + dt_bias)) (the costly part: expf, log1pf, expf), then exchange
+ * them with shuffles. Rows >= K get 1 (their state is zero anyway).
+ */
+template <int LV, int RK, bool FAST>
+__device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dtb_row, int k0, int K,
+                                          float neg_a, int lane, float *e)
+{
+    constexpr int G = RK / LV; /* rows computed per lane */
+    const int lv = lane % LV;
+    float mine[G];
+    float g[G];
+    load_bf16_row<G, FAST>(a_row + lv * G, k0 + lv * G, K, g);
+#pragma unroll
+    for (int j = 0; j < G; j++) {
+        const bool live = FAST || k0 + lv * G + j < K;
+        mine[j] = live ? expf(neg_a * ls_rec::softplus_precise(g[j] + dtb_row[lv * G + j])) : 1.0f;
+    }
+    const int base = lane & ~(LV - 1);
+#pragma unroll
+    for (int i = 0; i < RK; i++)
+        e[i] = __shfl_sync(0xffffffffu, mine[i % G], base | (i / G));
+}
+
+/* Minimum CTAs per SM asked of the register allocator: decode keeps <= 128 registers (16 warps
+ * per SM, each with 8 KiB of state loads in flight); verify (T loop, L2 prefetch of the later
+ * tokens' activations) may use up to 168; the generic path takes what it needs. */
+constexpr int min_ctas(bool fast, bool one_token) { return fast ? (one_token ? 4 : 3) : 1; }
+
+/* Partial sums a lane contributes per token before the cross-warp combine (WIDE). */
+constexpr int NSUM = 3 + 2 * COLS; /* qq, kk, qk, sk[4], sq[4] */
+
+/*
+ * The kernel. ST: float (fp32 state) or uint16_t (bf16 state). PER_ROW: KDA gate. L: layout
+ * (above). FAST: see the file comment (the generic path is NARROW only). ONE_TOKEN: T = 1 at
+ * compile time (decode). Grid: CTAs of `warps` warps (a multiple of KW); warp w = blockIdx.x *
+ * warps + warp-in-CTA; tile = w / KW, ordered (r, hv, vblock) with vblock fastest so that the
+ * warps of one CTA cover adjacent columns of one head; warp w % KW owns rows of that slice.
+ */
+template <typename ST, bool PER_ROW, int L, bool FAST, bool ONE_TOKEN>
+__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(FAST, ONE_TOKEN))
+delta_rule_kernel(const ls_delta_params p)
+{
+    constexpr int LV = shape_of<L>::LV, KW = shape_of<L>::KW, LK = 32 / LV;
+    constexpr int RK = FAST ? DIM_FAST / (LK * KW) : RK_GENERIC;
+    constexpr int TILE_COLS = LV * COLS;
+    static_assert(FAST || L == NARROW, "the generic path is NARROW only");
+    __shared__ float xchg[KW > 1 ? 2 : 1][KW > 1 ? MAX_WARPS_PER_CTA : 1][LV][NSUM];
+
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int lv = lane % LV, lk = lane / LV;
+    /* FAST fixes K = V = 128 at compile time: row strides become immediate offsets */
+    const int K = FAST ? DIM_FAST : p.dk, V = FAST ? DIM_FAST : p.dv;
+    const int HV = p.heads_v, T = ONE_TOKEN ? 1 : p.tokens;
+    const int vblocks = (V + TILE_COLS - 1) / TILE_COLS;
+    const long long gw = (long long)blockIdx.x * (blockDim.x >> 5) + warp;
+    const int kw = (int)(gw % KW);
+    const long long tile = gw / KW;
+    const int vb = (int)(tile % vblocks);
+    const long long rh = tile / vblocks;
+    const int hv = (int)(rh % HV);
+    const int r = (int)(rh / HV);
+    if (r >= p.batch)
+        return; /* all KW warps of the tile leave together: no barrier is left waiting */
+
+    const int h = hv / (HV / p.heads_qk);
+    const int col0 = vb * TILE_COLS + lv * COLS;
+    const int k0 = (kw * LK + lk) * RK;
+    const int slot = p.slot_idx[r];
+    const long long head = (long long)hv * K * V;
+
+    /* ---- state tile: issue every load first (zero for padding rows and masked entries) */
+    float S[RK][COLS];
+    const ST *src = slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr;
+#pragma unroll
+    for (int i = 0; i < RK; i++) {
+        const int k = k0 + i;
+        if (src && (FAST || k < K))
+            ls_rec::load4<FAST>(src + (long long)k * V + col0, V - col0, S[i]);
+        else
+            S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
+    }
+
+    /* verify: pull every later token's activations into L2 now, under the state loads */
+    if (!ONE_TOKEN)
+        for (int t = 1; t < T; t++) {
+            const long long bt = (long long)r * T + t;
+            const long long qk_off = (bt * p.heads_qk + h) * K + k0;
+            ls_rec::prefetch_l2(p.q + qk_off);
+            ls_rec::prefetch_l2(p.k + qk_off);
+            ls_rec::prefetch_l2(p.v + (bt * HV + hv) * V + col0);
+            if (PER_ROW)
+                ls_rec::prefetch_l2(p.a + (bt * HV + hv) * K + k0);
+        }
+
+    const float neg_a = -expf(p.A_log[hv]);
+    const float gdn_dtb = PER_ROW ? 0.0f : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
+
+    for (int t = 0; t < T; t++) {
+        const long long bt = (long long)r * T + t;
+        /* ---- activations of this token: q, k rows of this lane, v columns, gates */
+        float qv[RK], kv[RK];
+        const long long qk_off = (bt * p.heads_qk + h) * K + k0;
+        load_bf16_row<RK, FAST>(p.q + qk_off, k0, K, qv);
+        load_bf16_row<RK, FAST>(p.k + qk_off, k0, K, kv);
+        float vv[COLS];
+        const long long v_off = (bt * HV + hv) * V + col0;
+        ls_rec::load4<FAST>(p.v + v_off, V - col0, vv);
+        const float beta = ls_sigmoid(ls_bf2f(p.b[bt * HV + hv]));
+
+        /* ---- decay */
+        if (PER_ROW) {
+            float e[RK];
+            kda_decay<LV, RK, FAST>(p.a + (bt * HV + hv) * K + k0, (const float *)p.dt_bias + (long long)hv * K + k0,
+                                    k0, K, neg_a, lane, e);
+#pragma unroll
+            for (int i = 0; i < RK; i++)
+#pragma unroll
+                for (int c = 0; c < COLS; c++)
+                    S[i][c] *= e[i];
+        } else {
+            const float e = expf(neg_a * ls_rec::softplus_precise(ls_bf2f(p.a[bt * HV + hv]) + gdn_dtb));
+#pragma unroll
+            for (int i = 0; i < RK; i++)
+#pragma unroll
+                for (int c = 0; c < COLS; c++)
+                    S[i][c] *= e;
+        }
+
+        /* ---- partial sums over this lane's rows: |q|^2, |k|^2, q.k, S^T k, S^T q (raw q, k:
+         * the norms are applied to the reduced sums), then over the warp's K-lanes */
+        float sum[NSUM];
+#pragma unroll
+        for (int j = 0; j < NSUM; j++)
+            sum[j] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < RK; i++) {
+            sum[0] = fmaf(qv[i], qv[i], sum[0]);
+            sum[1] = fmaf(kv[i], kv[i], sum[1]);
+            sum[2] = fmaf(qv[i], kv[i], sum[2]);
+#pragma unroll
+            for (int c = 0; c < COLS; c++) {
+                sum[3 + c] = fmaf(S[i][c], kv[i], sum[3 + c]);
+                sum[3 + COLS + c] = fmaf(S[i][c], qv[i], sum[3 + COLS + c]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < NSUM; j++)
+            sum[j] = sum_k_lanes<LV>(sum[j]);
+        if (KW > 1) { /* WIDE: add the partner warp's half of K through shared memory (both warps
+                       * get a0 + a1: identical totals). Double-buffered by token parity: a buffer
+                       * is rewritten only after the partner passed the next barrier. */
+            static_assert(KW <= 2, "the exchange pairs warps w and w ^ 1");
+            float(*buf)[LV][NSUM] = xchg[KW > 1 ? (t & 1) : 0];
+            if (lk == 0)
+#pragma unroll
+                for (int j = 0; j < NSUM; j++)
+                    buf[warp][lv][j] = sum[j];
+            asm volatile("bar.sync %0, %1;" ::"r"(1 + warp / 2), "r"(64) : "memory");
+#pragma unroll
+            for (int j = 0; j < NSUM; j++)
+                sum[j] += buf[warp ^ 1][lv][j];
+        }
+        const float rq = rsqrtf(sum[0] + 1e-6f) * p.scale;
+        const float rk = rsqrtf(sum[1] + 1e-6f);
+        const float kq = sum[2] * rq * rk; /* kn . qn */
+
+        float uk[COLS], o[COLS];
+#pragma unroll
+        for (int c = 0; c < COLS; c++) {
+            const float u = beta * (vv[c] - sum[3 + c] * rk);
+            o[c] = fmaf(kq, u, sum[3 + COLS + c] * rq); /* (S + kn u^T)^T qn */
+            uk[c] = u * rk;                             /* S += kn u^T == k (rk u)^T */
+        }
+#pragma unroll
+        for (int i = 0; i < RK; i++)
+#pragma unroll
+            for (int c = 0; c < COLS; c++)
+                S[i][c] = fmaf(kv[i], uk[c], S[i][c]);
+
+        if (lk == 0 && kw == 0)
+            ls_rec::store4<FAST>(p.o + v_off, V - col0, o);
+
+        if (p.inter && slot >= 0) {
+            ST *dst = (ST *)p.inter + slot * p.inter_stride_slot + (long long)t * HV * K * V + head;
+#pragma unroll
+            for (int i = 0; i < RK; i++)
+                if (FAST || k0 + i < K)
+                    ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+        }
+    }
+
+    if (!p.disable_state_update && slot >= 0) {
+        ST *dst = (ST *)p.state + slot * p.state_stride_slot + head;
+#pragma unroll
+        for (int i = 0; i < RK; i++)
+            if (FAST || k0 + i < K)
+                ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+    }
+}
+
+/* Whether the vector (FAST) instantiations may serve these params (shape and alignment). */
+static inline bool fast_ok(const ls_delta_params *p, int per_row)
+{
+    const size_t es = ls_dtype_size(p->state_dtype);
+    const size_t sv = 4 * es; /* bytes of one lane's 4 state columns */
+    bool ok = p->dk == DIM_FAST && p->dv == DIM_FAST;
+    ok = ok && ls_rec::aligned_ok(p->state, sv) && (p->state_stride_slot * es) % sv == 0;
+    ok = ok && (!p->inter || (ls_rec::aligned_ok(p->inter, sv) && (p->inter_stride_slot * es) % sv == 0));
+    ok = ok && ls_rec::aligned_ok(p->q, 16) && ls_rec::aligned_ok(p->k, 16);
+    ok = ok && ls_rec::aligned_ok(p->v, 8) && ls_rec::aligned_ok(p->o, 8);
+    ok = ok && (!per_row || (ls_rec::aligned_ok(p->a, 16) && ls_rec::aligned_ok(p->dt_bias, 16)));
+    return ok;
+}
+
+template <typename ST, bool PER_ROW, int L>
+static void launch_fast(const ls_delta_params *p, unsigned blocks, int warps, cudaStream_t st)
+{
+    if (p->tokens == 1)
+        delta_rule_kernel<ST, PER_ROW, L, true, true><<<blocks, 32 * warps, 0, st>>>(*p);
+    else
+        delta_rule_kernel<ST, PER_ROW, L, true, false><<<blocks, 32 * warps, 0, st>>>(*p);
+}
+
+/* Warps per CTA (a multiple of kw, at most 4): fewer when the work would not give every SM at
+ * least two CTAs. Returns the CTA count through *blocks, or -1 when it overflows the grid. */
+static int pick_cta(long long warps_total, int kw, int *warps, unsigned *blocks)
+{
+    const int sms = ls_cuda_sm_count();
+    int w = MAX_WARPS_PER_CTA;
+    while (w > kw && warps_total < (long long)w * 2 * sms)
+        w /= 2;
+    const long long b = (warps_total + w - 1) / w;
+    if (b > 0x7fffffffLL)
+        return -1;
+    *warps = w, *blocks = (unsigned)b;
+    return 0;
+}
+
+template <typename ST, bool PER_ROW>
+static int launch_typed(const ls_delta_params *p, cudaStream_t st)
+{
+    const long long rh = (long long)p->batch * p->heads_v;
+    int warps;
+    unsigned blocks;
+    if (!fast_ok(p, PER_ROW)) {
+        if (pick_cta(rh * ((p->dv + 15) / 16), 1, &warps, &blocks))
+            return ls_fail("cuda delta rule: batch=%d too large", p->batch);
+        delta_rule_kernel<ST, PER_ROW, NARROW, false, false><<<blocks, 32 * warps, 0, st>>>(*p);
+    } else {
+        /* NARROW while the batch is too small to give each SM 8 warps of WIDE tiles (measured on
+         * the H200: NARROW wins at B = 1, WIDE from B = 64 on; results/h200/kernels.md) */
+        const long long wide_warps = rh * (DIM_FAST / 32) * 2;
+        if (wide_warps >= 8LL * ls_cuda_sm_count()) {
+            if (pick_cta(wide_warps, 2, &warps, &blocks))
+                return ls_fail("cuda delta rule: batch=%d too large", p->batch);
+            launch_fast<ST, PER_ROW, WIDE>(p, blocks, warps, st);
+        } else {
+            if (pick_cta(rh * (DIM_FAST / 16), 1, &warps, &blocks))
+                return ls_fail("cuda delta rule: batch=%d too large", p->batch);
+            launch_fast<ST, PER_ROW, NARROW>(p, blocks, warps, st);
+        }
+    }
+    LS_CUDA_CHECK_LAUNCH("delta_rule_kernel");
+    return 0;
+}
+
+/*
+ * Shared launcher of ls_cuda_gdn / ls_cuda_kda: validate, pick the instantiation (state dtype x
+ * fast/generic x layout x decode/verify) and the CTA size, launch, check.
+ */
+template <bool PER_ROW>
+static int launch(const ls_delta_params *p, ls_stream s)
+{
+    if (ls_delta_params_check(p, PER_ROW ? 1 : 0))
+        return -1;
+    if (p->dk > 8 * RK_GENERIC)
+        return ls_fail("cuda %s: dk=%d unsupported (at most %d)", PER_ROW ? "kda" : "gdn", p->dk, 8 * RK_GENERIC);
+    if (p->state_dtype == LS_F32)
+        return launch_typed<float, PER_ROW>(p, ls_cuda_stream(s));
+    return launch_typed<uint16_t, PER_ROW>(p, ls_cuda_stream(s));
+}
+
+} /* namespace ls_delta */
+
+#endif /* LS_DELTA_RULE_CUH */

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh [SUMMARY_FILE] — the one command for the GPU machine.
+#
+# Configures (Ninja when present) and builds in build-gpu, runs every CTest test labelled gpu,
+# then runs each GPU test binary under compute-sanitizer --tool memcheck and --tool racecheck
+# with LS_GPU_TEST_QUICK=1 (the tests shrink their shape matrices: sanitizers are slow). Writes a
+# summary (GPU, driver, date, git commit, each test pass/fail/skip, sanitizer verdicts) to stdout
+# and to SUMMARY_FILE (default results/h200/gpu-check.txt). Exit status non-zero on any failure.
+#
+# Environment:
+#   LS_GPU_BUILD_DIR      build directory (default build-gpu)
+#   LS_GPU_CHECK_TESTS    ctest -R regex restricting the tests (default: all gpu tests)
+#   LS_GPU_CHECK_SANITIZE 0 skips the compute-sanitizer passes
+#   LS_GPU_CHECK_LOGDIR   where full logs go (default: next to SUMMARY_FILE)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+summary=${1:-results/h200/gpu-check.txt}
+build=${LS_GPU_BUILD_DIR:-build-gpu}
+regex=${LS_GPU_CHECK_TESTS:-}
+sanitize=${LS_GPU_CHECK_SANITIZE:-1}
+mkdir -p "$(dirname "$summary")"
+logdir=${LS_GPU_CHECK_LOGDIR:-$(dirname "$summary")}
+mkdir -p "$logdir"
+jobs=$(nproc 2>/dev/null || echo 4)
+status=0
+lines=()
+note() { lines+=("$*"); echo "$*"; }
+
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$( [ -n "$(git status --porcelain 2>/dev/null | head -1)" ] && echo "+dirty" || true)
+note "linstate gpu-check"
+note "date:   $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+note "gpu:    ${gpu:-none found (nvidia-smi)}"
+note "commit: ${commit}${dirty}"
+
+# ---------------------------------------------------------------- build
+gen=()
+command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+if ! cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$logdir/gpu-check-build.log" 2>&1 ||
+   ! cmake --build "$build" -j "$jobs" >>"$logdir/gpu-check-build.log" 2>&1; then
+  note "build:  FAILED (see $logdir/gpu-check-build.log)"
+  tail -30 "$logdir/gpu-check-build.log"
+  printf '%s\n' "${lines[@]}" >"$summary"
+  exit 1
+fi
+note "build:  ok ($build)"
+
+# ---------------------------------------------------------------- ctest -L gpu
+ctest_args=(--test-dir "$build" -L gpu --output-on-failure)
+[ -n "$regex" ] && ctest_args+=(-R "$regex")
+ctest "${ctest_args[@]}" >"$logdir/gpu-check-ctest.log" 2>&1
+rc=$?
+[ $rc -ne 0 ] && status=1
+# "  1/4 Test #1: test_gpu_conv ....................   Passed   12.34 sec"
+while read -r name verdict secs; do
+  note "test:   $(printf '%-28s %-8s %s s' "$name" "$verdict" "$secs")"
+done < <(sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) [ .*]*\(Passed\|Failed\|Not Run\|Skipped\|Timeout\|Exception\)[^0-9]*\([0-9.]*\) sec.*/\1 \2 \3/p' \
+           "$logdir/gpu-check-ctest.log" | sed 's/Not Run/Skipped/')
+grep -q 'tests passed' "$logdir/gpu-check-ctest.log" &&
+  note "ctest:  $(grep 'tests passed' "$logdir/gpu-check-ctest.log")"
+[ $rc -ne 0 ] && tail -40 "$logdir/gpu-check-ctest.log"
+
+# ---------------------------------------------------------------- compute-sanitizer
+if [ "$sanitize" != "0" ]; then
+  if ! command -v compute-sanitizer >/dev/null 2>&1; then
+    note "sanitizer: compute-sanitizer not found: SKIPPED"
+  else
+    mapfile -t tests < <(ctest --test-dir "$build" -N -L gpu ${regex:+-R "$regex"} |
+                         sed -n 's/^ *Test *#[0-9]*: *\(.*\)$/\1/p')
+    for t in "${tests[@]}"; do
+      bin=$(find "$build/tests" -type f -name "$t" -perm -u+x 2>/dev/null | head -1)
+      [ -n "$bin" ] || { note "sanitizer: $t: binary not found"; status=1; continue; }
+      for tool in memcheck racecheck; do
+        log="$logdir/gpu-check-$tool-$t.log"
+        LS_GPU_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin" >"$log" 2>&1
+        rc=$?
+        case $rc in
+          0) verdict="clean" ;;
+          77) verdict="skipped (no GPU)" ;;
+          99) verdict="ERRORS: $(grep -m1 -E '(Invalid|Race|ERROR SUMMARY)' "$log")"; status=1 ;;
+          *) verdict="test failed (exit $rc)"; status=1 ;;
+        esac
+        note "sanitizer: $(printf '%-10s %-28s %s' "$tool" "$t" "$verdict")"
+      done
+    done
+  fi
+fi
+
+note "result: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
+printf '%s\n' "${lines[@]}" >"$summary"
+exit $status

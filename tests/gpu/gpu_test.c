@@ -1,0 +1,314 @@
+/*
+ * gpu_test.c — shared utilities of the GPU-vs-reference tests; see gpu_test.h for the contract.
+ */
+#include "gpu_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ls_test.h"
+
+static const ls_backend *g_be;
+
+/* Prints the reason with the backend's last error and exits 1 (a setup failure, not a check). */
+static void gt_die(const char *what)
+{
+    fprintf(stderr, "gpu test setup failed: %s: %s\n", what, ls_last_error());
+    exit(1);
+}
+
+const ls_backend *gt_init(void)
+{
+    /* LS_GPU_TEST_BACKEND=host runs the test against the host backend (reference vs itself):
+     * a self-test of the test's plumbing on machines without a GPU. */
+    const char *name = getenv("LS_GPU_TEST_BACKEND");
+    const ls_backend *be = name && *name ? ls_backend_get(name) : ls_backend_cuda();
+    if (!be || be->device_count() <= 0) {
+        printf("no GPU\n");
+        exit(77);
+    }
+    if (be->set_device(0) != 0)
+        gt_die("set_device(0)");
+    ls_device_info info;
+    if (be->device_info(0, &info) != 0)
+        gt_die("device_info(0)");
+    printf("device: %s (%d SMs, driver %d, runtime %d)%s\n", info.name, info.sm_count,
+           info.driver_version, info.runtime_version, gt_quick() ? " [quick]" : "");
+    g_be = be;
+    return be;
+}
+
+int gt_quick(void)
+{
+    const char *q = getenv("LS_GPU_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
+}
+
+/* ------------------------------------------------------------------ mirrored buffers */
+
+gt_buf gt_buf_new(size_t bytes)
+{
+    gt_buf b;
+    b.bytes = bytes;
+    b.h = malloc(bytes ? bytes : 1);
+    b.got = malloc(bytes ? bytes : 1);
+    if (!b.h || !b.got) {
+        fprintf(stderr, "gpu test setup failed: host malloc(%zu bytes)\n", bytes);
+        exit(1);
+    }
+    if (!g_be)
+        gt_die("gt_buf_new before gt_init");
+    b.d = g_be->mem_alloc(bytes);
+    if (!b.d)
+        gt_die("device alloc");
+    return b;
+}
+
+void gt_buf_free(gt_buf *b)
+{
+    free(b->h);
+    free(b->got);
+    if (g_be && b->d)
+        g_be->mem_free(b->d);
+    memset(b, 0, sizeof *b);
+}
+
+void gt_upload(const gt_buf *b)
+{
+    if (b->bytes && g_be->copy_h2d(b->d, b->h, b->bytes) != 0)
+        gt_die("upload");
+}
+
+void gt_upload_range(const gt_buf *b, size_t off, size_t len)
+{
+    if (off + len > b->bytes) {
+        fprintf(stderr, "gpu test setup failed: upload range %zu+%zu past %zu bytes\n", off, len, b->bytes);
+        exit(1);
+    }
+    if (len && g_be->copy_h2d((char *)b->d + off, (const char *)b->h + off, len) != 0)
+        gt_die("upload range");
+}
+
+void gt_download(const gt_buf *b)
+{
+    if (g_be->sync(NULL) != 0)
+        gt_die("sync before download");
+    if (b->bytes && g_be->copy_d2h(b->got, b->d, b->bytes) != 0)
+        gt_die("download");
+}
+
+void gt_poison(const gt_buf *b)
+{
+    memset(b->h, GT_POISON, b->bytes);
+    if (b->bytes && (g_be->mem_set(b->d, GT_POISON, b->bytes, NULL) != 0 || g_be->sync(NULL) != 0))
+        gt_die("poison");
+}
+
+/* ------------------------------------------------------------------ random data */
+
+void gt_fill_bf16(uint64_t *seed, uint16_t *p, size_t n, double lo, double hi)
+{
+    int nonzero = 0;
+    for (size_t i = 0; i < n; i++) {
+        p[i] = ls_f32_to_bf16((float)ls_test_uniform(seed, lo, hi));
+        nonzero |= (p[i] & 0x7fffu) != 0;
+    }
+    if (n && !nonzero) {
+        fprintf(stderr, "gt_fill_bf16: all-zero data (range [%g, %g))\n", lo, hi);
+        exit(1);
+    }
+}
+
+void gt_fill_f32(uint64_t *seed, float *p, size_t n, double lo, double hi)
+{
+    int nonzero = 0;
+    for (size_t i = 0; i < n; i++) {
+        p[i] = (float)ls_test_uniform(seed, lo, hi);
+        nonzero |= p[i] != 0.0f;
+    }
+    if (n && !nonzero) {
+        fprintf(stderr, "gt_fill_f32: all-zero data (range [%g, %g))\n", lo, hi);
+        exit(1);
+    }
+}
+
+void gt_fill(uint64_t *seed, void *p, ls_dtype dt, size_t n, double lo, double hi)
+{
+    if (dt == LS_F32)
+        gt_fill_f32(seed, (float *)p, n, lo, hi);
+    else
+        gt_fill_bf16(seed, (uint16_t *)p, n, lo, hi);
+}
+
+/* 8 bytes per draw; the tail byte-wise. Random bytes may form NaN patterns: fine for copies,
+ * which compare bytes, never values. Bytes equal to the poison are avoided so a missed copy
+ * of a payload can never look like "left as poison". */
+void gt_fill_bytes(uint64_t *seed, void *p, size_t n)
+{
+    unsigned char *c = (unsigned char *)p;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t r = ls_test_rand_u64(seed);
+        memcpy(c + i, &r, 8);
+    }
+    for (; i < n; i++)
+        c[i] = (unsigned char)ls_test_rand_u64(seed);
+    for (i = 0; i < n; i++)
+        if (c[i] == GT_POISON)
+            c[i] = 0x5a;
+}
+
+int gt_rand_int(uint64_t *seed, int lo, int hi)
+{
+    return lo + (int)(ls_test_rand_u64(seed) % (uint64_t)(hi - lo + 1));
+}
+
+void gt_random_slots(uint64_t *seed, int32_t *out, int rows, int slots, double pad_frac)
+{
+    if (rows > slots || rows < 0) {
+        fprintf(stderr, "gt_random_slots: rows=%d > slots=%d\n", rows, slots);
+        exit(1);
+    }
+    int32_t *perm = (int32_t *)malloc(sizeof(int32_t) * (size_t)(slots ? slots : 1));
+    if (!perm) {
+        fprintf(stderr, "gt_random_slots: out of memory\n");
+        exit(1);
+    }
+    for (int i = 0; i < slots; i++)
+        perm[i] = i;
+    for (int i = 0; i < rows; i++) { /* partial Fisher-Yates */
+        int j = gt_rand_int(seed, i, slots - 1);
+        int32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+        out[i] = perm[i];
+    }
+    free(perm);
+    if (rows < 3 || pad_frac <= 0.0)
+        return;
+    int npad = (int)(rows * pad_frac + 0.5);
+    if (npad < 1)
+        npad = 1;
+    if (npad > rows - 1)
+        npad = rows - 1;
+    for (int k = 0; k < npad; k++) {
+        int r;
+        do
+            r = gt_rand_int(seed, 0, rows - 1);
+        while (out[r] < 0);
+        out[r] = -1;
+    }
+}
+
+/* ------------------------------------------------------------------ comparison */
+
+double gt_ulp_bf16(double x)
+{
+    x = fabs(x);
+    if (!(x >= ldexp(1.0, -126)))
+        return ldexp(1.0, -133); /* subnormal spacing */
+    int e;
+    frexp(x, &e); /* x = m * 2^e, m in [0.5, 1) -> leading bit 2^(e-1) */
+    return ldexp(1.0, e - 1 - 7);
+}
+
+static double gt_value(ls_dtype dt, const void *p, size_t i)
+{
+    if (dt == LS_F32)
+        return (double)((const float *)p)[i];
+    return (double)ls_bf16_to_f32(((const uint16_t *)p)[i]);
+}
+
+static int gt_is_poison(ls_dtype dt, const void *p, size_t i)
+{
+    size_t sz = ls_dtype_size(dt);
+    const unsigned char *c = (const unsigned char *)p + i * sz;
+    for (size_t k = 0; k < sz; k++)
+        if (c[k] != GT_POISON)
+            return 0;
+    return 1;
+}
+
+int gt_compare(const char *what, ls_dtype dt, const void *got, const void *ref, size_t n,
+               gt_tol tol, gt_cmp *out)
+{
+    gt_cmp r;
+    memset(&r, 0, sizeof r);
+    r.first_bad = SIZE_MAX;
+    size_t sz = ls_dtype_size(dt);
+    size_t g = tol.group ? tol.group : 1;
+    for (size_t g0 = 0; g0 < n; g0 += g) {
+        size_t g1 = g0 + g < n ? g0 + g : n;
+        double gmax = 0.0;
+        if (tol.group)
+            for (size_t i = g0; i < g1; i++)
+                if (!gt_is_poison(dt, ref, i)) {
+                    double a = fabs(gt_value(dt, ref, i));
+                    if (a > gmax)
+                        gmax = a;
+                }
+        for (size_t i = g0; i < g1; i++) {
+            if (gt_is_poison(dt, ref, i)) {
+                r.untouched++;
+                if (memcmp((const char *)got + i * sz, (const char *)ref + i * sz, sz) != 0) {
+                    r.poison_bad++;
+                    if (r.first_bad == SIZE_MAX)
+                        r.first_bad = i;
+                }
+                continue;
+            }
+            r.touched++;
+            double rv = gt_value(dt, ref, i), gv = gt_value(dt, got, i);
+            double err = fabs(gv - rv);
+            double t = tol.atol + tol.rtol * (tol.group ? gmax : fabs(rv)) + tol.ulps * gt_ulp_bf16(rv);
+            int ok = err <= t; /* NaN in either side fails here */
+            double ratio = t > 0.0 ? err / t : (err == 0.0 ? 0.0 : INFINITY);
+            if (!(err == err))
+                err = ratio = INFINITY;
+            if (err > r.worst_err)
+                r.worst_err = err;
+            if (ratio > r.worst_ratio) {
+                r.worst_ratio = ratio;
+                r.worst_idx = i;
+            }
+            if (!ok) {
+                r.bad++;
+                if (r.first_bad == SIZE_MAX)
+                    r.first_bad = i;
+            }
+        }
+    }
+    int fail = r.bad || r.poison_bad;
+    printf("  %-28s touched=%zu untouched=%zu worst_err=%.3g (%.3g x tol) bad=%zu poison_bad=%zu%s\n",
+           what, r.touched, r.untouched, r.worst_err, r.worst_ratio, r.bad, r.poison_bad,
+           fail ? "  FAIL" : "");
+    if (fail) {
+        size_t i = r.first_bad;
+        fprintf(stderr, "  %s: first failure at element %zu: got %.9g ref %.9g%s\n", what, i,
+                gt_value(dt, got, i), gt_value(dt, ref, i),
+                gt_is_poison(dt, ref, i) ? " (should have stayed poison)" : "");
+    }
+    if (out)
+        *out = r;
+    return fail;
+}
+
+int gt_compare_bytes(const char *what, const void *got, const void *ref, size_t bytes)
+{
+    const unsigned char *a = (const unsigned char *)got, *b = (const unsigned char *)ref;
+    size_t ndiff = 0, first = SIZE_MAX;
+    if (memcmp(a, b, bytes) != 0)
+        for (size_t i = 0; i < bytes; i++)
+            if (a[i] != b[i]) {
+                if (first == SIZE_MAX)
+                    first = i;
+                ndiff++;
+            }
+    printf("  %-28s %zu bytes, %zu differ%s\n", what, bytes, ndiff, ndiff ? "  FAIL" : "");
+    if (ndiff)
+        fprintf(stderr, "  %s: first differing byte %zu: got 0x%02x ref 0x%02x\n", what, first, a[first],
+                b[first]);
+    return ndiff != 0;
+}

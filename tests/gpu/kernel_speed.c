@@ -1,0 +1,599 @@
+/*
+ * kernel_speed.c — a quick speed table of the CUDA kernels at tp 2 shapes (not a CTest test).
+ *
+ *   kernel_speed [--csv PATH] [--op SUBSTR] [--batch LIST] [--tokens LIST] [--samples N]
+ *
+ * First a >= 1 GiB device-to-device copy (cudaMemcpyAsync through the backend) gives the copy
+ * bandwidth of this run ((read + write bytes) / time). Then, for each op case (the table
+ * k_cases: GDN qwen3-next, KDA kimi, SSU nemotron-h-8b, conv qwen3-next, pool copy / accept /
+ * zero of all layers of qwen3-next, fp32 SSM state; conv_pad: B = 1 with the row padding, i.e.
+ * the launch + index-load floor) and each B in {1,64,128,512}, T in {1,4}:
+ * buffers for R "layers" are allocated and filled with random values (never zeros), so
+ * consecutive launches rotate over distinct buffers (R chosen so R x bytes >= 256 MB, at most
+ * 64; tiny B stays L2-resident anyway and is reported with R). After warm-up, each sample is
+ * the CUDA-event time of R back-to-back launches / R (median of --samples, default 50), and the
+ * same R launches captured in a CUDA graph are timed by replay (graph column). GB/s = SPEC §4
+ * minimum bytes (formulas below, one function per row) / the faster of the two medians.
+ * An op that fails at run time (not implemented yet, out of memory) prints n/a and its error.
+ * Output: a markdown table on stdout; CSV (one row per case) to --csv.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_test.h"
+#include "ls_pool.h"
+
+static const ls_backend *be;
+
+/* ------------------------------------------------------------------ SPEC §4 minimum bytes */
+
+/* "conv update, decode or verify": 2·B·T·C·s_a + 2·B·C·(W−1)·s_c + C·W·s_w [+ C·s_w] + 4B;
+ * verify adds B·T·C·(W−1)·s_c (windows written). */
+static double bytes_conv(int B, int T, int C, int W, int sw, int bias, int inter)
+{
+    double b = 2.0 * B * T * C * 2 + 2.0 * B * C * (W - 1) * 2 + (double)C * W * sw + (bias ? (double)C * sw : 0) + 4.0 * B;
+    return inter ? b + (double)B * T * C * (W - 1) * 2 : b;
+}
+
+/* "GDN fused decode": B·T·(2HK + HV·V)·s_a + 2·B·T·HV·s_a + B·T·HV·V·s_a + 2·B·HV·K·V·s_s
+ * + HV·(4 + s_a) + 4·(2B+1). Verify (T > 1): "GDN verify recurrence" with the gating fused
+ * (a, b bf16 instead of g, beta fp32): the state term becomes B·HV·K·V·s_s (read) +
+ * B·T·HV·K·V·s_s (intermediate writes). */
+static double bytes_gdn(int B, int T, int H, int HV, int K, int V, int ss)
+{
+    double act = (double)B * T * (2.0 * H * K + (double)HV * V) * 2 + 2.0 * B * T * HV * 2 + (double)B * T * HV * V * 2;
+    double st = T == 1 ? 2.0 * B * HV * K * V * ss : (double)B * HV * K * V * ss * (1.0 + T);
+    return act + st + HV * (4.0 + 2) + 4.0 * (2 * B + 1);
+}
+
+/* "KDA decode, fused": B·T·(2HK + HV·V)·s_a + B·T·HV·K·s_a (raw gate) + B·T·HV·s_a (b) +
+ * B·T·HV·V·s_a (o) + 2·B·HV·K·V·s_s + HV·K·4 + HV·4 + 4(2B+1). T > 1 (not a SPEC row): the
+ * state term as GDN verify. */
+static double bytes_kda(int B, int T, int H, int HV, int K, int V, int ss)
+{
+    double act = (double)B * T * (2.0 * H * K + (double)HV * V) * 2 + (double)B * T * HV * K * 2 + (double)B * T * HV * 2 +
+                 (double)B * T * HV * V * 2;
+    double st = T == 1 ? 2.0 * B * HV * K * V * ss : (double)B * HV * K * V * ss * (1.0 + T);
+    return act + st + (double)HV * K * 4 + HV * 4.0 + 4.0 * (2 * B + 1);
+}
+
+/* "Mamba2 selective_state_update, decode": B·T·nh·hd·s_a + B·T·nh·s_a + 2·B·T·ng·ds·s_a +
+ * B·T·nh·hd·s_a + 2·B·nh·hd·ds·s_s + nh·(4 + 2·s_a) + 4B; "Mamba2 verify": state term
+ * B·nh·hd·ds·s_s + B·T·nh·hd·ds·s_s. */
+static double bytes_ssu(int B, int T, int nh, int hd, int ds, int ng, int ss)
+{
+    double act = (double)B * T * nh * hd * 2 * 2 + (double)B * T * nh * 2 + 2.0 * B * T * ng * ds * 2;
+    double st = T == 1 ? 2.0 * B * nh * hd * ds * ss : (double)B * nh * hd * ds * ss * (1.0 + T);
+    return act + st + nh * (4.0 + 4) + 4.0 * B;
+}
+
+/* "Pool copy_from of n slots": 2·n·per_req; "Acceptance write-back": 2·N·L·(HV·K·V·s_s +
+ * C·(W−1)·s_c) = 2·N·per_req; "Pool free zeroing of n slots": n·per_req. */
+static double bytes_pool(int n, int64_t per_req, int writes_only) { return (writes_only ? 1.0 : 2.0) * n * (double)per_req; }
+
+/* ------------------------------------------------------------------ device buffers */
+
+#define RND_N (8u << 20) /* host random block: 8 Mi values */
+static float *g_rnd_f32;
+static uint16_t *g_rnd_bf16;
+
+/* Allocations of one case, freed together. */
+typedef struct arena {
+    void *p[64];
+    int n;
+    int failed;
+    char err[256];
+} arena;
+
+/* Device buffer of n elements of dt filled with U(-1,1) values (a host random block tiled). */
+static void *dfill(arena *a, size_t n, ls_dtype dt)
+{
+    if (a->failed)
+        return NULL;
+    size_t es = ls_dtype_size(dt), bytes = n * es;
+    void *d = be->mem_alloc(bytes);
+    if (!d || a->n == 64) {
+        a->failed = 1;
+        snprintf(a->err, sizeof a->err, "alloc %zu bytes: %s", bytes, ls_last_error());
+        if (d)
+            be->mem_free(d);
+        return NULL;
+    }
+    a->p[a->n++] = d;
+    const void *src = dt == LS_F32 ? (const void *)g_rnd_f32 : (const void *)g_rnd_bf16;
+    for (size_t off = 0; off < n; off += RND_N) {
+        size_t k = n - off < RND_N ? n - off : RND_N;
+        if (be->copy_h2d((char *)d + off * es, src, k * es)) {
+            a->failed = 1;
+            snprintf(a->err, sizeof a->err, "upload: %s", ls_last_error());
+            return d;
+        }
+    }
+    return d;
+}
+
+static int32_t *didx(arena *a, const int32_t *h, int n)
+{
+    if (a->failed)
+        return NULL;
+    int32_t *d = (int32_t *)be->mem_alloc((size_t)n * 4);
+    if (!d) {
+        a->failed = 1;
+        snprintf(a->err, sizeof a->err, "alloc index: %s", ls_last_error());
+        return NULL;
+    }
+    a->p[a->n++] = d;
+    if (be->copy_h2d(d, h, (size_t)n * 4)) {
+        a->failed = 1;
+        snprintf(a->err, sizeof a->err, "upload index: %s", ls_last_error());
+    }
+    return d;
+}
+
+static void arena_free(arena *a)
+{
+    for (int i = 0; i < a->n; i++)
+        be->mem_free(a->p[i]);
+    a->n = 0;
+}
+
+/* ------------------------------------------------------------------ op cases */
+
+typedef enum kind { K_CONV, K_GDN, K_KDA, K_SSU, K_COPY, K_ACCEPT, K_ZERO } kind;
+
+typedef struct op_def {
+    const char *op;      /* table name */
+    kind k;
+    const char *model;
+    int multi_t;         /* takes T > 1 (verify) */
+    int pad_only;        /* B = 1 only, the row is padding: launch + index-load floor */
+} op_def;
+
+static const op_def k_cases[] = {
+    {"gdn", K_GDN, "qwen3-next-80b-a3b", 1, 0},
+    {"kda", K_KDA, "kimi-linear-48b-a3b", 1, 0},
+    {"ssu", K_SSU, "nemotron-h-8b", 1, 0},
+    {"conv", K_CONV, "qwen3-next-80b-a3b", 1, 0},
+    {"conv_pad", K_CONV, "qwen3-next-80b-a3b", 0, 1},
+    {"pool_copy", K_COPY, "qwen3-next-80b-a3b", 0, 0},
+    {"pool_accept", K_ACCEPT, "qwen3-next-80b-a3b", 0, 0},
+    {"pool_zero", K_ZERO, "qwen3-next-80b-a3b", 0, 0},
+};
+
+/* One prepared case: R parameter sets, one per rotated "layer". */
+typedef struct prepared {
+    kind k;
+    int R;
+    double bytes;
+    ls_conv_params conv[64];
+    ls_delta_params delta[64];
+    ls_ssu_params ssu[64];
+    ls_state_params st[64];
+    ls_pool *pool;
+    arena a;
+} prepared;
+
+static int rotations(double bytes, int max)
+{
+    int r = (int)ceil(256e6 / bytes);
+    return r < 1 ? 1 : (r > max ? max : r);
+}
+
+/* A random permutation of 0..n-1 in out[0..n-1] (the rows' slots: scattered, distinct). */
+static void shuffled(uint64_t *seed, int32_t *out, int n) { gt_random_slots(seed, out, n, n, 0.0); }
+
+/* pad: every row is padding (slot -1): the kernel only loads the index (bytes = 4B). */
+static void prep_conv(prepared *c, const ls_shape *sh, int B, int T, int pad, uint64_t *seed)
+{
+    const int C = sh->conv_channels, W = sh->conv_width, N = W - 1, S1 = B + 1;
+    const ls_dtype wdt = sh->model->conv_weight_dtype;
+    c->bytes = pad ? 4.0 * B : bytes_conv(B, T, C, W, (int)ls_dtype_size(wdt), sh->model->conv_bias, T > 1);
+    c->R = rotations(c->bytes, 64);
+    int32_t *slot = (int32_t *)malloc(sizeof(int32_t) * (size_t)B);
+    shuffled(seed, slot, B);
+    for (int r = 0; pad && r < B; r++)
+        slot[r] = -1;
+    int32_t *idx = didx(&c->a, slot, B);
+    free(slot);
+    const int R = c->R;
+    char *x = dfill(&c->a, (size_t)R * B * T * C, LS_BF16), *y = dfill(&c->a, (size_t)R * B * T * C, LS_BF16);
+    char *w = dfill(&c->a, (size_t)R * C * W, wdt), *bias = dfill(&c->a, (size_t)R * C, wdt);
+    char *st = dfill(&c->a, (size_t)R * S1 * C * N, LS_BF16);
+    char *in = T > 1 ? dfill(&c->a, (size_t)R * S1 * T * C * N, LS_BF16) : NULL;
+    if (c->a.failed)
+        return;
+    for (int r = 0; r < R; r++) {
+        ls_conv_params *p = &c->conv[r];
+        memset(p, 0, sizeof *p);
+        p->batch = B, p->tokens = T, p->channels = C, p->width = W, p->silu = 1;
+        p->weight_dtype = wdt, p->state_dtype = LS_BF16;
+        p->x = (const uint16_t *)(x + (size_t)r * B * T * C * 2);
+        p->x_stride_b = (int64_t)T * C, p->x_stride_t = C, p->x_stride_c = 1;
+        p->y = (uint16_t *)(y + (size_t)r * B * T * C * 2);
+        p->y_stride_b = (int64_t)T * C, p->y_stride_t = C, p->y_stride_c = 1;
+        p->weight = w + (size_t)r * C * W * ls_dtype_size(wdt);
+        p->bias = sh->model->conv_bias ? bias + (size_t)r * C * ls_dtype_size(wdt) : NULL;
+        p->state = st + (size_t)r * S1 * C * N * 2;
+        p->state_stride_slot = (int64_t)C * N, p->state_stride_c = N, p->state_stride_w = 1;
+        p->slot_idx = idx;
+        if (in) {
+            p->inter = in + (size_t)r * S1 * T * C * N * 2;
+            p->inter_stride_slot = (int64_t)T * C * N, p->inter_stride_t = (int64_t)C * N;
+            p->inter_stride_c = N, p->inter_stride_w = 1;
+        }
+    }
+}
+
+/* GDN (kda = 0) or KDA (kda = 1) decode / verify at fp32 state; verify: T inter states, no
+ * final write (disable_state_update = 1), as the target-verify path does. */
+static void prep_delta(prepared *c, const ls_shape *sh, int B, int T, int kda, uint64_t *seed)
+{
+    const int H = sh->heads_qk, HV = sh->heads_v, K = sh->dk, V = sh->dv, S1 = B + 1;
+    c->bytes = kda ? bytes_kda(B, T, H, HV, K, V, 4) : bytes_gdn(B, T, H, HV, K, V, 4);
+    c->R = rotations(c->bytes, 64);
+    int32_t *slot = (int32_t *)malloc(sizeof(int32_t) * (size_t)B);
+    shuffled(seed, slot, B);
+    int32_t *idx = didx(&c->a, slot, B);
+    free(slot);
+    const int R = c->R;
+    const size_t qk = (size_t)B * T * H * K, vv = (size_t)B * T * HV * V, ga = (size_t)B * T * HV * (kda ? K : 1);
+    const size_t gb = (size_t)B * T * HV, hs = (size_t)HV * K * V;
+    char *q = dfill(&c->a, R * qk, LS_BF16), *k = dfill(&c->a, R * qk, LS_BF16), *v = dfill(&c->a, R * vv, LS_BF16);
+    char *a = dfill(&c->a, R * ga, LS_BF16), *b = dfill(&c->a, R * gb, LS_BF16), *o = dfill(&c->a, R * vv, LS_BF16);
+    char *alog = dfill(&c->a, (size_t)R * HV, LS_F32);
+    char *dtb = dfill(&c->a, (size_t)R * HV * (kda ? K : 1), kda ? LS_F32 : LS_BF16);
+    char *st = dfill(&c->a, (size_t)R * S1 * hs, LS_F32);
+    char *in = T > 1 ? dfill(&c->a, (size_t)R * S1 * T * hs, LS_F32) : NULL;
+    if (c->a.failed)
+        return;
+    for (int r = 0; r < R; r++) {
+        ls_delta_params *p = &c->delta[r];
+        memset(p, 0, sizeof *p);
+        p->batch = B, p->tokens = T, p->heads_qk = H, p->heads_v = HV, p->dk = K, p->dv = V;
+        p->disable_state_update = T > 1;
+        p->scale = 1.0f / sqrtf((float)K);
+        p->state_dtype = LS_F32;
+        p->q = (const uint16_t *)(q + r * qk * 2), p->k = (const uint16_t *)(k + r * qk * 2);
+        p->v = (const uint16_t *)(v + r * vv * 2), p->a = (const uint16_t *)(a + r * ga * 2);
+        p->b = (const uint16_t *)(b + r * gb * 2), p->o = (uint16_t *)(o + r * vv * 2);
+        p->A_log = (const float *)(alog + (size_t)r * HV * 4);
+        p->dt_bias = dtb + (size_t)r * HV * (kda ? K * 4 : 2);
+        p->state = st + (size_t)r * S1 * hs * 4;
+        p->state_stride_slot = (int64_t)hs;
+        p->slot_idx = idx;
+        if (in) {
+            p->inter = in + (size_t)r * S1 * T * hs * 4;
+            p->inter_stride_slot = (int64_t)T * hs;
+        }
+    }
+}
+
+static void prep_ssu(prepared *c, const ls_shape *sh, int B, int T, uint64_t *seed)
+{
+    const int nh = sh->nheads, hd = sh->head_dim, ds = sh->dstate, ng = sh->ngroups, S1 = B + 1;
+    c->bytes = bytes_ssu(B, T, nh, hd, ds, ng, 4);
+    c->R = rotations(c->bytes, 64);
+    int32_t *slot = (int32_t *)malloc(sizeof(int32_t) * (size_t)B);
+    shuffled(seed, slot, B);
+    int32_t *idx = didx(&c->a, slot, B);
+    free(slot);
+    const int R = c->R;
+    const size_t xs = (size_t)B * T * nh * hd, dts = (size_t)B * T * nh, bc = (size_t)B * T * ng * ds;
+    const size_t hs = (size_t)nh * hd * ds;
+    char *x = dfill(&c->a, R * xs, LS_BF16), *dt = dfill(&c->a, R * dts, LS_BF16);
+    char *Bm = dfill(&c->a, R * bc, LS_BF16), *Cm = dfill(&c->a, R * bc, LS_BF16), *y = dfill(&c->a, R * xs, LS_BF16);
+    char *A = dfill(&c->a, (size_t)R * nh, LS_F32), *dtb = dfill(&c->a, (size_t)R * nh, LS_BF16);
+    char *D = dfill(&c->a, (size_t)R * nh, LS_BF16);
+    char *st = dfill(&c->a, (size_t)R * S1 * hs, LS_F32);
+    char *in = T > 1 ? dfill(&c->a, (size_t)R * S1 * T * hs, LS_F32) : NULL;
+    if (c->a.failed)
+        return;
+    for (int r = 0; r < R; r++) {
+        ls_ssu_params *p = &c->ssu[r];
+        memset(p, 0, sizeof *p);
+        p->batch = B, p->tokens = T, p->nheads = nh, p->head_dim = hd, p->dstate = ds, p->ngroups = ng;
+        p->disable_state_update = T > 1;
+        p->state_dtype = LS_F32;
+        p->x = (const uint16_t *)(x + r * xs * 2), p->dt = (const uint16_t *)(dt + r * dts * 2);
+        p->Bm = (const uint16_t *)(Bm + r * bc * 2), p->Cm = (const uint16_t *)(Cm + r * bc * 2);
+        p->A = (const float *)(A + (size_t)r * nh * 4);
+        p->dt_bias = (const uint16_t *)(dtb + (size_t)r * nh * 2), p->D = (const uint16_t *)(D + (size_t)r * nh * 2);
+        p->y = (uint16_t *)(y + r * xs * 2);
+        p->state = st + (size_t)r * S1 * hs * 4;
+        p->state_stride_slot = (int64_t)hs;
+        p->slot_idx = idx;
+        if (in) {
+            p->inter = in + (size_t)r * S1 * T * hs * 4;
+            p->inter_stride_slot = (int64_t)T * hs;
+        }
+    }
+}
+
+/* Pool ops on an ls_pool of the cuda backend (fp32 temporal; accept: T = 4 spec buffers).
+ * Rotation r uses its own disjoint slot lists. Buffers are filled with a non-zero byte. */
+static void prep_pool(prepared *c, const ls_shape *sh, int B, uint64_t *seed)
+{
+    ls_state_desc d;
+    if (ls_state_desc_from_shape(sh, LS_F32, c->k == K_ACCEPT ? 4 : 0, &d)) {
+        c->a.failed = 1;
+        snprintf(c->a.err, sizeof c->a.err, "desc: %s", ls_last_error());
+        return;
+    }
+    int64_t per_req = ls_bytes_per_req(&d);
+    c->bytes = bytes_pool(B, per_req, c->k == K_ZERO);
+    c->R = rotations(c->bytes, 4);
+    const int per_rot = c->k == K_ACCEPT ? B : 2 * B;
+    ls_pool_config cfg = {per_rot * c->R, LS_PAD_LAST, LS_ZERO_AT_FREE};
+    c->pool = ls_pool_create(&d, &cfg, be);
+    if (!c->pool) {
+        c->a.failed = 1;
+        snprintf(c->a.err, sizeof c->a.err, "pool: %s", ls_last_error());
+        return;
+    }
+    ls_state_params base;
+    ls_pool_state_params(c->pool, &base);
+    for (int b = 0; b < base.n_buffers; b++) {
+        size_t mb = (size_t)base.layers * base.slots * base.buf[b].item_bytes;
+        be->mem_set(base.buf[b].main, 0x3c, mb, NULL);
+        if (base.buf[b].spec)
+            be->mem_set(base.buf[b].spec, 0x3c, mb * (size_t)base.spec_tokens, NULL);
+    }
+    int n = per_rot * c->R;
+    int32_t *perm = (int32_t *)malloc(sizeof(int32_t) * (size_t)n), *step = (int32_t *)malloc(sizeof(int32_t) * (size_t)B);
+    shuffled(seed, perm, n);
+    for (int i = 0; i < B; i++)
+        step[i] = gt_rand_int(seed, 0, 3);
+    for (int r = 0; r < c->R; r++) {
+        ls_state_params *p = &c->st[r];
+        *p = base;
+        p->count = B;
+        const int32_t *rows = perm + (size_t)r * per_rot;
+        p->dst = didx(&c->a, rows, B);
+        if (c->k == K_COPY)
+            p->src = didx(&c->a, rows + B, B);
+        if (c->k == K_ACCEPT)
+            p->step = didx(&c->a, step, B);
+    }
+    free(perm);
+    free(step);
+}
+
+static int launch(const prepared *c, int r, ls_stream s)
+{
+    switch (c->k) {
+    case K_CONV: return be->conv_update ? be->conv_update(&c->conv[r], s) : ls_fail("conv_update missing");
+    case K_GDN: return be->gdn ? be->gdn(&c->delta[r], s) : ls_fail("gdn missing");
+    case K_KDA: return be->kda ? be->kda(&c->delta[r], s) : ls_fail("kda missing");
+    case K_SSU: return be->ssu ? be->ssu(&c->ssu[r], s) : ls_fail("ssu missing");
+    case K_COPY: return be->state_copy(&c->st[r], s);
+    case K_ACCEPT: return be->state_accept(&c->st[r], s);
+    case K_ZERO: return be->state_zero(&c->st[r], s);
+    }
+    return ls_fail("unknown op kind");
+}
+
+/* ------------------------------------------------------------------ timing */
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Median per-launch time (us) of R back-to-back launches (graph = 0) or of a graph replay of
+ * them (graph = 1). 0 on success. */
+static int time_case(const prepared *c, ls_stream s, int graph, int samples, double *us)
+{
+    ls_event *e0, *e1;
+    ls_graph *g = NULL;
+    if (be->event_create(&e0) || be->event_create(&e1))
+        return -1;
+    int rc = 0;
+    if (graph) {
+        rc = be->graph_begin(s);
+        for (int r = 0; r < c->R && !rc; r++)
+            rc = launch(c, r, s);
+        ls_graph *tmp = NULL;
+        int rc2 = be->graph_end(s, &tmp); /* always end the capture */
+        g = tmp;
+        rc = rc ? rc : rc2;
+        for (int w = 0; w < 3 && !rc; w++)
+            rc = be->graph_launch(g, s);
+    } else {
+        for (int w = 0; w < 3 && !rc; w++)
+            for (int r = 0; r < c->R && !rc; r++)
+                rc = launch(c, r, s);
+    }
+    rc = rc ? rc : be->sync(s);
+    double *t = (double *)malloc(sizeof(double) * (size_t)samples);
+    for (int i = 0; i < samples && !rc; i++) {
+        rc = be->event_record(e0, s);
+        if (graph)
+            rc = rc ? rc : be->graph_launch(g, s);
+        else
+            for (int r = 0; r < c->R && !rc; r++)
+                rc = launch(c, r, s);
+        rc = rc ? rc : be->event_record(e1, s);
+        rc = rc ? rc : be->event_elapsed_us(e0, e1, &t[i]);
+        if (!rc)
+            t[i] /= c->R;
+    }
+    if (!rc)
+        *us = median(t, samples);
+    free(t);
+    if (g)
+        be->graph_destroy(g);
+    be->event_destroy(e0);
+    be->event_destroy(e1);
+    return rc;
+}
+
+/* D2D copy bandwidth over `bytes` (GB/s, read + write), median of 20. */
+static int copy_peak(size_t bytes, ls_stream s, double *gbps)
+{
+    void *a = be->mem_alloc(bytes), *b = be->mem_alloc(bytes);
+    if (!a || !b)
+        return -1;
+    be->mem_set(a, 0x5a, bytes, s);
+    ls_event *e0, *e1;
+    if (be->event_create(&e0) || be->event_create(&e1))
+        return -1;
+    double t[20];
+    int rc = be->copy_d2d(b, a, bytes, s) || be->copy_d2d(a, b, bytes, s) || be->sync(s);
+    for (int i = 0; i < 20 && !rc; i++) {
+        rc = be->event_record(e0, s) || be->copy_d2d(i % 2 ? a : b, i % 2 ? b : a, bytes, s) ||
+             be->event_record(e1, s) || be->event_elapsed_us(e0, e1, &t[i]);
+    }
+    if (!rc)
+        *gbps = 2.0 * (double)bytes / (median(t, 20) * 1e3);
+    be->event_destroy(e0);
+    be->event_destroy(e1);
+    be->mem_free(a);
+    be->mem_free(b);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int parse_list(const char *s, int *out, int max)
+{
+    int n = 0;
+    while (*s && n < max) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1) {
+            fprintf(stderr, "kernel_speed: bad list value '%s'\n", s);
+            exit(2);
+        }
+        out[n++] = (int)v;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    const char *csv_path = NULL, *op_filter = NULL;
+    int batches[16] = {1, 64, 128, 512}, nb = 4, tokens[8] = {1, 4}, nt = 2, samples = 50;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--csv") && v)
+            csv_path = v, i++;
+        else if (!strcmp(a, "--op") && v)
+            op_filter = v, i++;
+        else if (!strcmp(a, "--batch") && v)
+            nb = parse_list(v, batches, 16), i++;
+        else if (!strcmp(a, "--tokens") && v)
+            nt = parse_list(v, tokens, 8), i++;
+        else if (!strcmp(a, "--samples") && v && atoi(v) >= 1)
+            samples = atoi(v), i++;
+        else {
+            fprintf(stderr, "kernel_speed: unknown or incomplete argument '%s'\n"
+                            "usage: kernel_speed [--csv PATH] [--op SUBSTR] [--batch 1,64] [--tokens 1,4] [--samples N]\n", a);
+            return 2;
+        }
+    }
+    be = gt_init();
+    ls_device_info info;
+    be->device_info(0, &info);
+    g_rnd_f32 = (float *)malloc(sizeof(float) * RND_N);
+    g_rnd_bf16 = (uint16_t *)malloc(sizeof(uint16_t) * RND_N);
+    uint64_t seed = 0x5beedull;
+    gt_fill_f32(&seed, g_rnd_f32, RND_N, -1.0, 1.0);
+    gt_fill_bf16(&seed, g_rnd_bf16, RND_N, -1.0, 1.0);
+    ls_stream s;
+    if (be->stream_create(&s)) {
+        fprintf(stderr, "kernel_speed: stream: %s\n", ls_last_error());
+        return 1;
+    }
+    double peak = 0;
+    if (copy_peak((size_t)1 << 30, s, &peak)) {
+        fprintf(stderr, "kernel_speed: copy peak: %s\n", ls_last_error());
+        return 1;
+    }
+    FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
+    if (csv_path && !csv) {
+        fprintf(stderr, "kernel_speed: cannot write %s\n", csv_path);
+        return 2;
+    }
+    if (csv)
+        fprintf(csv, "op,model,tp,batch,tokens,rotations,bytes,stream_us,graph_us,best_us,gbps,pct_of_copy,copy_gbps,"
+                     "device,variant,status\n");
+    const char *cv = getenv("LS_CONV_VARIANT"), *sv = getenv("LS_STATE_VARIANT");
+    char variant[96];
+    snprintf(variant, sizeof variant, "conv=%s state=%s", cv ? cv : "default", sv ? sv : "default");
+    printf("\ndevice %s, %d SMs, L2 %lld MB; D2D copy (1 GiB, read+write): %.1f GB/s; %d samples; variants %s\n\n",
+           info.name, info.sm_count, (long long)(info.l2_bytes >> 20), peak, samples, variant);
+    printf("| op | model | B | T | R | bytes | stream us | graph us | GB/s | %% of copy |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    int failures = 0;
+    for (size_t ci = 0; ci < sizeof k_cases / sizeof k_cases[0]; ci++) {
+        const op_def *od = &k_cases[ci];
+        if (op_filter && !strstr(od->op, op_filter))
+            continue;
+        ls_shape sh;
+        if (ls_shape_from_model(ls_model_find(od->model), 2, &sh)) {
+            fprintf(stderr, "kernel_speed: %s: %s\n", od->model, ls_last_error());
+            return 1;
+        }
+        for (int bi = 0; bi < (od->pad_only ? 1 : nb); bi++)
+            for (int ti = 0; ti < (od->multi_t ? nt : 1); ti++) {
+                int B = od->pad_only ? 1 : batches[bi], T = od->multi_t ? tokens[ti] : 1;
+                prepared *c = (prepared *)calloc(1, sizeof *c);
+                c->k = od->k;
+                switch (od->k) {
+                case K_CONV: prep_conv(c, &sh, B, T, od->pad_only, &seed); break;
+                case K_GDN: prep_delta(c, &sh, B, T, 0, &seed); break;
+                case K_KDA: prep_delta(c, &sh, B, T, 1, &seed); break;
+                case K_SSU: prep_ssu(c, &sh, B, T, &seed); break;
+                default: prep_pool(c, &sh, B, &seed); break;
+                }
+                double ts = NAN, tg = NAN;
+                char status[300] = "ok";
+                if (c->a.failed)
+                    snprintf(status, sizeof status, "n/a: %s", c->a.err);
+                else if (be->sync(NULL) || time_case(c, s, 0, samples, &ts) ||
+                         (be->graph_begin && time_case(c, s, 1, samples, &tg))) {
+                    snprintf(status, sizeof status, "n/a: %s", ls_last_error());
+                    be->sync(NULL);
+                }
+                double best = ts < tg || isnan(tg) ? ts : tg;
+                double gbps = c->bytes / (best * 1e3), pct = 100.0 * gbps / peak;
+                if (strcmp(status, "ok")) {
+                    failures++;
+                    printf("| %s | %s | %d | %d | %d | %.0f | n/a | n/a | n/a | n/a |\n", od->op, od->model, B, T, c->R,
+                           c->bytes);
+                    fprintf(stderr, "  %s B=%d T=%d: %s\n", od->op, B, T, status);
+                } else {
+                    printf("| %s | %s | %d | %d | %d | %.0f | %.2f | %.2f | %.0f | %.1f |\n", od->op, od->model, B, T,
+                           c->R, c->bytes, ts, tg, gbps, pct);
+                }
+                fflush(stdout);
+                if (csv) {
+                    for (char *q = status; *q; q++)
+                        if (*q == ',' || *q == '"' || *q == '\n')
+                            *q = ';';
+                    fprintf(csv, "%s,%s,2,%d,%d,%d,%.0f,%.3f,%.3f,%.3f,%.1f,%.2f,%.1f,\"%s\",\"%s\",\"%s\"\n", od->op,
+                            od->model, B, T, c->R, c->bytes, ts, tg, best, gbps, pct, peak, info.name, variant, status);
+                    fflush(csv);
+                }
+                arena_free(&c->a);
+                if (c->pool)
+                    ls_pool_destroy(c->pool);
+                free(c);
+            }
+    }
+    if (csv)
+        fclose(csv);
+    be->stream_destroy(s);
+    printf("\n%d case(s) n/a\n", failures);
+    return 0;
+}
