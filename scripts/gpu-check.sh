@@ -28,8 +28,9 @@ lines=()
 note() { lines+=("$*"); echo "$*"; }
 
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$( [ -n "$(git status --porcelain 2>/dev/null | head -1)" ] && echo "+dirty" || true)
+commit=${LS_GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+if [ -n "${LS_GIT_DIRTY:-}" ]; then dirty=$([ "$LS_GIT_DIRTY" = 1 ] && echo "+dirty" || true)
+else dirty=$( [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null | head -1)" ] && echo "+dirty" || true); fi
 note "linstate gpu-check"
 note "date:   $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 note "gpu:    ${gpu:-none found (nvidia-smi)}"
@@ -37,7 +38,8 @@ note "commit: ${commit}${dirty}"
 
 # ---------------------------------------------------------------- build
 gen=()
-command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+# Ninja for a new build dir; an existing one keeps its generator.
+[ -f "$build/CMakeCache.txt" ] || { command -v ninja >/dev/null 2>&1 && gen=(-G Ninja); }
 if ! cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$logdir/gpu-check-build.log" 2>&1 ||
    ! cmake --build "$build" -j "$jobs" >>"$logdir/gpu-check-build.log" 2>&1; then
   note "build:  FAILED (see $logdir/gpu-check-build.log)"
