@@ -22,7 +22,7 @@
 #define BENCH_AXIS_BATCH 1u
 #define BENCH_AXIS_DRAFT 2u
 #define BENCH_AXIS_DTYPE 4u /* SSM state dtype; entries without it run once at their own dtype */
-#define BENCH_AXIS_GRAPH 8u /* can be timed as CUDA-graph replays (kernels; not host-side pool paths) */
+#define BENCH_AXIS_GRAPH 8u /* can be timed as CUDA-graph replays (kernels, pool copy/accept) */
 
 #define BENCH_MECH_BIT(m) (1u << (unsigned)(m))
 #define BENCH_MECH_ALL (BENCH_MECH_BIT(LS_MECH_MAMBA2) | BENCH_MECH_BIT(LS_MECH_GDN) | BENCH_MECH_BIT(LS_MECH_KDA))
@@ -36,11 +36,18 @@ typedef enum bench_draft_rule {
 
 struct bench_ctx;
 
-/* One benchmark: a (family, op) pair with its callbacks. Declared once in registry.c. */
+/*
+ * One benchmark: a (family, op) pair, one implementation variant of it, and its callbacks.
+ * Declared once in registry.c. Several rows may share (family, op) — the `variant` axis: the same
+ * case key measured with alternative implementations (e.g. pool copy "fused" vs "per-tensor").
+ * For every mechanism, exactly one row of a (family, op) that applies to it is its default
+ * (planned without --variant); rows of one (family, op) share axes and draft rule.
+ */
 typedef struct bench_entry {
     const char *family;      /* --family name and first case-key component */
     const char *op;          /* second case-key component: decode, verify, alloc, ... */
-    const char *variant;     /* CSV `variant` column */
+    const char *variant;     /* CSV `variant` column; --variant name */
+    int is_default;          /* 1: the (family, op)'s default variant for its mechanisms */
     unsigned mechanisms;     /* BENCH_MECH_BIT set of mechanisms it applies to */
     unsigned axes;           /* BENCH_AXIS_* */
     bench_draft_rule draft;
@@ -66,12 +73,23 @@ const bench_entry *bench_registry_at(int i);
 int bench_registry_has_family(const char *name);
 /* 1 if entry e is selected by the name ("gdn" selects every gdn op; "pool/alloc" one op). */
 int bench_entry_matches(const bench_entry *e, const char *name);
+/* 1 if some registry row has this variant name. */
+int bench_registry_has_variant(const char *name);
+/* 1 if rows a and b are variants of one (family, op). */
+int bench_entry_same_op(const bench_entry *a, const bench_entry *b);
 
 /* Family callbacks (one file per family), listed in the registry table of registry.c. */
+/* conv.c: "causal_silu" / "3-buffer" / "in-place" (the pool's own conv tensors), "concat" (KDA:
+ * q,k,v in one window-major tensor of 3C channels), "clone" (GDN verify on a clone of the layer). */
 int bench_conv_setup(struct bench_ctx *x);
+int bench_conv_concat_setup(struct bench_ctx *x);
+int bench_conv_clone_setup(struct bench_ctx *x);
 int bench_conv_run(void *x, int rot, ls_stream s);
 int bench_conv_verify(struct bench_ctx *x, double *max_rel_err);
 int64_t bench_conv_bytes(const struct bench_ctx *x);
+/* Test hook: the set-up case's conv launch params of rotated layer `layer` (*out: n entries,
+ * one per launch); returns n, or 0 before setup. */
+int bench_conv_layer_params(const struct bench_ctx *x, int layer, const ls_conv_params **out);
 
 int bench_gdn_setup(struct bench_ctx *x);
 int bench_gdn_run(void *x, int rot, ls_stream s);
@@ -102,18 +120,23 @@ int bench_pool_free_run(void *x, int rot, ls_stream s);
 int bench_pool_free_reset(struct bench_ctx *x);
 int bench_pool_free_verify(struct bench_ctx *x, double *max_rel_err);
 int64_t bench_pool_zero_bytes(const struct bench_ctx *x);
-int bench_pool_copy_setup(struct bench_ctx *x);
-int bench_pool_copy_run(void *x, int rot, ls_stream s);
-int bench_pool_copy_verify(struct bench_ctx *x, double *max_rel_err);
 int bench_pool_fork_setup(struct bench_ctx *x);
 int bench_pool_fork_run(void *x, int rot, ls_stream s);
 int bench_pool_fork_reset(struct bench_ctx *x);
 int bench_pool_fork_verify(struct bench_ctx *x, double *max_rel_err);
 int64_t bench_pool_copy_bytes(const struct bench_ctx *x);
-int bench_pool_accept_setup(struct bench_ctx *x);
-int bench_pool_accept_run(void *x, int rot, ls_stream s);
-int bench_pool_accept_verify(struct bench_ctx *x, double *max_rel_err);
 int64_t bench_pool_accept_bytes(const struct bench_ctx *x);
+/* The pool family's pool (pool_ops.c): cap_mult·B slots, spec buffers for accept, layers from the
+ * working-set rule (one call touches B·layer_bytes·touch bytes per layer). 0, BENCH_OOM or -1. */
+int bench_pool_family_create(struct bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch);
+/* pool_state.c: copy and accept timed as device launches only, "fused" (one backend state op
+ * over every buffer and layer) or "per-tensor" (one launch per (buffer, layer)). */
+int bench_pool_copy_setup(struct bench_ctx *x);
+int bench_pool_copy_per_tensor_setup(struct bench_ctx *x);
+int bench_pool_accept_setup(struct bench_ctx *x);
+int bench_pool_accept_per_tensor_setup(struct bench_ctx *x);
+int bench_pool_state_run(void *x, int rot, ls_stream s);
+int bench_pool_state_verify(struct bench_ctx *x, double *max_rel_err);
 
 /* ------------------------------------------------------------------ CLI options */
 
@@ -150,6 +173,9 @@ typedef struct bench_opts {
     int min_samples;
     const char *filter;      /* --benchmark_filter value, also applied by the plan */
     unsigned given;          /* BENCH_GIVEN_* */
+    const char *variants[BENCH_MAX_LIST]; /* --variant names; none: each row's default */
+    int n_variants;
+    int variants_all;        /* --variant all */
 } bench_opts;
 
 /* Defaults before parsing (GPU defaults; host defaults are applied by bench_cli_apply_backend). */
@@ -178,7 +204,8 @@ typedef struct bench_case {
     int device;
     int index;               /* 0-based position in the plan */
     char key[192];           /* stable CSV key, never renamed (results/README.md) */
-    char name[224];          /* Google Benchmark name: key, plus "/dev:<i>" with several devices */
+    char name[320];          /* Google Benchmark name: key, plus "/dev:<i>" with several devices,
+                              * plus "/variant:<name>" for a non-default variant */
 } bench_case;
 
 typedef struct bench_plan {
@@ -280,10 +307,14 @@ void *bench_host_rand(bench_ctx *x, size_t n, ls_dtype dt, double lo, double hi)
 int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_pool_bytes);
 /*
  * Creates the case pool: descriptor of the case's shape with `layers` layers, SSM dtype dt and
- * spec buffers for spec_tokens, capacity S slots. Returns 0, BENCH_OOM or -1.
+ * spec buffers for spec_tokens, capacity S slots. Every buffer (main and spec, padding slot
+ * included) is filled with random non-zero values of its dtype, so no case ever times zeros.
+ * Returns 0, BENCH_OOM or -1.
  */
 int bench_pool_create(bench_ctx *x, int layers, ls_dtype dt, int spec_tokens, int32_t capacity,
                       ls_zero_policy zero);
+/* As bench_pool_create with a caller-built descriptor (layers and spec_tokens set). */
+int bench_pool_create_desc(bench_ctx *x, const ls_state_desc *d, int32_t capacity, ls_zero_policy zero);
 /* Allocates n slots from the pool into x->slots in random order and uploads them (slots_dev). */
 int bench_take_slots(bench_ctx *x, int32_t n);
 /* Picks up to BENCH_VERIFY_ROWS distinct request rows of the batch (sorted). Returns the count. */

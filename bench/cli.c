@@ -77,6 +77,11 @@ void bench_cli_usage(FILE *f)
         "  --graph on|off|both    time CUDA-graph replays (default off)\n"
         "  --family a,b           conv1d_update, gdn, kda, mamba2_ssu, pool, or family/op\n"
         "                         (e.g. pool/alloc); default every family that applies\n"
+        "  --variant a,b|all      implementation variants to run (default: each benchmark's\n"
+        "                         default variant); e.g. fused,per-tensor (pool copy/accept),\n"
+        "                         3-buffer,concat (KDA conv), in-place,clone (GDN conv verify).\n"
+        "                         Non-default variants keep the case key; their GB name ends\n"
+        "                         in /variant:<name>\n"
         "  --backend cuda|host    default cuda when a GPU is visible, else host\n"
         "  --devices all|0,1      devices to run on (default 0)\n"
         "  --verify, --no-verify  correctness gate before timing (default on)\n"
@@ -162,11 +167,35 @@ static int parse_seconds(const char *flag, const char *val, double *out)
     return 0;
 }
 
+/*
+ * --variant all | a,b,...: every name must be a variant of some registry row (a typo would
+ * otherwise silently plan nothing). "all" anywhere in the list selects every variant.
+ */
+static int parse_variants(bench_opts *o, const char *flag, char *val)
+{
+    char *items[BENCH_MAX_LIST];
+    int n, rc = split(flag, val, items, &n);
+    if (rc)
+        return rc;
+    o->n_variants = 0;
+    o->variants_all = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(items[i], "all") == 0)
+            o->variants_all = 1;
+        else if (!bench_registry_has_variant(items[i]))
+            return bad(flag, items[i],
+                       "unknown variant; e.g. fused, per-tensor, 3-buffer, concat, in-place, clone or all");
+        else
+            o->variants[o->n_variants++] = items[i];
+    }
+    return 0;
+}
+
 /* Flags that take a value. */
 static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"model", "tp", "batch", "draft", "state-dtype", "cache",
-                                             "graph", "family", "backend", "devices", "out",
+                                             "graph", "family", "variant", "backend", "devices", "out",
                                              "repetitions", "min-samples", "min-time", "max-time"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(name, with_value[i]) == 0)
@@ -247,6 +276,8 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
             o->families[i] = items[i];
         }
         o->n_families = n;
+    } else if (strcmp(name, "variant") == 0) {
+        return parse_variants(o, flag, val);
     } else if (strcmp(name, "backend") == 0) {
         if (strcmp(val, "cuda") != 0 && strcmp(val, "host") != 0)
             return bad(flag, val, "cuda or host");

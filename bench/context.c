@@ -1,7 +1,8 @@
 /*
  * context.c — what every family's setup shares: a per-case PRNG, an arena of host and backend
  * allocations released together at teardown, random input upload, the rotation/memory sizing
- * rule, pool creation and random distinct slot assignment.
+ * rule, pool creation (every buffer filled with random data) and random distinct slot
+ * assignment.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -138,6 +139,80 @@ int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_
     return (int)(n < fit ? n : fit);
 }
 
+/*
+ * Tiles `total` bytes at dst with the `chunk` bytes at src (backend memory): one copy of the
+ * chunk, then doubling copies of what is already filled, so a buffer of any size costs about
+ * log2(total / chunk) copies on the default stream (in order, so each reads finished data).
+ */
+static int tile(const ls_backend *be, char *dst, int64_t total, const void *src, int64_t chunk)
+{
+    int64_t done = total < chunk ? total : chunk;
+    if (be->copy_d2d(dst, src, (size_t)done, NULL) != 0)
+        return -1;
+    while (done < total) {
+        int64_t n = total - done < done ? total - done : done;
+        if (be->copy_d2d(dst + done, dst, (size_t)n, NULL) != 0)
+            return -1;
+        done += n;
+    }
+    return 0;
+}
+
+/* Bytes of the random chunk tiled over pool buffers: ~1 MiB, a multiple of 4 (element-aligned
+ * for fp32) but not a power of two, so consecutive slots do not repeat the same bytes. */
+#define BENCH_FILL_CHUNK ((int64_t)(1 << 20) + 4 * 997)
+
+/*
+ * Fills every buffer of the case pool — main and spec, every layer and slot, the padding slot
+ * too — with random values of the buffer's dtype in [-1, 1), never zero (bench_host_rand), so no
+ * timed kernel reads or writes zeros (a zero state can take faster paths and hides bugs). One
+ * host chunk per dtype is generated and uploaded once, then tiled on the device (tile above).
+ * The verification gate still seeds the slots it checks with its own data.
+ */
+static int pool_fill_random(bench_ctx *x)
+{
+    const ls_state_desc *d = ls_pool_desc(x->pool);
+    ls_state_params sp;
+    ls_pool_state_params(x->pool, &sp);
+    void *chunk[2] = {NULL, NULL}; /* by ls_dtype */
+    int64_t largest = 0, steps = sp.spec_tokens > 0 ? sp.spec_tokens : 1;
+    for (int b = 0; b < sp.n_buffers; b++) {
+        int64_t extent = (int64_t)sp.layers * sp.slots * sp.buf[b].item_bytes * steps;
+        largest = extent > largest ? extent : largest;
+    }
+    /* small (host-test) pools: no bigger chunk than the largest buffer needs */
+    int64_t csize = largest < BENCH_FILL_CHUNK ? (largest + 3) / 4 * 4 : BENCH_FILL_CHUNK;
+    for (int b = 0; b < sp.n_buffers; b++) {
+        ls_dtype dt = b < d->n_conv ? d->conv_dtype : d->temporal_dtype;
+        if (!chunk[dt]) {
+            void *h = bench_host_rand(x, (size_t)csize / ls_dtype_size(dt), dt, -1.0, 1.0);
+            if (!h || !(chunk[dt] = bench_dev_alloc(x, (size_t)csize)) ||
+                x->be->copy_h2d(chunk[dt], h, (size_t)csize) != 0)
+                return -1;
+        }
+        int64_t main_b = (int64_t)sp.layers * sp.slots * sp.buf[b].item_bytes;
+        if (tile(x->be, sp.buf[b].main, main_b, chunk[dt], csize) != 0 ||
+            (sp.buf[b].spec && tile(x->be, sp.buf[b].spec, main_b * sp.spec_tokens, chunk[dt], csize) != 0))
+            return -1;
+    }
+    return x->be->sync(NULL);
+}
+
+int bench_pool_create_desc(bench_ctx *x, const ls_state_desc *d, int32_t capacity, ls_zero_policy zero)
+{
+    if (ls_state_desc_check(d) != 0)
+        return -1;
+    int64_t need = (int64_t)(capacity + 1) * ls_layer_bytes(d) * d->layers * (1 + d->spec_tokens);
+    if (need > x->env->budget_bytes)
+        return BENCH_OOM;
+    ls_pool_config cfg = {capacity, LS_PAD_LAST, zero};
+    x->pool = ls_pool_create(d, &cfg, x->be);
+    /* The descriptor is valid, so a failure here is the backend running out of memory. */
+    if (!x->pool)
+        return BENCH_OOM;
+    return pool_fill_random(x) == 0 ? 0 : -1;
+}
+
 int bench_pool_create(bench_ctx *x, int layers, ls_dtype dt, int spec_tokens, int32_t capacity,
                       ls_zero_policy zero)
 {
@@ -145,15 +220,7 @@ int bench_pool_create(bench_ctx *x, int layers, ls_dtype dt, int spec_tokens, in
     if (ls_state_desc_from_shape(&x->c->shape, dt, spec_tokens, &d) != 0)
         return -1;
     d.layers = layers;
-    if (ls_state_desc_check(&d) != 0)
-        return -1;
-    int64_t need = (int64_t)(capacity + 1) * ls_layer_bytes(&d) * layers * (1 + spec_tokens);
-    if (need > x->env->budget_bytes)
-        return BENCH_OOM;
-    ls_pool_config cfg = {capacity, LS_PAD_LAST, zero};
-    x->pool = ls_pool_create(&d, &cfg, x->be);
-    /* The descriptor is valid, so a failure here is the backend running out of memory. */
-    return x->pool ? 0 : BENCH_OOM;
+    return bench_pool_create_desc(x, &d, capacity, zero);
 }
 
 int bench_take_slots(bench_ctx *x, int32_t n)

@@ -1,10 +1,22 @@
 /*
  * conv.c — the conv1d_update family: causal depthwise conv update over the pool's conv state
  * (SPEC §2.1), decode (T = 1) and verify (T draft tokens, intermediate windows written into the
- * speculative buffers; the state is shifted by T as HEAD-fork does after #13603, no clone).
+ * speculative buffers, the state shifted by T).
  *
- * One call = every conv tensor of one layer: 1 for Mamba2/GDN ([C, W-1], window innermost), 3
- * for KDA (q, k, v; [W-1, C], channel innermost, fp32 weights). Launches rotate over layers.
+ * One call = every conv launch of one layer; launches rotate over layers. Variants (registry.c):
+ *   causal_silu (Mamba2), 3-buffer (KDA), in-place (GDN verify) — the pool's own conv tensors,
+ *     updated in place: 1 tensor for Mamba2/GDN ([C, W-1], window innermost), 3 for KDA (q, k, v;
+ *     [W-1, C], channel innermost, fp32 weights), one launch each;
+ *   concat (KDA) — q, k, v as ONE window-major tensor of 3C channels (a user-built descriptor
+ *     with n_conv = 1, same bytes per slot; LATE's layout, SPEC §1.10), one launch;
+ *   clone (GDN verify, AFTER, SPEC §2.3(c)) — before the conv, the whole layer buffer
+ *     [S+1, C, W-1] is copied (be->copy_d2d) into a clone and the conv runs on the clone, so the
+ *     real state is untouched; both the copy and the conv are timed. One clone buffer serves every
+ *     rotated layer, as PyTorch's caching allocator hands the freed block back each layer.
+ * GDN verify pools (in-place and clone alike) hold S = max(48, B) slots: SPEC §1.4's S = 48 for
+ * Qwen3-Next + NEXTN at tp 2, which sets the clone's size. Bytes (SPEC §4) are the same minimum
+ * for every variant of a case — the clone's extra traffic is not counted and concat's single read
+ * of the slot indices is ignored — so GB/s compares like with like.
  * Weights are shared by the rotated layers (C·W elements: negligible next to the state).
  * Case key dtype = the conv state dtype (bf16); the pool's SSM buffers are unused here and kept
  * bf16 to waste less memory.
@@ -13,28 +25,28 @@
 
 #include "bench.h"
 
+#define GDN_VERIFY_SLOTS 48 /* SPEC §1.4: S with EAGLE/NEXTN (max running requests forced to 48) */
+
+/* How a case's conv launches use the pool (the registry row's variant). */
+typedef enum conv_mode { CONV_POOL = 0, CONV_CONCAT = 1, CONV_CLONE = 2 } conv_mode;
+
 typedef struct conv_priv {
+    conv_mode mode;
     int n_conv, T, B;
     ls_dtype wdt;
     uint16_t *x_host[LS_MAX_CONV];
     void *w_host[LS_MAX_CONV], *bias_host[LS_MAX_CONV];
     ls_conv_params *p; /* [n_rot][n_conv]: per-layer pointers resolved at setup */
+    void **real;       /* clone: [n_rot][n_conv] the pool layer buffers the clone copies; else NULL */
+    int64_t clone_bytes[LS_MAX_CONV]; /* clone: bytes of one layer buffer [S+1, C, W-1] */
 } conv_priv;
 
-static int conv_desc(const bench_ctx *x, ls_state_desc *d)
-{
-    if (x->pool) {
-        *d = *ls_pool_desc(x->pool);
-        return 0;
-    }
-    return ls_state_desc_from_shape(&x->c->shape, LS_BF16, x->c->tokens > 1 ? x->c->tokens : 0, d);
-}
-
+/* Bytes: SPEC §4 per conv tensor of the model's own descriptor (3 for KDA), whatever the variant. */
 int64_t bench_conv_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;
     ls_state_desc d;
-    if (conv_desc(x, &d) != 0)
+    if (ls_state_desc_from_shape(&c->shape, LS_BF16, c->tokens > 1 ? c->tokens : 0, &d) != 0)
         return 0;
     int64_t b = 0;
     for (int i = 0; i < d.n_conv; i++)
@@ -57,18 +69,109 @@ static void state_strides(const ls_conv_shape *cs, int64_t *sc, int64_t *sw)
     }
 }
 
-int bench_conv_setup(bench_ctx *x)
+/* The conv list as ONE tensor of the summed channels (same orientation and window required). */
+static int concat_desc(ls_state_desc *d)
+{
+    int32_t channels = 0;
+    for (int i = 0; i < d->n_conv; i++) {
+        if (d->conv[i].orient != d->conv[0].orient || d->conv[i].window != d->conv[0].window)
+            return ls_fail("bench: concat: conv tensor %d differs from tensor 0 in orientation or window", i);
+        channels += d->conv[i].channels;
+    }
+    d->conv[0].channels = channels;
+    d->n_conv = 1;
+    return 0;
+}
+
+/* Pool capacity S: B, or max(48, B) for GDN verify (the clone copies all S+1 slots). */
+static int32_t conv_capacity(const bench_case *c)
+{
+    if (c->model->mechanism == LS_MECH_GDN && c->tokens > 1)
+        return c->batch > GDN_VERIFY_SLOTS ? c->batch : GDN_VERIFY_SLOTS;
+    return c->batch;
+}
+
+/* Launch params of conv tensor i on every rotated layer (x, y, weights shared by the layers). */
+static int setup_tensor(bench_ctx *x, conv_priv *p, const ls_state_desc *d, int i)
+{
+    const bench_case *c = x->c;
+    const ls_conv_shape *cs = &d->conv[i];
+    int B = p->B, T = p->T, C = cs->channels, W = c->shape.conv_width, n_rot = x->n_rot;
+    uint16_t *xd = bench_dev_rand_bf16(x, (size_t)B * T * C, -1.0, 1.0, &p->x_host[i]);
+    uint16_t *yd = bench_dev_alloc(x, (size_t)B * T * C * 2);
+    void *wd = bench_dev_alloc(x, (size_t)C * W * ls_dtype_size(p->wdt));
+    p->w_host[i] = bench_host_rand(x, (size_t)C * W, p->wdt, -0.5, 0.5);
+    if (!xd || !yd || !wd || !p->w_host[i] ||
+        x->be->copy_h2d(wd, p->w_host[i], (size_t)C * W * ls_dtype_size(p->wdt)) != 0)
+        return -1;
+    void *bd = NULL, *clone = NULL;
+    if (c->model->conv_bias) {
+        bd = bench_dev_alloc(x, (size_t)C * ls_dtype_size(p->wdt));
+        p->bias_host[i] = bench_host_rand(x, (size_t)C, p->wdt, -0.5, 0.5);
+        if (!bd || !p->bias_host[i] || x->be->copy_h2d(bd, p->bias_host[i], (size_t)C * ls_dtype_size(p->wdt)) != 0)
+            return -1;
+    }
+    if (p->mode == CONV_CLONE) {
+        p->clone_bytes[i] = (int64_t)ls_pool_slots(x->pool) * ls_conv_item_bytes(d, i);
+        if (!(clone = bench_dev_alloc(x, (size_t)p->clone_bytes[i])))
+            return -1;
+    }
+    int64_t sc, sw, item = (int64_t)C * cs->window;
+    state_strides(cs, &sc, &sw);
+    for (int l = 0; l < n_rot; l++) {
+        ls_conv_params *q = &p->p[l * p->n_conv + i];
+        memset(q, 0, sizeof *q);
+        q->batch = B;
+        q->tokens = T;
+        q->channels = C;
+        q->width = W;
+        q->silu = 1;
+        q->disable_state_update = 0;
+        q->weight_dtype = p->wdt;
+        q->state_dtype = d->conv_dtype;
+        q->x = xd;
+        q->x_stride_b = (int64_t)T * C;
+        q->x_stride_t = C;
+        q->x_stride_c = 1;
+        q->y = yd;
+        q->y_stride_b = (int64_t)T * C;
+        q->y_stride_t = C;
+        q->y_stride_c = 1;
+        q->weight = wd;
+        q->bias = bd;
+        q->state = clone ? clone : ls_pool_conv(x->pool, i, l);
+        if (clone)
+            p->real[l * p->n_conv + i] = ls_pool_conv(x->pool, i, l);
+        q->state_stride_slot = item;
+        q->state_stride_c = sc;
+        q->state_stride_w = sw;
+        q->slot_idx = x->slots_dev;
+        if (T > 1) {
+            q->inter = ls_pool_spec_conv(x->pool, i, l); /* the real spec buffer, also for the clone */
+            q->inter_stride_slot = item * T;
+            q->inter_stride_t = item;
+            q->inter_stride_c = sc;
+            q->inter_stride_w = sw;
+        }
+    }
+    return 0;
+}
+
+/* Pool (descriptor per mode, capacity per conv_capacity), slots, and every tensor's params. */
+static int conv_setup(bench_ctx *x, conv_mode mode)
 {
     const bench_case *c = x->c;
     int T = c->tokens, B = c->batch, spec = T > 1 ? T : 0, rc;
+    int32_t S = conv_capacity(c);
     ls_state_desc d;
-    if (conv_desc(x, &d) != 0)
+    if (ls_state_desc_from_shape(&c->shape, LS_BF16, spec, &d) != 0 || (mode == CONV_CONCAT && concat_desc(&d) != 0))
         return -1;
-    int64_t layer_pool = (int64_t)(B + 1) * ls_layer_bytes(&d) * (1 + spec);
+    int64_t layer_pool = (int64_t)(S + 1) * ls_layer_bytes(&d) * (1 + spec);
     int n_rot = bench_rotation_layers(x, bench_conv_bytes(x), layer_pool);
     if (n_rot == 0)
         return BENCH_OOM;
-    if ((rc = bench_pool_create(x, n_rot, LS_BF16, spec, B, LS_ZERO_AT_FREE)) != 0)
+    d.layers = n_rot;
+    if ((rc = bench_pool_create_desc(x, &d, S, LS_ZERO_AT_FREE)) != 0)
         return rc;
     x->n_rot = x->rotated = n_rot;
     if (bench_take_slots(x, B) != 0)
@@ -78,82 +181,80 @@ int bench_conv_setup(bench_ctx *x)
     if (!p)
         return -1;
     x->priv = p;
+    p->mode = mode;
     p->n_conv = d.n_conv;
     p->T = T;
     p->B = B;
     p->wdt = c->model->conv_weight_dtype;
     p->p = bench_host_alloc(x, sizeof *p->p * (size_t)(n_rot * d.n_conv));
-    if (!p->p)
+    if (!p->p || (mode == CONV_CLONE && !(p->real = bench_host_alloc(x, sizeof *p->real * (size_t)(n_rot * d.n_conv)))))
         return -1;
-    for (int i = 0; i < d.n_conv; i++) {
-        const ls_conv_shape *cs = &d.conv[i];
-        int C = cs->channels, W = c->shape.conv_width;
-        uint16_t *xd = bench_dev_rand_bf16(x, (size_t)B * T * C, -1.0, 1.0, &p->x_host[i]);
-        uint16_t *yd = bench_dev_alloc(x, (size_t)B * T * C * 2);
-        void *wd = bench_dev_alloc(x, (size_t)C * W * ls_dtype_size(p->wdt));
-        p->w_host[i] = bench_host_rand(x, (size_t)C * W, p->wdt, -0.5, 0.5);
-        if (!xd || !yd || !wd || !p->w_host[i] ||
-            x->be->copy_h2d(wd, p->w_host[i], (size_t)C * W * ls_dtype_size(p->wdt)) != 0)
+    for (int i = 0; i < d.n_conv; i++)
+        if (setup_tensor(x, p, &d, i) != 0)
             return -1;
-        void *bd = NULL;
-        if (c->model->conv_bias) {
-            bd = bench_dev_alloc(x, (size_t)C * ls_dtype_size(p->wdt));
-            p->bias_host[i] = bench_host_rand(x, (size_t)C, p->wdt, -0.5, 0.5);
-            if (!bd || !p->bias_host[i] ||
-                x->be->copy_h2d(bd, p->bias_host[i], (size_t)C * ls_dtype_size(p->wdt)) != 0)
-                return -1;
-        }
-        int64_t sc, sw, item = (int64_t)C * cs->window;
-        state_strides(cs, &sc, &sw);
-        for (int l = 0; l < n_rot; l++) {
-            ls_conv_params *q = &p->p[l * d.n_conv + i];
-            memset(q, 0, sizeof *q);
-            q->batch = B;
-            q->tokens = T;
-            q->channels = C;
-            q->width = W;
-            q->silu = 1;
-            q->disable_state_update = 0;
-            q->weight_dtype = p->wdt;
-            q->state_dtype = d.conv_dtype;
-            q->x = xd;
-            q->x_stride_b = (int64_t)T * C;
-            q->x_stride_t = C;
-            q->x_stride_c = 1;
-            q->y = yd;
-            q->y_stride_b = (int64_t)T * C;
-            q->y_stride_t = C;
-            q->y_stride_c = 1;
-            q->weight = wd;
-            q->bias = bd;
-            q->state = ls_pool_conv(x->pool, i, l);
-            q->state_stride_slot = item;
-            q->state_stride_c = sc;
-            q->state_stride_w = sw;
-            q->slot_idx = x->slots_dev;
-            if (spec) {
-                q->inter = ls_pool_spec_conv(x->pool, i, l);
-                q->inter_stride_slot = item * T;
-                q->inter_stride_t = item;
-                q->inter_stride_c = sc;
-                q->inter_stride_w = sw;
-            }
-        }
-    }
     return 0;
+}
+
+int bench_conv_setup(bench_ctx *x)
+{
+    return conv_setup(x, CONV_POOL);
+}
+
+int bench_conv_concat_setup(bench_ctx *x)
+{
+    return conv_setup(x, CONV_CONCAT);
+}
+
+int bench_conv_clone_setup(bench_ctx *x)
+{
+    return conv_setup(x, CONV_CLONE);
+}
+
+/* One conv tensor as the variant runs it: with `real` (clone), first copy the whole layer buffer
+ * into q->state (the clone), then the conv on the clone. */
+static int launch(bench_ctx *x, const ls_conv_params *q, const void *real, int64_t clone_bytes, ls_stream s)
+{
+    if (real && x->be->copy_d2d(q->state, real, (size_t)clone_bytes, s) != 0)
+        return -1;
+    return x->be->conv_update(q, s);
 }
 
 int bench_conv_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     conv_priv *p = x->priv;
-    for (int i = 0; i < p->n_conv; i++)
-        if (x->be->conv_update(&p->p[rot * p->n_conv + i], s) != 0)
+    for (int i = 0; i < p->n_conv; i++) {
+        int k = rot * p->n_conv + i;
+        if (launch(x, &p->p[k], p->real ? p->real[k] : NULL, p->clone_bytes[i], s) != 0)
             return -1;
+    }
     return 0;
 }
 
-/* Sub-batch of the sampled rows on layer 0, backend vs ls_ref_conv_update, for each conv tensor. */
+int bench_conv_layer_params(const bench_ctx *x, int layer, const ls_conv_params **out)
+{
+    const conv_priv *p = x->priv;
+    if (!p || layer < 0 || layer >= x->n_rot)
+        return 0;
+    *out = &p->p[layer * p->n_conv];
+    return p->n_conv;
+}
+
+/* Host copy of n bytes (arena). */
+static void *host_dup(bench_ctx *x, const void *src, size_t n)
+{
+    void *h = bench_host_alloc(x, n);
+    if (h)
+        memcpy(h, src, n);
+    return h;
+}
+
+/*
+ * Sub-batch of the sampled rows on layer 0, backend vs ls_ref_conv_update, for each conv tensor:
+ * output, updated state and intermediate windows. The clone variant runs exactly as timed (clone
+ * poisoned first, so a missing copy shows as NaN): the updated state is checked in the clone, and
+ * the real pool state of the sampled slots must still hold the seeded values.
+ */
 int bench_conv_verify(bench_ctx *x, double *max_rel_err)
 {
     conv_priv *p = x->priv;
@@ -164,14 +265,18 @@ int bench_conv_verify(bench_ctx *x, double *max_rel_err)
     *max_rel_err = 0;
     for (int i = 0; i < p->n_conv; i++) {
         const ls_conv_params *base = &p->p[i];
+        void *real = p->real ? p->real[i] : base->state;
         int T = p->T, C = base->channels;
-        size_t item = (size_t)C * (size_t)(base->width - 1);
+        size_t item = (size_t)C * (size_t)(base->width - 1), es = ls_dtype_size(base->state_dtype);
         ls_dtype sdt = base->state_dtype;
-        void *xd, *yd, *inter_ref = NULL;
+        void *xd, *yd, *inter_ref = NULL, *untouched = NULL;
         uint16_t *xh = bench_gather(x, p->x_host[i], (size_t)T * C * 2, rows, n, &xd);
         uint16_t *yh = bench_output_pair(x, (size_t)n * T * C, LS_BF16, &yd);
-        void *state_ref = bench_state_seed(x, base->state, (int64_t)item, item, sdt, hslots, n);
+        void *state_ref = bench_state_seed(x, real, (int64_t)item, item, sdt, hslots, n);
         if (!xh || !yh || !state_ref)
+            return -1;
+        if (p->real && (!(untouched = host_dup(x, state_ref, item * es * (size_t)n)) ||
+                        bench_poison(x, base->state, (size_t)p->clone_bytes[i] / es, sdt) != 0))
             return -1;
         if (base->inter &&
             !(inter_ref = bench_state_poison(x, base->inter, base->inter_stride_slot, item * T, sdt, hslots, n)))
@@ -188,10 +293,13 @@ int bench_conv_verify(bench_ctx *x, double *max_rel_err)
         hp.state = state_ref;
         hp.slot_idx = compact;
         hp.inter = inter_ref;
-        if (x->be->conv_update(&dp, NULL) != 0 || x->be->sync(NULL) != 0 || ls_ref_conv_update(&hp) != 0)
+        if (launch(x, &dp, p->real ? real : NULL, p->clone_bytes[i], NULL) != 0 || x->be->sync(NULL) != 0 ||
+            ls_ref_conv_update(&hp) != 0)
             return -1;
         if (bench_output_check(x, yd, yh, (size_t)n * T * C, LS_BF16, max_rel_err) != 0 ||
             bench_state_check(x, base->state, (int64_t)item, item, sdt, hslots, n, state_ref, max_rel_err) != 0)
+            return -1;
+        if (untouched && bench_state_check(x, real, (int64_t)item, item, sdt, hslots, n, untouched, max_rel_err) != 0)
             return -1;
         if (base->inter && bench_state_check(x, base->inter, base->inter_stride_slot, item * T, sdt, hslots, n,
                                              inter_ref, max_rel_err) != 0)

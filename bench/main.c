@@ -180,7 +180,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (plan.n == 0) {
-        fprintf(stderr, "linstate-bench: no case matches the selection (--family/--model/--draft/filter)\n");
+        fprintf(stderr, "linstate-bench: no case matches the selection (--family/--model/--draft/--variant/filter)\n");
         free(filter);
         return 2;
     }

@@ -1,13 +1,16 @@
 /*
  * plan.c — registry x axes -> the ordered list of cases, each with its stable key.
  *
- * Order: device, model, tp, registry row, state dtype, draft tokens T, batch B, graph. A row is
+ * Order: device, model, tp, (family, op), state dtype, draft tokens T, batch B, graph, variant.
+ * Variants of one case are planned next to each other (innermost), so a before/after comparison
+ * of two variants in one run sees the same machine state, not the two ends of a sweep. A row is
  * planned for a model only when it applies to the model's mechanism (conv and pool paths apply
- * to all; gdn to GDN presets; kda to KDA; mamba2_ssu to Mamba2). Axes a row does not vary over
+ * to all; gdn to GDN presets; kda to KDA; mamba2_ssu to Mamba2), and only when --variant selects
+ * it (default: the (family, op)'s default row for that mechanism). Axes a row does not vary over
  * take one neutral value: T = 1 (BENCH_DRAFT_NONE) and, without the dtype axis, the conv dtype.
  * --family and --benchmark_filter (Google Benchmark syntax, applied to the case's GB name) prune
  * the list, so --list shows exactly the cases a run would measure. Rows without the graph axis
- * (pool paths: host bookkeeping cannot be captured) are planned only for eager timing.
+ * (pool alloc, free, fork: host bookkeeping cannot be captured) are planned only for eager timing.
  */
 #include <regex.h>
 #include <stdio.h>
@@ -58,6 +61,24 @@ void bench_gb_full_name(const bench_case *c, int repetitions, char *buf, size_t 
     snprintf(buf, cap, "%s/iterations:1%s/manual_time", c->name, reps);
 }
 
+/* --variant: every row (all), the named variants, or (not given) each (family, op)'s default. */
+static int selected_variant(const bench_opts *o, const bench_entry *e)
+{
+    if (o->variants_all)
+        return 1;
+    if (o->n_variants == 0)
+        return e->is_default;
+    for (int i = 0; i < o->n_variants; i++)
+        if (strcmp(o->variants[i], e->variant) == 0)
+            return 1;
+    return 0;
+}
+
+static int applies(const bench_entry *e, const ls_model *m)
+{
+    return (e->mechanisms & BENCH_MECH_BIT(m->mechanism)) != 0;
+}
+
 static int selected_by_family(const bench_opts *o, const bench_entry *e)
 {
     if (o->n_families == 0)
@@ -72,10 +93,11 @@ static int selected_by_family(const bench_opts *o, const bench_entry *e)
 static int tokens_for(const bench_opts *o, const bench_entry *e, int *out)
 {
     int n = 0;
-    if (!(e->axes & BENCH_AXIS_DRAFT) || e->draft == BENCH_DRAFT_NONE) {
+    if (e->draft == BENCH_DRAFT_NONE) {
         out[0] = 1;
         return 1;
     }
+    /* decode rows (no draft axis) still follow the rule: planned when 1 is in the list */
     for (int i = 0; i < o->n_draft; i++) {
         int t = o->draft[i];
         if ((e->draft == BENCH_DRAFT_DECODE && t == 1) || (e->draft == BENCH_DRAFT_VERIFY && t >= 2))
@@ -99,6 +121,39 @@ static int push_case(bench_plan *p, int *cap, const bench_case *c)
     p->cases[p->n].index = p->n;
     p->n++;
     return 0;
+}
+
+/*
+ * The variant rows of the (family, op) group that registry row `first` leads for model m, in
+ * registry order, filtered by --family and --variant. Returns the count (0: `first` is not the
+ * group's first row applying to m, or nothing of the group is selected).
+ */
+static int group_rows(const bench_opts *o, const ls_model *m, int first, const bench_entry **out)
+{
+    const bench_entry *lead = bench_registry_at(first);
+    if (!applies(lead, m) || !selected_by_family(o, lead))
+        return 0;
+    for (int j = 0; j < first; j++)
+        if (bench_entry_same_op(bench_registry_at(j), lead) && applies(bench_registry_at(j), m))
+            return 0; /* planned with an earlier row of the group */
+    int n = 0;
+    for (int j = first; j < bench_registry_count() && n < BENCH_MAX_LIST; j++) {
+        const bench_entry *e = bench_registry_at(j);
+        if (bench_entry_same_op(e, lead) && applies(e, m) && selected_variant(o, e))
+            out[n++] = e;
+    }
+    return n;
+}
+
+/* Fills the case's GB name: key [+ "/dev:<i>" with several devices] [+ "/variant:<v>"]. */
+static void case_name(bench_case *c, int n_devices)
+{
+    char dev[24] = "", var[96] = "";
+    if (n_devices > 1)
+        snprintf(dev, sizeof dev, "/dev:%d", c->device);
+    if (!c->e->is_default)
+        snprintf(var, sizeof var, "/variant:%s", c->e->variant);
+    snprintf(c->name, sizeof c->name, "%s%s%s", c->key, dev, var);
 }
 
 /* Validates every (model, tp) up front so a bad value fails before anything runs. */
@@ -148,45 +203,45 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
             const ls_model *m = ls_model_find(o->models[mi]);
             for (int ti = 0; ti < o->n_tp; ti++)
                 for (int ei = 0; ei < bench_registry_count(); ei++) {
-                    const bench_entry *e = bench_registry_at(ei);
-                    if (!(e->mechanisms & BENCH_MECH_BIT(m->mechanism)) || !selected_by_family(o, e))
+                    const bench_entry *vars[BENCH_MAX_LIST];
+                    int n_var = group_rows(o, m, ei, vars);
+                    if (n_var == 0)
                         continue;
+                    const bench_entry *e = vars[0]; /* the group's rows share axes and draft rule */
                     int toks[BENCH_MAX_LIST], n_tok = tokens_for(o, e, toks);
                     int n_dt = (e->axes & BENCH_AXIS_DTYPE) ? o->n_dtypes : 1;
                     int n_b = (e->axes & BENCH_AXIS_BATCH) ? o->n_batch : 1;
-                    /* Without the graph axis (host-side pool paths) only eager timing exists. */
+                    /* Without the graph axis (pool alloc, free, fork) only eager timing exists. */
                     int n_g = (e->axes & BENCH_AXIS_GRAPH) ? n_graphs : (graphs[0] == 0);
                     for (int di = 0; di < n_dt; di++)
                         for (int k = 0; k < n_tok; k++)
                             for (int bi = 0; bi < n_b; bi++)
-                                for (int g = 0; g < n_g; g++) {
-                                    bench_case c;
-                                    memset(&c, 0, sizeof c);
-                                    c.e = e;
-                                    c.model = m;
-                                    c.tp = o->tp[ti];
-                                    ls_shape_from_model(m, c.tp, &c.shape);
-                                    c.batch = (e->axes & BENCH_AXIS_BATCH) ? o->batch[bi] : 1;
-                                    c.tokens = toks[k];
-                                    c.state_dtype = (e->axes & BENCH_AXIS_DTYPE) ? o->dtypes[di] : LS_BF16;
-                                    c.graph = graphs[g];
-                                    c.device = devices[d];
-                                    bench_case_key(e, m->name, c.tp, c.batch, c.tokens, c.state_dtype,
-                                                   c.graph, c.key, sizeof c.key);
-                                    if (n_devices > 1)
-                                        snprintf(c.name, sizeof c.name, "%s/dev:%d", c.key, c.device);
-                                    else
-                                        snprintf(c.name, sizeof c.name, "%s", c.key);
-                                    char full[256];
-                                    bench_gb_full_name(&c, o->repetitions, full, sizeof full);
-                                    if (bench_filter_match(o->filter, full) != 1)
-                                        continue;
-                                    if (push_case(out, &cap, &c) != 0) {
-                                        fprintf(stderr, "linstate-bench: out of host memory planning cases\n");
-                                        bench_plan_free(out);
-                                        return 1;
+                                for (int g = 0; g < n_g; g++)
+                                    for (int v = 0; v < n_var; v++) {
+                                        bench_case c;
+                                        memset(&c, 0, sizeof c);
+                                        c.e = vars[v];
+                                        c.model = m;
+                                        c.tp = o->tp[ti];
+                                        ls_shape_from_model(m, c.tp, &c.shape);
+                                        c.batch = (e->axes & BENCH_AXIS_BATCH) ? o->batch[bi] : 1;
+                                        c.tokens = toks[k];
+                                        c.state_dtype = (e->axes & BENCH_AXIS_DTYPE) ? o->dtypes[di] : LS_BF16;
+                                        c.graph = graphs[g];
+                                        c.device = devices[d];
+                                        bench_case_key(e, m->name, c.tp, c.batch, c.tokens, c.state_dtype,
+                                                       c.graph, c.key, sizeof c.key);
+                                        case_name(&c, n_devices);
+                                        char full[400];
+                                        bench_gb_full_name(&c, o->repetitions, full, sizeof full);
+                                        if (bench_filter_match(o->filter, full) != 1)
+                                            continue;
+                                        if (push_case(out, &cap, &c) != 0) {
+                                            fprintf(stderr, "linstate-bench: out of host memory planning cases\n");
+                                            bench_plan_free(out);
+                                            return 1;
+                                        }
                                     }
-                                }
                 }
         }
     return 0;

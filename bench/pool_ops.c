@@ -1,11 +1,11 @@
 /*
- * pool_ops.c — the pool family: the slot paths of the unified pool (SPEC §1.5, §2.4) timed as a
- * caller sees them (host bookkeeping + index upload + the state kernel), through ls_pool_*:
+ * pool_ops.c — the pool family's slot paths that allocate or release slots (SPEC §1.5), timed as
+ * a caller sees them (host bookkeeping + index upload + the state kernel), through ls_pool_*:
  *   alloc  — alloc(B) with zero-at-alloc (#14792): B·per_req bytes zeroed;
  *   free   — free(B) with zero-at-free (AFTER): B·per_req bytes zeroed;
- *   copy   — copy_from(B src -> B dst): 2·B·per_req minimum;
- *   fork   — B × fork_from (alloc without zeroing + copy): 2·B·per_req minimum;
- *   accept — accept(B rows, random draft step in [0, T-1]) from the spec buffers: 2·B·per_req.
+ *   fork   — B × fork_from (alloc without zeroing + copy): 2·B·per_req minimum.
+ * copy and accept are timed as device launches only, in pool_state.c; the bytes formulas and the
+ * pool sizing rule of the family live here.
  * Each op touches every layer of the pool in one call, so there is no rotation (rotated = 1);
  * instead the pool holds enough layers that one call's working set is >= 8x L2 (capped by the
  * model's layers and the memory budget), and per_req counts those layers (CSV `layers`).
@@ -21,9 +21,8 @@
 #include "bench.h"
 
 typedef struct pool_priv {
-    int B, T;
+    int B;
     int32_t *src, *dst; /* host slot lists */
-    int32_t *steps;     /* accept: draft step per row */
     int held;           /* alloc/free: the B slots of src are allocated */
     int forked;         /* fork: the B slots of dst are allocated */
 } pool_priv;
@@ -59,10 +58,11 @@ int64_t bench_pool_accept_bytes(const bench_ctx *x)
 }
 
 /*
- * Pool with `cap_mult`·B slots, zero policy, spec buffers for accept; layer count from the
- * working-set rule (one call touches B·layer_bytes·touch bytes per layer).
+ * The family's pool: cap_mult·B slots, zero policy, spec buffers for ops with the draft axis
+ * (accept); layer count from the working-set rule — one call touches B·layer_bytes·touch bytes
+ * per layer — capped by the model's layers and the memory budget. No rotation (rotated = 1).
  */
-static int pool_setup(bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch)
+int bench_pool_family_create(bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch)
 {
     const bench_case *c = x->c;
     int B = c->batch, spec = c->e->draft == BENCH_DRAFT_VERIFY ? c->tokens : 0, rc;
@@ -77,33 +77,38 @@ static int pool_setup(bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch
     if ((rc = bench_pool_create(x, layers, c->state_dtype, spec, cap, zero)) != 0)
         return rc;
     x->n_rot = x->rotated = 1;
+    return 0;
+}
+
+/* The family pool (bench_pool_family_create) and this file's private state. */
+static int pool_setup(bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch)
+{
+    int rc = bench_pool_family_create(x, cap_mult, zero, touch);
+    if (rc)
+        return rc;
     pool_priv *p = bench_host_alloc(x, sizeof *p);
     if (!p)
         return -1;
-    p->B = B;
-    p->T = spec;
+    p->B = x->c->batch;
     x->priv = p;
     return 0;
 }
 
 /* ---------------------------------------------------------------- exact slot checks */
 
-/* Address of (layer, slot) of buffer b, or of (layer, slot, step) in its spec buffer. */
-static char *slot_addr(const ls_pool *pool, int b, int layer, int32_t slot, int step, int64_t *item)
+/* Address of (layer, slot) of main buffer b. */
+static char *slot_addr(const ls_pool *pool, int b, int layer, int32_t slot, int64_t *item)
 {
     const ls_state_desc *d = ls_pool_desc(pool);
     int conv = b < d->n_conv;
     *item = conv ? ls_conv_item_bytes(d, b) : ls_temporal_item_bytes(d);
-    if (step < 0)
-        return (char *)(conv ? ls_pool_conv(pool, b, layer) : ls_pool_temporal(pool, layer)) + *item * slot;
-    char *spec = conv ? ls_pool_spec_conv(pool, b, layer) : ls_pool_spec_temporal(pool, layer);
-    return spec + *item * ((int64_t)slot * d->spec_tokens + step);
+    return (char *)(conv ? ls_pool_conv(pool, b, layer) : ls_pool_temporal(pool, layer)) + *item * slot;
 }
 
 /* Visits (slot k, checked layer, buffer) blocks: layers 0 and L-1. Returns bytes per slot. */
 typedef int (*block_fn)(bench_ctx *x, char *dev, char *host, int64_t bytes);
 
-static int64_t for_blocks(bench_ctx *x, const int32_t *slots, const int32_t *steps, int n, char *host, block_fn fn)
+static int64_t for_blocks(bench_ctx *x, const int32_t *slots, int n, char *host, block_fn fn)
 {
     const ls_state_desc *d = ls_pool_desc(x->pool);
     int layers[2] = {0, d->layers - 1}, n_layers = d->layers > 1 ? 2 : 1;
@@ -112,7 +117,7 @@ static int64_t for_blocks(bench_ctx *x, const int32_t *slots, const int32_t *ste
         for (int li = 0; li < n_layers; li++)
             for (int b = 0; b < ls_pool_n_buffers(x->pool); b++) {
                 int64_t item;
-                char *dev = slot_addr(x->pool, b, layers[li], slots[k], steps ? steps[k] : -1, &item);
+                char *dev = slot_addr(x->pool, b, layers[li], slots[k], &item);
                 if (host && fn(x, dev, host + off, item) != 0)
                     return -1;
                 off += item;
@@ -132,12 +137,12 @@ static int get_block(bench_ctx *x, char *dev, char *host, int64_t bytes)
     return x->be->copy_d2h(host, dev, (size_t)bytes);
 }
 
-/* Random bytes into the blocks of the given slots (steps: spec buffers); returns the host copy. */
-static char *blocks_fill(bench_ctx *x, const int32_t *slots, const int32_t *steps, int n)
+/* Random bytes into the blocks of the given slots; returns the host copy. */
+static char *blocks_fill(bench_ctx *x, const int32_t *slots, int n)
 {
-    int64_t total = for_blocks(x, slots, steps, n, NULL, NULL);
+    int64_t total = for_blocks(x, slots, n, NULL, NULL);
     char *h = bench_host_alloc(x, (size_t)total);
-    if (!h || for_blocks(x, slots, steps, n, h, put_block) < 0)
+    if (!h || for_blocks(x, slots, n, h, put_block) < 0)
         return NULL;
     return h;
 }
@@ -145,9 +150,9 @@ static char *blocks_fill(bench_ctx *x, const int32_t *slots, const int32_t *step
 /* Compares the main blocks of slots with expect (NULL = all zero); *err = 0 or 1. */
 static int blocks_check(bench_ctx *x, const int32_t *slots, int n, const char *expect, double *err)
 {
-    int64_t total = for_blocks(x, slots, NULL, n, NULL, NULL);
+    int64_t total = for_blocks(x, slots, n, NULL, NULL);
     char *h = bench_host_alloc(x, (size_t)total);
-    if (!h || for_blocks(x, slots, NULL, n, h, get_block) < 0)
+    if (!h || for_blocks(x, slots, n, h, get_block) < 0)
         return -1;
     int same = 1;
     for (int64_t i = 0; i < total && same; i++)
@@ -219,7 +224,7 @@ int bench_pool_alloc_verify(bench_ctx *x, double *max_rel_err)
     if (take_all(x) != 0)
         return -1;
     int n = sample(x, p->src, chk);
-    if (!blocks_fill(x, chk, NULL, n) || give_all(x) != 0 || take_all(x) != 0)
+    if (!blocks_fill(x, chk, n) || give_all(x) != 0 || take_all(x) != 0)
         return -1;
     return blocks_check(x, chk, n, NULL, max_rel_err);
 }
@@ -248,58 +253,9 @@ int bench_pool_free_verify(bench_ctx *x, double *max_rel_err)
     if (take_all(x) != 0)
         return -1;
     int n = sample(x, p->src, chk);
-    if (!blocks_fill(x, chk, NULL, n) || give_all(x) != 0)
+    if (!blocks_fill(x, chk, n) || give_all(x) != 0)
         return -1;
     return blocks_check(x, chk, n, NULL, max_rel_err);
-}
-
-/* ---------------------------------------------------------------- copy */
-
-int bench_pool_copy_setup(bench_ctx *x)
-{
-    int rc = pool_setup(x, 2, LS_ZERO_AT_FREE, 2);
-    if (rc)
-        return rc;
-    pool_priv *p = x->priv;
-    if (bench_take_slots(x, 2 * p->B) != 0)
-        return -1;
-    p->src = x->slots; /* random order: src and dst interleave across the pool */
-    p->dst = x->slots + p->B;
-    return 0;
-}
-
-int bench_pool_copy_run(void *vx, int rot, ls_stream s)
-{
-    bench_ctx *x = vx;
-    pool_priv *p = x->priv;
-    return ls_pool_copy(x->pool, p->B, p->src, p->dst);
-}
-
-/* Random bytes into sampled src slots; after the op their dst partners must hold them. */
-static int check_copied(bench_ctx *x, const int32_t *src_chk, const int32_t *dst_chk, int n, int (*op)(bench_ctx *),
-                        double *max_rel_err)
-{
-    char *expect = blocks_fill(x, src_chk, NULL, n);
-    if (!expect || op(x) != 0)
-        return -1;
-    return blocks_check(x, dst_chk, n, expect, max_rel_err);
-}
-
-static int copy_once(bench_ctx *x)
-{
-    return bench_pool_copy_run(x, 0, NULL);
-}
-
-int bench_pool_copy_verify(bench_ctx *x, double *max_rel_err)
-{
-    pool_priv *p = x->priv;
-    int rows[BENCH_VERIFY_ROWS], n = bench_pick_rows(x, rows);
-    int32_t s[BENCH_VERIFY_ROWS], d[BENCH_VERIFY_ROWS];
-    for (int k = 0; k < n; k++) {
-        s[k] = p->src[rows[k]];
-        d[k] = p->dst[rows[k]];
-    }
-    return check_copied(x, s, d, n, copy_once, max_rel_err);
 }
 
 /* ---------------------------------------------------------------- fork */
@@ -349,52 +305,10 @@ int bench_pool_fork_verify(bench_ctx *x, double *max_rel_err)
     int32_t s[BENCH_VERIFY_ROWS], d[BENCH_VERIFY_ROWS];
     for (int k = 0; k < n; k++)
         s[k] = p->src[rows[k]];
-    char *expect = blocks_fill(x, s, NULL, n);
+    char *expect = blocks_fill(x, s, n);
     if (!expect || fork_once(x) != 0)
         return -1;
     for (int k = 0; k < n; k++)
         d[k] = p->dst[rows[k]];
     return blocks_check(x, d, n, expect, max_rel_err);
-}
-
-/* ---------------------------------------------------------------- accept */
-
-int bench_pool_accept_setup(bench_ctx *x)
-{
-    int rc = pool_setup(x, 1, LS_ZERO_AT_FREE, 2);
-    if (rc)
-        return rc;
-    pool_priv *p = x->priv;
-    if (bench_take_slots(x, p->B) != 0)
-        return -1;
-    p->src = x->slots;
-    p->steps = bench_host_alloc(x, sizeof *p->steps * (size_t)p->B);
-    if (!p->steps)
-        return -1;
-    for (int i = 0; i < p->B; i++) /* accepted drafts j in [0, T-1] (SPEC §2.4) */
-        p->steps[i] = (int32_t)(bench_rand_u64(&x->rng) % (uint64_t)p->T);
-    return 0;
-}
-
-int bench_pool_accept_run(void *vx, int rot, ls_stream s)
-{
-    bench_ctx *x = vx;
-    pool_priv *p = x->priv;
-    return ls_pool_accept(x->pool, p->B, p->src, p->steps);
-}
-
-/* Random bytes into spec[slot][step] of the sampled rows; accept must move them to main[slot]. */
-int bench_pool_accept_verify(bench_ctx *x, double *max_rel_err)
-{
-    pool_priv *p = x->priv;
-    int rows[BENCH_VERIFY_ROWS], n = bench_pick_rows(x, rows);
-    int32_t s[BENCH_VERIFY_ROWS], st[BENCH_VERIFY_ROWS];
-    for (int k = 0; k < n; k++) {
-        s[k] = p->src[rows[k]];
-        st[k] = p->steps[rows[k]];
-    }
-    char *expect = blocks_fill(x, s, st, n);
-    if (!expect || bench_pool_accept_run(x, 0, NULL) != 0)
-        return -1;
-    return blocks_check(x, s, n, expect, max_rel_err);
 }

@@ -6,6 +6,12 @@
  * with the CLI axes; the runner (runner.c) calls the callbacks. To add a benchmark, add a row
  * and the callbacks in the family's file. Never rename a family or op: they are part of the
  * case key that before/after comparisons join on.
+ *
+ * Variants: rows sharing (family, op) are alternative implementations of the same case key (the
+ * CSV `variant` column tells them apart; compare.py --variants OLD:NEW compares two of them).
+ * Per mechanism, one row of each (family, op) is the default (--variant not given); the others
+ * run with --variant NAME or --variant all. Variant names are part of the join key as well:
+ * rename one only with a note in results/README.md.
  */
 #include <string.h>
 
@@ -22,37 +28,61 @@
 
 /* clang-format off */
 static const bench_entry registry[] = {
-    /* family, op, variant, mechanisms, axes, draft rule,
+    /* family, op, variant, default?, mechanisms, axes, draft rule,
      *   setup, run, reset, verify, teardown, bytes */
-    {"conv1d_update", "decode", "causal_silu", ALL, B_ | G_, BENCH_DRAFT_DECODE,
+    {"conv1d_update", "decode", "causal_silu", 1, MAMBA2 | GDN, B_ | G_, BENCH_DRAFT_DECODE,
      bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes},
-    {"conv1d_update", "verify", "causal_silu", ALL, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+    /* KDA: q, k, v as three window-major tensors, three launches (AFTER) ... */
+    {"conv1d_update", "decode", "3-buffer", 1, KDA, B_ | G_, BENCH_DRAFT_DECODE,
      bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes},
-    {"gdn", "decode", "fused_gating", GDN, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+    /* ... or one window-major tensor of 3C channels, one launch (LATE, SPEC §1.10) */
+    {"conv1d_update", "decode", "concat", 0, KDA, B_ | G_, BENCH_DRAFT_DECODE,
+     bench_conv_concat_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes},
+    {"conv1d_update", "verify", "causal_silu", 1, MAMBA2, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes},
+    /* GDN: on the real state (after #13603) ... */
+    {"conv1d_update", "verify", "in-place", 1, GDN, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes},
+    /* ... or on a clone of the whole layer buffer (AFTER, SPEC §2.3(c)) */
+    {"conv1d_update", "verify", "clone", 0, GDN, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_clone_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes},
+    {"conv1d_update", "verify", "3-buffer", 1, KDA, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes},
+    {"conv1d_update", "verify", "concat", 0, KDA, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_concat_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes},
+    {"gdn", "decode", "fused_gating", 1, GDN, B_ | D_ | G_, BENCH_DRAFT_DECODE,
      bench_gdn_setup, bench_gdn_run, NULL, bench_gdn_verify, NULL, bench_gdn_bytes},
-    {"gdn", "verify", "fused_gating", GDN, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+    {"gdn", "verify", "fused_gating", 1, GDN, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
      bench_gdn_setup, bench_gdn_run, NULL, bench_gdn_verify, NULL, bench_gdn_bytes},
-    {"kda", "decode", "fused_inplace", KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+    {"kda", "decode", "fused_inplace", 1, KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
      bench_kda_setup, bench_kda_run, NULL, bench_kda_verify, NULL, bench_kda_bytes},
-    {"kda", "verify", "fused_inplace", KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+    {"kda", "verify", "fused_inplace", 1, KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
      bench_kda_setup, bench_kda_run, NULL, bench_kda_verify, NULL, bench_kda_bytes},
-    {"mamba2_ssu", "decode", "tied", MAMBA2, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+    {"mamba2_ssu", "decode", "tied", 1, MAMBA2, B_ | D_ | G_, BENCH_DRAFT_DECODE,
      bench_ssu_setup, bench_ssu_run, NULL, bench_ssu_verify, NULL, bench_ssu_bytes},
-    {"mamba2_ssu", "verify", "tied", MAMBA2, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+    {"mamba2_ssu", "verify", "tied", 1, MAMBA2, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
      bench_ssu_setup, bench_ssu_run, NULL, bench_ssu_verify, NULL, bench_ssu_bytes},
-    {"pool", "alloc", "zero_at_alloc", ALL, B_ | D_, BENCH_DRAFT_NONE,
+    {"pool", "alloc", "zero_at_alloc", 1, ALL, B_ | D_, BENCH_DRAFT_NONE,
      bench_pool_alloc_setup, bench_pool_alloc_run, bench_pool_alloc_reset, bench_pool_alloc_verify, NULL,
      bench_pool_zero_bytes},
-    {"pool", "free", "zero_at_free", ALL, B_ | D_, BENCH_DRAFT_NONE,
+    {"pool", "free", "zero_at_free", 1, ALL, B_ | D_, BENCH_DRAFT_NONE,
      bench_pool_free_setup, bench_pool_free_run, bench_pool_free_reset, bench_pool_free_verify, NULL,
      bench_pool_zero_bytes},
-    {"pool", "copy", "copy_from", ALL, B_ | D_, BENCH_DRAFT_NONE,
-     bench_pool_copy_setup, bench_pool_copy_run, NULL, bench_pool_copy_verify, NULL, bench_pool_copy_bytes},
-    {"pool", "fork", "fork_from", ALL, B_ | D_, BENCH_DRAFT_NONE,
+    /* copy and accept: device launches only; one state op over every buffer and layer ... */
+    {"pool", "copy", "fused", 1, ALL, B_ | D_ | G_, BENCH_DRAFT_NONE,
+     bench_pool_copy_setup, bench_pool_state_run, NULL, bench_pool_state_verify, NULL, bench_pool_copy_bytes},
+    /* ... or one launch per (buffer, layer), as a per-tensor implementation does */
+    {"pool", "copy", "per-tensor", 0, ALL, B_ | D_ | G_, BENCH_DRAFT_NONE,
+     bench_pool_copy_per_tensor_setup, bench_pool_state_run, NULL, bench_pool_state_verify, NULL,
+     bench_pool_copy_bytes},
+    {"pool", "fork", "fork_from", 1, ALL, B_ | D_, BENCH_DRAFT_NONE,
      bench_pool_fork_setup, bench_pool_fork_run, bench_pool_fork_reset, bench_pool_fork_verify, NULL,
      bench_pool_copy_bytes},
-    {"pool", "accept", "accept_step", ALL, B_ | T_ | D_, BENCH_DRAFT_VERIFY,
-     bench_pool_accept_setup, bench_pool_accept_run, NULL, bench_pool_accept_verify, NULL,
+    {"pool", "accept", "fused", 1, ALL, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+     bench_pool_accept_setup, bench_pool_state_run, NULL, bench_pool_state_verify, NULL,
+     bench_pool_accept_bytes},
+    {"pool", "accept", "per-tensor", 0, ALL, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+     bench_pool_accept_per_tensor_setup, bench_pool_state_run, NULL, bench_pool_state_verify, NULL,
      bench_pool_accept_bytes},
 };
 /* clang-format on */
@@ -74,6 +104,19 @@ int bench_entry_matches(const bench_entry *e, const char *name)
     if (strcmp(name, e->family) == 0)
         return 1;
     return strncmp(name, e->family, fl) == 0 && name[fl] == '/' && strcmp(name + fl + 1, e->op) == 0;
+}
+
+int bench_entry_same_op(const bench_entry *a, const bench_entry *b)
+{
+    return strcmp(a->family, b->family) == 0 && strcmp(a->op, b->op) == 0;
+}
+
+int bench_registry_has_variant(const char *name)
+{
+    for (int i = 0; i < bench_registry_count(); i++)
+        if (strcmp(registry[i].variant, name) == 0)
+            return 1;
+    return 0;
 }
 
 int bench_registry_has_family(const char *name)

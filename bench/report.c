@@ -46,7 +46,8 @@ void bench_report_progress(const bench_runner *R, const bench_result *r)
     char rep[24] = "";
     if (r->repetition > 0)
         snprintf(rep, sizeof rep, " rep %d", r->repetition);
-    fprintf(stderr, "[%d/%d] %s%s  %s  %s  %s  %s  (elapsed %s, ETA %s)\n", done, total, r->c->key, rep, us, gbps,
+    /* The GB name: the key, plus /variant:<v> for a non-default variant (same as --list). */
+    fprintf(stderr, "[%d/%d] %s%s  %s  %s  %s  %s  (elapsed %s, ETA %s)\n", done, total, r->c->name, rep, us, gbps,
             pct, r->status, e1, e2);
 }
 

@@ -143,7 +143,7 @@ static void set_status(bench_runner *R, const char *status, const char *what)
 {
     snprintf(R->cur_status, sizeof R->cur_status, "%s", status);
     if (what)
-        fprintf(stderr, "linstate-bench: %s: %s: %s\n", R->cur->key, what, ls_last_error());
+        fprintf(stderr, "linstate-bench: %s: %s: %s\n", R->cur->name, what, ls_last_error());
 }
 
 /* Setup (NVTX phase "setup") and verification gate (phase "verify") of case c on device D. */
@@ -186,7 +186,7 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
     }
     R->cur_err = err;
     if (!(err <= bench_verify_tolerance(c))) {
-        fprintf(stderr, "linstate-bench: %s: max_rel_err %.3g over tolerance %.3g\n", c->key, err,
+        fprintf(stderr, "linstate-bench: %s: max_rel_err %.3g over tolerance %.3g\n", c->name, err,
                 bench_verify_tolerance(c));
         set_status(R, "fail_numerics", NULL);
     }
@@ -326,7 +326,7 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     if (strcmp(R->cur_status, "ok") == 0) {
         ls_clear_error();
         if (time_case(R, D, &n) != 0 || n < 1) {
-            fprintf(stderr, "linstate-bench: %s: timing failed: %s\n", c->key, ls_last_error());
+            fprintf(stderr, "linstate-bench: %s: timing failed: %s\n", c->name, ls_last_error());
             snprintf(row->status, sizeof row->status, "error:timing");
         }
     }

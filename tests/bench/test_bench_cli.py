@@ -2,7 +2,7 @@
 """End-to-end tests of the linstate-bench binary on the host backend.
 
 usage: test_bench_cli.py CHECK BENCH_BINARY HEADER_TOOL
-CHECK is one of: smoke errors list filter json repetitions sigint. Each check runs the binary in a
+CHECK is one of: smoke errors list filter json repetitions sigint variants. Each check runs the binary in a
 temporary directory (always with --out there) and exits non-zero with a message on failure.
 """
 import csv
@@ -108,6 +108,7 @@ def check_errors(bench, header, tmp):
         (["--cache", "lukewarm"], "lukewarm"),
         (["--family", "attention"], "attention"),
         (["--devices", "7"], "7"),
+        (["--variant", "bogus"], "bogus"),
     ]
     out_csv = os.path.join(tmp, "never.csv")
     for args, value in cases:
@@ -227,6 +228,72 @@ def check_sigint(bench, header, tmp):
         fail("SIGINT: %d rows kept, expected >= 2" % len(rows))
     if any(r["status"] != "ok" for r in rows):
         fail("SIGINT: a kept row is not ok")
+
+
+VARIANT_PAIRS = {  # op (mechanism) -> (default variant, the other)
+    ("pool/copy", None): ("fused", "per-tensor"),
+    ("pool/accept", None): ("fused", "per-tensor"),
+    ("conv1d_update/decode", "kda"): ("3-buffer", "concat"),
+    ("conv1d_update/verify", "kda"): ("3-buffer", "concat"),
+    ("conv1d_update/verify", "gdn"): ("in-place", "clone"),
+}
+
+
+def check_variants(bench, header, tmp):
+    """--variant all: --list shows both variants of a key with unique GB names, the run writes
+    one row per variant with the `variant` column set, every row verified (error 0)."""
+    base = ["--backend", "host", "--tp", "8", "--batch", "1,9", "--draft", "1,4",
+            "--model", "qwen3-next-80b-a3b,kimi-linear-48b-a3b",
+            "--family", "pool/copy,pool/accept,conv1d_update",
+            "--min-samples", "3", "--min-time", "0.001", "--max-time", "0.05"]
+    args = base + ["--variant", "all"]
+    names = listed(bench, args, tmp)
+    if len(set(names)) != len(names):
+        fail("--variant all --list has duplicate GB names")
+    for n in names:
+        key, _, variant = n.partition("/variant:")
+        if not KEY_RE.match(key):
+            fail("bad key in GB name " + n)
+        if variant and key not in names:
+            fail("%s listed without its default variant" % n)
+    for want in ("/variant:per-tensor", "/variant:concat", "/variant:clone"):
+        if not any(n.endswith(want) for n in names):
+            fail("--variant all --list lacks %s" % want)
+    if len(names) != 2 * len({n.partition("/variant:")[0] for n in names}) - 2:
+        # every key twice except qwen's conv decode (B 1, 9): one variant only
+        fail("unexpected number of cases: %d" % len(names))
+    out_csv = os.path.join(tmp, "v.csv")
+    rc, out, err = run(bench, args + ["--out", out_csv], tmp)
+    if rc != 0:
+        fail("variant run rc %d: %s" % (rc, err[-3000:]))
+    rows = read_csv(out_csv, header)
+    if len(rows) != len(names):
+        fail("%d rows for %d listed cases" % (len(rows), len(names)))
+    seen = {}
+    for r in rows:
+        if r["status"] != "ok" or float(r["max_rel_err"]) != 0.0:
+            fail("%s variant %s: status %s err %s" % (r["case"], r["variant"], r["status"], r["max_rel_err"]))
+        if not r["variant"]:
+            fail("%s: empty variant column" % r["case"])
+        seen.setdefault(r["case"], []).append(r)
+    for case, rs in seen.items():
+        op = "/".join(case.split("/")[:2])
+        pair = VARIANT_PAIRS.get((op, None)) or VARIANT_PAIRS.get((op, rs[0]["mechanism"]))
+        got = sorted(r["variant"] for r in rs)
+        if pair and got != sorted(pair):
+            fail("%s: variants %s, expected %s" % (case, got, sorted(pair)))
+        if pair and len({r["bytes"] for r in rs}) != 1:
+            fail("%s: bytes differ between variants %s" % (case, [(r["variant"], r["bytes"]) for r in rs]))
+        if op == "conv1d_update/verify" and rs[0]["mechanism"] == "gdn" and \
+                any(int(r["pool_slots"]) != max(48, int(r["batch"])) + 1 for r in rs):
+            fail("%s: GDN verify pool_slots %s, expected max(48, B) + 1" % (case, [r["pool_slots"] for r in rs]))
+    progress = [l for l in err.splitlines() if l.startswith("[")]
+    if not any("/variant:clone" in l for l in progress):
+        fail("progress lines do not name the variant")
+    # Only the named variant (and GB's filter sees the suffix).
+    names = listed(bench, base + ["--variant", "concat"], tmp)
+    if not names or any(not n.endswith("/variant:concat") for n in names):
+        fail("--variant concat planned %s" % names)
 
 
 def main():

@@ -83,10 +83,12 @@ static void axes(void)
 {
     bench_opts o;
     bench_opts_init(&o);
-    o.graph = BENCH_GRAPH_BOTH; /* kernels twice (eager + /graph), pool paths once */
-    LS_CHECK_EQ_INT(plan_count(&o), 540 + 3 * 100);
+    /* kernels and the device-only pool paths (copy 10, accept 40) twice (eager + /graph); alloc,
+     * free and fork (host bookkeeping) once */
+    o.graph = BENCH_GRAPH_BOTH;
+    LS_CHECK_EQ_INT(plan_count(&o), 540 + 3 * 150);
     o.graph = BENCH_GRAPH_ON;
-    LS_CHECK_EQ_INT(plan_count(&o), 3 * 100);
+    LS_CHECK_EQ_INT(plan_count(&o), 3 * 150);
     bench_opts_init(&o);
     o.dtypes[1] = LS_BF16; /* conv has no SSM dtype: not doubled */
     o.n_dtypes = 2;
@@ -101,6 +103,12 @@ static void axes(void)
     LS_CHECK_EQ_INT(plan_count(&o), 150);
     o.filter = "B:512/T:8";
     LS_CHECK_EQ_INT(plan_count(&o), 3 * 3); /* conv verify, kernel verify, accept */
+    /* Decode only when 1 is in --draft; verify for each T >= 2 of it. */
+    bench_opts_init(&o);
+    o.draft[0] = 4;
+    o.n_draft = 1;
+    /* per preset: conv verify, kernel verify, alloc/free/copy/fork, accept */
+    LS_CHECK_EQ_INT(plan_count(&o), 3 * (10 + 10 + 4 * 10 + 10));
     bench_opts_init(&o);
     bench_cli_apply_backend(&o, "host"); /* smoke defaults: tp 8, B 1,4, T 1,4 */
     LS_CHECK_EQ_INT(o.tp[0], 8);
@@ -123,6 +131,96 @@ static void axes(void)
     LS_CHECK(strcmp(p.cases[10].key, "gdn/decode/qwen3-next-80b-a3b/tp2/B:1/T:1/fp32") == 0);
     LS_CHECK(strcmp(p.cases[10].name, "gdn/decode/qwen3-next-80b-a3b/tp2/B:1/T:1/fp32/dev:1") == 0);
     LS_CHECK_EQ_INT(p.cases[10].device, 1);
+    bench_plan_free(&p);
+}
+
+/* Each registry (family, op) has exactly one default row per mechanism it applies to, and its
+ * variant rows share axes and draft rule (the plan takes them from the group's first row). */
+static void registry_variants(void)
+{
+    for (int i = 0; i < bench_registry_count(); i++) {
+        const bench_entry *e = bench_registry_at(i);
+        for (int m = 0; m < 3; m++) {
+            if (!(e->mechanisms & BENCH_MECH_BIT(m)))
+                continue;
+            int defaults = 0;
+            for (int j = 0; j < bench_registry_count(); j++) {
+                const bench_entry *f = bench_registry_at(j);
+                if (!bench_entry_same_op(e, f) || !(f->mechanisms & BENCH_MECH_BIT(m)))
+                    continue;
+                defaults += f->is_default;
+                LS_CHECK(f->axes == e->axes && f->draft == e->draft);
+                LS_CHECK(f == e || strcmp(f->variant, e->variant) != 0);
+            }
+            if (defaults != 1)
+                fprintf(stderr, "%s/%s mechanism %d: %d default rows\n", e->family, e->op, m, defaults);
+            LS_CHECK_EQ_INT(defaults, 1);
+        }
+    }
+    LS_CHECK(bench_registry_has_variant("per-tensor") && bench_registry_has_variant("clone"));
+    LS_CHECK(!bench_registry_has_variant("bogus"));
+}
+
+/* --variant: default plan unchanged; all / named variants add rows with the same keys, unique
+ * GB names ending in /variant:<name>, planned next to their default. */
+static void variants(void)
+{
+    bench_opts o;
+    bench_opts_init(&o);
+    o.variants_all = 1;
+    /* + concat (kimi conv decode 10, verify 40), clone (qwen conv verify 40), per-tensor copy
+     * (10 per preset) and accept (40 per preset) */
+    LS_CHECK_EQ_INT(plan_count(&o), 540 + 50 + 40 + 3 * 50);
+    int dev = 0;
+    bench_plan p;
+    LS_REQUIRE(bench_plan_build(&o, &dev, 1, &p) == 0);
+    int dup_names = 0, pairs = 0;
+    for (int i = 0; i < p.n; i++) {
+        const bench_case *c = &p.cases[i];
+        for (int k = i + 1; k < p.n; k++)
+            dup_names += strcmp(c->name, p.cases[k].name) == 0;
+        if (c->e->is_default) {
+            LS_CHECK(strcmp(c->name, c->key) == 0);
+            continue;
+        }
+        char want[320];
+        snprintf(want, sizeof want, "%s/variant:%s", c->key, c->e->variant);
+        LS_CHECK(strcmp(c->name, want) == 0);
+        /* the default variant of the same key comes right before it */
+        LS_CHECK(i > 0 && strcmp(p.cases[i - 1].key, c->key) == 0 && p.cases[i - 1].e->is_default);
+        pairs++;
+    }
+    LS_CHECK_EQ_INT(dup_names, 0);
+    LS_CHECK_EQ_INT(pairs, 50 + 40 + 3 * 50);
+    bench_plan_free(&p);
+    /* named variants only: rows of those variants, wherever they apply */
+    bench_opts_init(&o);
+    o.variants[0] = "clone";
+    o.variants[1] = "fused";
+    o.n_variants = 2;
+    LS_CHECK_EQ_INT(plan_count(&o), 40 + 3 * 50);
+    o.filter = "variant:clone";
+    LS_CHECK_EQ_INT(plan_count(&o), 40);
+    o.filter = "-variant:";
+    LS_CHECK_EQ_INT(plan_count(&o), 3 * 50);
+    /* variant names in the CSV column: KDA conv 3-buffer, GDN conv verify in-place, pool fused */
+    bench_opts_init(&o);
+    o.models[0] = "kimi-linear-48b-a3b";
+    o.models[1] = "qwen3-next-80b-a3b";
+    o.n_models = 2;
+    o.families[0] = "conv1d_update";
+    o.families[1] = "pool/copy";
+    o.n_families = 2;
+    o.batch[0] = 1;
+    o.n_batch = 1;
+    o.draft[0] = 1;
+    o.draft[1] = 4;
+    o.n_draft = 2;
+    LS_REQUIRE(bench_plan_build(&o, &dev, 1, &p) == 0);
+    LS_REQUIRE(p.n == 6);
+    static const char *const want_var[] = {"3-buffer", "3-buffer", "fused", "causal_silu", "in-place", "fused"};
+    for (int i = 0; i < p.n; i++)
+        LS_CHECK(strcmp(p.cases[i].e->variant, want_var[i]) == 0);
     bench_plan_free(&p);
 }
 
@@ -201,6 +299,11 @@ static void cli(void)
     LS_CHECK(strcmp(o.backend, "host") == 0 && strcmp(o.out, "x.csv") == 0);
     LS_CHECK_EQ_INT(o.repetitions, 3);
     LS_CHECK_NEAR(o.max_time_s, 2.0, 0, 0);
+    LS_CHECK_EQ_INT(parse("--variant per-tensor,clone", &o), 0);
+    LS_CHECK_EQ_INT(o.n_variants, 2);
+    LS_CHECK(strcmp(o.variants[1], "clone") == 0 && !o.variants_all);
+    LS_CHECK_EQ_INT(parse("--variant=all", &o), 0);
+    LS_CHECK(o.variants_all);
     LS_CHECK_EQ_INT(parse("--devices 0,1 --family pool/copy,gdn --list", &o), 0);
     LS_CHECK_EQ_INT(o.n_devices, 2);
     LS_CHECK_EQ_INT(o.n_families, 2);
@@ -217,7 +320,8 @@ static void cli(void)
     static const char *const bad[] = {"--batch 0",        "--draft x",          "--state-dtype fp64", "--bogus",
                                       "--cache warm",     "--graph yes",        "--family nope",      "--tp 0",
                                       "--batch 1,,2",     "--repetitions 0",    "--min-time 0",       "--backend tpu",
-                                      "--min-time 3 --max-time 1", "--list=1", "stray", "--out"};
+                                      "--min-time 3 --max-time 1", "--list=1", "stray", "--out",
+                                      "--variant bogus", "--variant fused,,clone", "--variant"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = parse(bad[i], &o);
         if (rc != 2)
@@ -241,6 +345,8 @@ int main(void)
 {
     default_plan();
     axes();
+    registry_variants();
+    variants();
     filters();
     cli();
     for (int i = 0; i < n_copies; i++)

@@ -9,8 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bench.h"
-#include "ls_test.h"
+#include "bench_testutil.h"
 
 static ls_backend fake;
 static int mode; /* which fault the fake backend injects */
@@ -67,6 +66,31 @@ static int fake_conv(const ls_conv_params *p, ls_stream s)
     return mode == NOOP ? 0 : ls_backend_host()->conv_update(p, s);
 }
 
+static int fake_copy_d2d(void *dst, const void *src, size_t bytes, ls_stream s)
+{
+    (void)dst, (void)src, (void)bytes, (void)s;
+    return 0;
+}
+
+/* Remembers the last copy_d2d source (the clone variant's real layer buffer); the conv runs as
+ * asked (on the clone) and then ALSO on that real buffer, so only the "real state untouched"
+ * check of the clone variant can catch it. */
+static const void *clone_real;
+static int record_copy_d2d(void *dst, const void *src, size_t bytes, ls_stream s)
+{
+    clone_real = src;
+    return ls_backend_host()->copy_d2d(dst, src, bytes, s);
+}
+
+static int fake_conv_on_real(const ls_conv_params *p, ls_stream s)
+{
+    ls_conv_params q = *p;
+    if (ls_backend_host()->conv_update(p, s) != 0 || !clone_real)
+        return clone_real ? -1 : 0;
+    q.state = (void *)clone_real;
+    return ls_backend_host()->conv_update(&q, s);
+}
+
 static int fake_copy(const ls_state_params *p, ls_stream s)
 {
     return mode == NOOP ? 0 : ls_backend_host()->state_copy(p, s);
@@ -82,65 +106,77 @@ static int fake_zero(const ls_state_params *p, ls_stream s)
     return mode == NOOP ? 0 : ls_backend_host()->state_zero(p, s);
 }
 
-/* Sets up the one case selected by (family, model, B, T, dtype) on be and verifies it.
- * Returns the verification error; *tol gets the case's tolerance. */
-static double verify_case(const ls_backend *be, const char *family, const char *model, int batch, int draft,
-                          ls_dtype dt, double *tol)
+/* Sets up the one case selected by (family, model, B, T, dtype, variant) on be and verifies it.
+ * Returns the verification error; *tol gets the case's tolerance (-1 when setup said OOM). */
+static double verify_variant(const ls_backend *be, const char *family, const char *model, int batch, int draft,
+                             ls_dtype dt, const char *variant, double *tol)
 {
-    bench_opts o;
-    bench_opts_init(&o);
-    o.models[0] = model;
-    o.n_models = 1;
-    o.tp[0] = 8;
-    o.batch[0] = batch;
-    o.n_batch = 1;
-    o.draft[0] = draft;
-    o.n_draft = 1;
-    o.dtypes[0] = dt;
-    o.families[0] = family;
-    o.n_families = 1;
-    int dev = 0;
-    bench_plan p;
-    LS_REQUIRE(bench_plan_build(&o, &dev, 1, &p) == 0);
-    LS_REQUIRE(p.n == 1);
-    const bench_case *c = &p.cases[0];
-    bench_env env;
-    memset(&env, 0, sizeof env);
-    env.be = be;
-    LS_REQUIRE(be->device_info(0, &env.dev) == 0);
-    env.budget_bytes = budget;
-    env.cache = LS_CACHE_ROTATE;
-    env.max_rot = 2;
-    bench_ctx x;
-    memset(&x, 0, sizeof x);
-    x.c = c;
-    x.env = &env;
-    x.be = be;
-    x.rng = bench_hash(c->key);
-    int rc = c->e->setup(&x);
-    if (rc == BENCH_OOM) { /* the budget test: nothing may be left allocated */
-        LS_CHECK(x.pool == NULL);
-        bench_ctx_release(&x);
-        bench_plan_free(&p);
+    bt_case t;
+    bt_setup(&t, be, family, model, batch, draft, dt, variant, budget);
+    const bench_case *c = t.c;
+    if (t.setup_rc == BENCH_OOM) { /* the budget test: nothing may be left allocated */
+        LS_CHECK(t.x.pool == NULL);
+        bt_release(&t);
         *tol = -1;
         return NAN;
     }
-    if (rc != 0)
-        fprintf(stderr, "%s: setup: %d %s\n", c->key, rc, ls_last_error());
-    LS_REQUIRE(rc == 0);
-    LS_CHECK(x.pool != NULL && x.n_rot >= 1);
+    LS_REQUIRE(t.setup_rc == 0);
+    LS_CHECK(t.x.pool != NULL && t.x.n_rot >= 1);
     double err = NAN;
-    rc = c->e->verify(&x, &err);
+    int rc = c->e->verify(&t.x, &err);
     if (rc != 0)
         fprintf(stderr, "%s: verify: %s\n", c->key, ls_last_error());
     LS_CHECK_EQ_INT(rc, 0);
     /* The timed callback also runs (reset first where the entry has one). */
-    LS_CHECK(c->e->reset == NULL || c->e->reset(&x) == 0);
-    LS_CHECK_EQ_INT(c->e->run(&x, 0, NULL), 0);
+    LS_CHECK(c->e->reset == NULL || c->e->reset(&t.x) == 0);
+    LS_CHECK_EQ_INT(c->e->run(&t.x, 0, NULL), 0);
     *tol = bench_verify_tolerance(c);
-    bench_ctx_release(&x);
-    bench_plan_free(&p);
+    bt_release(&t);
     return err;
+}
+
+/* The default variant of the selected case. */
+static double verify_case(const ls_backend *be, const char *family, const char *model, int batch, int draft,
+                          ls_dtype dt, double *tol)
+{
+    return verify_variant(be, family, model, batch, draft, dt, NULL, tol);
+}
+
+/* Every variant of the registry, verified on the host backend (error exactly 0), B 1 and 10. */
+static void honest_variants(void)
+{
+    static const struct {
+        const char *family, *model, *variant;
+        int draft;
+    } cases[] = {
+        {"conv1d_update/decode", "kimi-linear-48b-a3b", "3-buffer", 1},
+        {"conv1d_update/decode", "kimi-linear-48b-a3b", "concat", 1},
+        {"conv1d_update/verify", "kimi-linear-48b-a3b", "3-buffer", 4},
+        {"conv1d_update/verify", "kimi-linear-48b-a3b", "concat", 4},
+        {"conv1d_update/verify", "qwen3-next-80b-a3b", "in-place", 4},
+        {"conv1d_update/verify", "qwen3-next-80b-a3b", "clone", 4},
+        {"conv1d_update/verify", "qwen3-next-80b-a3b", "clone", 2},
+        {"pool/copy", "qwen3-next-80b-a3b", "fused", 1},
+        {"pool/copy", "qwen3-next-80b-a3b", "per-tensor", 1},
+        {"pool/copy", "kimi-linear-48b-a3b", "per-tensor", 1},
+        {"pool/copy", "nemotron-h-8b", "per-tensor", 1},
+        {"pool/accept", "qwen3-next-80b-a3b", "fused", 4},
+        {"pool/accept", "qwen3-next-80b-a3b", "per-tensor", 4},
+        {"pool/accept", "kimi-linear-48b-a3b", "per-tensor", 3},
+        {"pool/accept", "nemotron-h-8b", "per-tensor", 2},
+    };
+    double tol;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int b = 1; b <= 10; b += 9) {
+            double err = verify_variant(ls_backend_host(), cases[i].family, cases[i].model, b, cases[i].draft,
+                                        LS_F32, cases[i].variant, &tol);
+            if (err != 0)
+                fprintf(stderr, "%s %s %s B=%d: err %g\n", cases[i].family, cases[i].model, cases[i].variant, b, err);
+            LS_CHECK(err == 0);
+        }
+    double err = verify_variant(ls_backend_host(), "pool/accept", "kimi-linear-48b-a3b", 3, 2, LS_BF16, "per-tensor",
+                                &tol);
+    LS_CHECK(err == 0);
 }
 
 static void honest(void)
@@ -211,7 +247,37 @@ static void faulty(void)
     }
     err = verify_case(&fake, "pool/accept", "nemotron-h-8b", 3, 2, LS_F32, &tol);
     LS_CHECK(err > tol);
+    /* The variants: a conv that writes nothing (outputs stay NaN), state ops that move nothing. */
+    static const struct {
+        const char *family, *model, *variant;
+        int draft;
+    } vars[] = {
+        {"conv1d_update/decode", "kimi-linear-48b-a3b", "concat", 1},
+        {"conv1d_update/verify", "kimi-linear-48b-a3b", "concat", 2},
+        {"conv1d_update/verify", "qwen3-next-80b-a3b", "clone", 3},
+        {"pool/copy", "kimi-linear-48b-a3b", "per-tensor", 1},
+        {"pool/accept", "qwen3-next-80b-a3b", "per-tensor", 4},
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        err = verify_variant(&fake, vars[i].family, vars[i].model, 10, vars[i].draft, LS_F32, vars[i].variant, &tol);
+        if (!(err > tol))
+            fprintf(stderr, "%s %s with a no-op kernel passed verification\n", vars[i].family, vars[i].variant);
+        LS_CHECK(err > tol);
+    }
     mode = OK;
+
+    /* clone with a copy_d2d that copies nothing: the conv reads the NaN-poisoned clone. */
+    fake = *ls_backend_host();
+    fake.copy_d2d = fake_copy_d2d;
+    err = verify_variant(&fake, "conv1d_update/verify", "qwen3-next-80b-a3b", 3, 2, LS_F32, "clone", &tol);
+    LS_CHECK(isinf(err));
+    /* clone whose conv also shifts the real state: the untouched check fails. */
+    fake = *ls_backend_host();
+    fake.conv_update = fake_conv_on_real;
+    fake.copy_d2d = record_copy_d2d;
+    err = verify_variant(&fake, "conv1d_update/verify", "qwen3-next-80b-a3b", 3, 2, LS_F32, "clone", &tol);
+    LS_CHECK(err > tol);
+    clone_real = NULL;
 }
 
 /* A pool over the memory budget is BENCH_OOM (-> skipped:oom), before anything is allocated. */
@@ -221,7 +287,8 @@ static void over_budget(void)
     double tol;
     budget = 4 << 20;
     for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
-        verify_case(ls_backend_host(), fams[i], "qwen3-next-80b-a3b", 64, 4, LS_F32, &tol);
+        int draft = strstr(fams[i], "decode") ? 1 : 4; /* decode is planned only for T = 1 */
+        verify_case(ls_backend_host(), fams[i], "qwen3-next-80b-a3b", 64, draft, LS_F32, &tol);
         if (tol != -1)
             fprintf(stderr, "%s: no BENCH_OOM with a 4 MiB budget\n", fams[i]);
         LS_CHECK(tol == -1);
@@ -232,6 +299,7 @@ static void over_budget(void)
 int main(void)
 {
     honest();
+    honest_variants();
     faulty();
     over_budget();
     return ls_test_exit();

@@ -1,0 +1,71 @@
+/*
+ * bench_testutil.h — sets up ONE planned case of linstate-bench in-process, as the runner does
+ * (plan -> context -> entry setup), for the tests of tests/bench. The case is selected by
+ * (family or family/op, model, B, T, state dtype, variant) at tp 8 and must plan to exactly one
+ * case; the memory budget is given, rotation is capped at 2 layers as on the host backend.
+ */
+#ifndef LS_BENCH_TESTUTIL_H
+#define LS_BENCH_TESTUTIL_H
+
+#include <string.h>
+
+#include "bench.h"
+#include "ls_test.h"
+
+typedef struct bt_case {
+    bench_plan plan;
+    bench_env env;
+    bench_ctx x;
+    const bench_case *c;
+    int setup_rc; /* the entry's setup return: 0, BENCH_OOM or -1 */
+} bt_case;
+
+/* variant NULL = the default variant. Exits the test if the selection is not exactly one case. */
+static inline void bt_setup(bt_case *t, const ls_backend *be, const char *family, const char *model, int batch,
+                            int draft, ls_dtype dt, const char *variant, int64_t budget)
+{
+    bench_opts o;
+    bench_opts_init(&o);
+    o.models[0] = model;
+    o.n_models = 1;
+    o.tp[0] = 8;
+    o.batch[0] = batch;
+    o.n_batch = 1;
+    o.draft[0] = draft;
+    o.n_draft = 1;
+    o.dtypes[0] = dt;
+    o.families[0] = family;
+    o.n_families = 1;
+    if (variant) {
+        o.variants[0] = variant;
+        o.n_variants = 1;
+    }
+    int dev = 0;
+    memset(t, 0, sizeof *t);
+    LS_REQUIRE(bench_plan_build(&o, &dev, 1, &t->plan) == 0);
+    if (t->plan.n != 1)
+        fprintf(stderr, "%s %s B=%d T=%d variant %s: %d cases planned\n", family, model, batch, draft,
+                variant ? variant : "(default)", t->plan.n);
+    LS_REQUIRE(t->plan.n == 1);
+    t->c = &t->plan.cases[0];
+    t->env.be = be;
+    LS_REQUIRE(be->device_info(0, &t->env.dev) == 0);
+    t->env.budget_bytes = budget;
+    t->env.cache = LS_CACHE_ROTATE;
+    t->env.max_rot = 2;
+    t->x.c = t->c;
+    t->x.env = &t->env;
+    t->x.be = be;
+    t->x.rng = bench_hash(t->c->key);
+    t->setup_rc = t->c->e->setup(&t->x);
+    if (t->setup_rc != 0 && t->setup_rc != BENCH_OOM)
+        fprintf(stderr, "%s: setup: %d %s\n", t->c->name, t->setup_rc, ls_last_error());
+}
+
+static inline void bt_release(bt_case *t)
+{
+    bench_ctx_release(&t->x);
+    bench_plan_free(&t->plan);
+}
+
+#endif /* LS_BENCH_TESTUTIL_H */

@@ -1,0 +1,249 @@
+/*
+ * test_bench_variants.c — what the variants of linstate-bench claim, on the host backend (whose
+ * memory is host memory, so the test reads the pool directly):
+ *   - pool copy/accept "per-tensor" leaves the pool exactly as "fused" does (same case, same seed);
+ *   - KDA conv "concat" (one 3C-channel tensor) computes exactly what "3-buffer" (three tensors)
+ *     computes, given the same inputs, weights and states;
+ *   - GDN conv verify "clone" leaves the real pool conv state untouched, "in-place" shifts the
+ *     batch's slots (and only those);
+ *   - every pool buffer (main and spec, every layer) is random and non-zero after setup.
+ * The verification gate of every variant is tested in test_bench_verify.c.
+ */
+#include <string.h>
+
+#include "bench_testutil.h"
+
+static const int64_t budget = (int64_t)1 << 30;
+
+static bt_case setup_ok(const char *family, const char *model, int batch, int draft, const char *variant)
+{
+    bt_case t;
+    bt_setup(&t, ls_backend_host(), family, model, batch, draft, LS_F32, variant, budget);
+    LS_REQUIRE(t.setup_rc == 0);
+    return t;
+}
+
+/* Bytes of buffer b's main (spec = 0) or spec (spec = 1) extent over every layer and slot. */
+static int64_t extent(const ls_state_params *sp, int b, int spec)
+{
+    return (int64_t)sp->layers * sp->slots * sp->buf[b].item_bytes * (spec ? sp->spec_tokens : 1);
+}
+
+/* 1 if n bytes at p are all zero. */
+static int all_zero(const void *p, int64_t n)
+{
+    const unsigned char *c = p;
+    for (int64_t i = 0; i < n; i++)
+        if (c[i])
+            return 0;
+    return 1;
+}
+
+/* Main buffers of two pools with the same layout are byte-identical. */
+static int same_pools(const ls_pool *a, const ls_pool *b)
+{
+    ls_state_params pa, pb;
+    ls_pool_state_params(a, &pa);
+    ls_pool_state_params(b, &pb);
+    if (pa.n_buffers != pb.n_buffers || pa.layers != pb.layers || pa.slots != pb.slots)
+        return 0;
+    for (int i = 0; i < pa.n_buffers; i++)
+        if (memcmp(pa.buf[i].main, pb.buf[i].main, (size_t)extent(&pa, i, 0)) != 0)
+            return 0;
+    return 1;
+}
+
+/*
+ * per-tensor == fused: both cases of one key start from the same pool (same seed, same random
+ * fill, same slots and steps); after one call each, every main buffer is byte-identical — and
+ * the call did change the pool (not a vacuous pass).
+ */
+static void per_tensor_equals_fused(void)
+{
+    static const struct {
+        const char *family, *model;
+        int draft;
+    } cases[] = {
+        {"pool/copy", "qwen3-next-80b-a3b", 1},   {"pool/copy", "kimi-linear-48b-a3b", 1},
+        {"pool/accept", "kimi-linear-48b-a3b", 4}, {"pool/accept", "nemotron-h-8b", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bt_case f = setup_ok(cases[i].family, cases[i].model, 6, cases[i].draft, "fused");
+        bt_case p = setup_ok(cases[i].family, cases[i].model, 6, cases[i].draft, "per-tensor");
+        LS_CHECK(same_pools(f.x.pool, p.x.pool)); /* identical before the op */
+        ls_state_params sp;
+        ls_pool_state_params(f.x.pool, &sp);
+        int64_t bytes0 = extent(&sp, 0, 0);
+        char *before = malloc((size_t)bytes0);
+        LS_REQUIRE(before);
+        memcpy(before, sp.buf[0].main, (size_t)bytes0);
+        LS_CHECK_EQ_INT(f.c->e->run(&f.x, 0, NULL), 0);
+        LS_CHECK_EQ_INT(p.c->e->run(&p.x, 0, NULL), 0);
+        LS_CHECK(memcmp(before, sp.buf[0].main, (size_t)bytes0) != 0); /* the op moved data */
+        LS_CHECK(same_pools(f.x.pool, p.x.pool));
+        free(before);
+        bt_release(&f);
+        bt_release(&p);
+    }
+}
+
+/* Copies channel slice [c0, c0 + C) of a (b, t) row array between layouts of width Cs and Cd. */
+static void copy_channels(char *dst, int64_t dst_row, const char *src, int64_t src_row, int64_t rows, int64_t C,
+                          size_t es)
+{
+    for (int64_t r = 0; r < rows; r++)
+        memcpy(dst + (size_t)(r * dst_row) * es, src + (size_t)(r * src_row) * es, (size_t)C * es);
+}
+
+/*
+ * concat == three convs: the concat case's inputs, weights and layer-0 states (all slots, and
+ * the spec windows) are overwritten with the 3-buffer case's, tensor i in channels [iC, (i+1)C);
+ * after one call each, y, the states and the intermediate windows agree exactly, slice by slice.
+ */
+static void concat_equals_three(int draft)
+{
+    bt_case a = setup_ok("conv1d_update", "kimi-linear-48b-a3b", 5, draft, "3-buffer");
+    bt_case c = setup_ok("conv1d_update", "kimi-linear-48b-a3b", 5, draft, "concat");
+    const ls_conv_params *pa, *pc;
+    int na = bench_conv_layer_params(&a.x, 0, &pa), nc = bench_conv_layer_params(&c.x, 0, &pc);
+    LS_REQUIRE(na == 3 && nc == 1);
+    const int C = pa[0].channels, C3 = pc[0].channels, W = pa[0].width, T = pa[0].tokens, B = pa[0].batch;
+    LS_CHECK_EQ_INT(C3, 3 * C);
+    LS_CHECK(pc[0].state_stride_c == 1 && pc[0].state_stride_w == C3); /* window-major */
+    LS_CHECK_EQ_INT(ls_layer_bytes(ls_pool_desc(a.x.pool)), ls_layer_bytes(ls_pool_desc(c.x.pool)));
+    int32_t slots = ls_pool_slots(c.x.pool);
+    LS_REQUIRE(slots == ls_pool_slots(a.x.pool));
+    /* same slot order in both (same seed): the batch rows address the same slots */
+    LS_CHECK(memcmp(a.x.slots, c.x.slots, sizeof(int32_t) * (size_t)B) == 0);
+    size_t wes = ls_dtype_size(pa[0].weight_dtype), ses = ls_dtype_size(pa[0].state_dtype);
+    for (int i = 0; i < 3; i++) {
+        copy_channels((char *)pc[0].x + (size_t)i * C * 2, C3, (const char *)pa[i].x, C, (int64_t)B * T, C, 2);
+        memcpy((char *)pc[0].weight + (size_t)i * C * W * wes, pa[i].weight, (size_t)C * W * wes);
+        /* window-major states [slot][w][c]: rows of (slot, w) */
+        copy_channels((char *)pc[0].state + (size_t)i * C * ses, C3, (const char *)pa[i].state, C,
+                      (int64_t)slots * (W - 1), C, ses);
+        if (T > 1)
+            copy_channels((char *)pc[0].inter + (size_t)i * C * ses, C3, (const char *)pa[i].inter, C,
+                          (int64_t)slots * T * (W - 1), C, ses);
+    }
+    LS_CHECK_EQ_INT(a.c->e->run(&a.x, 0, NULL), 0);
+    LS_CHECK_EQ_INT(c.c->e->run(&c.x, 0, NULL), 0);
+    int y_ok = 1, s_ok = 1, w_ok = 1;
+    for (int i = 0; i < 3; i++)
+        for (int64_t r = 0; r < (int64_t)B * T; r++)
+            y_ok &= memcmp((const char *)pc[0].y + (size_t)(r * C3 + i * C) * 2,
+                           (const char *)pa[i].y + (size_t)(r * C) * 2, (size_t)C * 2) == 0;
+    for (int i = 0; i < 3; i++)
+        for (int64_t r = 0; r < (int64_t)slots * (W - 1); r++)
+            s_ok &= memcmp((const char *)pc[0].state + (size_t)(r * C3 + i * C) * ses,
+                           (const char *)pa[i].state + (size_t)(r * C) * ses, (size_t)C * ses) == 0;
+    if (T > 1)
+        for (int i = 0; i < 3; i++)
+            for (int64_t r = 0; r < (int64_t)slots * T * (W - 1); r++)
+                w_ok &= memcmp((const char *)pc[0].inter + (size_t)(r * C3 + i * C) * ses,
+                               (const char *)pa[i].inter + (size_t)(r * C) * ses, (size_t)C * ses) == 0;
+    LS_CHECK(y_ok);
+    LS_CHECK(s_ok);
+    LS_CHECK(w_ok);
+    bt_release(&a);
+    bt_release(&c);
+}
+
+/*
+ * clone vs in-place (GDN verify): with clone, the real layer-0 conv buffer is byte-identical
+ * after a call; in place, every slot of the batch changed (shifted by T) and no other slot did.
+ * Both pools hold max(48, B) + 1 slots.
+ */
+static void clone_leaves_state(void)
+{
+    for (int in_place = 0; in_place < 2; in_place++) {
+        bt_case t = setup_ok("conv1d_update/verify", "qwen3-next-80b-a3b", 6, 4, in_place ? "in-place" : "clone");
+        LS_CHECK_EQ_INT(ls_pool_slots(t.x.pool), 49);
+        const ls_state_desc *d = ls_pool_desc(t.x.pool);
+        int64_t item = ls_conv_item_bytes(d, 0), bytes = item * ls_pool_slots(t.x.pool);
+        const char *real = ls_pool_conv(t.x.pool, 0, 0);
+        char *before = malloc((size_t)bytes);
+        LS_REQUIRE(before);
+        memcpy(before, real, (size_t)bytes);
+        LS_CHECK_EQ_INT(t.c->e->run(&t.x, 0, NULL), 0);
+        if (!in_place) {
+            LS_CHECK(memcmp(before, real, (size_t)bytes) == 0);
+            const ls_conv_params *p;
+            LS_REQUIRE(bench_conv_layer_params(&t.x, 0, &p) == 1);
+            LS_CHECK(p->state != real); /* the conv ran on the clone, which did shift */
+            LS_CHECK(memcmp(before + item * t.x.slots[0], (const char *)p->state + item * t.x.slots[0],
+                            (size_t)item) != 0);
+        } else {
+            int changed = 0, others = 0;
+            for (int32_t s = 0; s < ls_pool_slots(t.x.pool); s++) {
+                int in_batch = 0;
+                for (int r = 0; r < t.c->batch; r++)
+                    in_batch |= t.x.slots[r] == s;
+                int diff = memcmp(before + item * s, real + item * s, (size_t)item) != 0;
+                changed += in_batch && diff;
+                others += !in_batch && diff;
+            }
+            LS_CHECK_EQ_INT(changed, t.c->batch);
+            LS_CHECK_EQ_INT(others, 0);
+        }
+        free(before);
+        bt_release(&t);
+    }
+    /* B above 48: S = B */
+    bt_case t = setup_ok("conv1d_update/verify", "qwen3-next-80b-a3b", 50, 2, "clone");
+    LS_CHECK_EQ_INT(ls_pool_slots(t.x.pool), 51);
+    bt_release(&t);
+}
+
+/*
+ * Random fill: in every buffer (main and spec) of every layer, the items of the first, a middle
+ * and the last (padding) slot are not all zero; nor are sampled spec steps.
+ */
+static void pools_not_zero(void)
+{
+    static const struct {
+        const char *family, *model, *variant;
+        int draft;
+    } cases[] = {
+        {"conv1d_update/verify", "kimi-linear-48b-a3b", "concat", 4},
+        {"conv1d_update/verify", "qwen3-next-80b-a3b", "clone", 2},
+        {"conv1d_update/decode", "nemotron-h-8b", NULL, 1},
+        {"gdn/verify", "qwen3-next-80b-a3b", NULL, 3},
+        {"kda/decode", "kimi-linear-48b-a3b", NULL, 1},
+        {"mamba2_ssu/verify", "nemotron-h-8b", NULL, 2},
+        {"pool/alloc", "qwen3-next-80b-a3b", NULL, 1},
+        {"pool/accept", "kimi-linear-48b-a3b", "per-tensor", 4},
+        {"pool/copy", "nemotron-h-8b", "fused", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bt_case t = setup_ok(cases[i].family, cases[i].model, 3, cases[i].draft, cases[i].variant);
+        ls_state_params sp;
+        ls_pool_state_params(t.x.pool, &sp);
+        int zero = 0, checked = 0;
+        int32_t probe[3] = {0, sp.slots / 2, sp.slots - 1};
+        for (int b = 0; b < sp.n_buffers; b++)
+            for (int l = 0; l < sp.layers; l++)
+                for (int k = 0; k < 3; k++) {
+                    int64_t item = sp.buf[b].item_bytes, row = (int64_t)l * sp.slots + probe[k];
+                    zero += all_zero((const char *)sp.buf[b].main + row * item, item);
+                    checked++;
+                    for (int st = 0; sp.buf[b].spec && st < sp.spec_tokens; st++, checked++)
+                        zero += all_zero((const char *)sp.buf[b].spec + (row * sp.spec_tokens + st) * item, item);
+                }
+        if (zero)
+            fprintf(stderr, "%s: %d of %d probed items all zero\n", t.c->name, zero, checked);
+        LS_CHECK_EQ_INT(zero, 0);
+        LS_CHECK(checked >= 3 * 2);
+        bt_release(&t);
+    }
+}
+
+int main(void)
+{
+    per_tensor_equals_fused();
+    concat_equals_three(1);
+    concat_equals_three(3);
+    clone_leaves_state();
+    pools_not_zero();
+    return ls_test_exit();
+}
