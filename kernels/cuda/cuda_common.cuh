@@ -7,7 +7,8 @@
  *  - 16-byte vector load/store (plain, read-only path, streaming) and bf16x8 <-> float[8] (un)packing;
  *  - softplus / sigmoid / silu in fp32 with the SPEC's conventions (softplus threshold 20);
  *  - ls_ceil_div, ls_cuda_stream (ls_stream -> cudaStream_t), ls_cuda_sm_count (cached per device);
- *  - LS_CUDA_LAUNCH: launch + LS_CUDA_CHECK_LAUNCH in one statement.
+ *  - LS_CUDA_LAUNCH: launch + LS_CUDA_CHECK_LAUNCH in one statement;
+ *  - ls_knob_read: a tuning knob (environment variable naming a kernel variant).
  *
  * Everything here is static inline; include it from .cu files only.
  */
@@ -17,6 +18,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ls_cuda.h"
 
@@ -37,6 +40,34 @@ extern "C" int ls_cuda_sm_count(void);
         kernel<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__);                            \
         LS_CUDA_CHECK_LAUNCH(#kernel);                                                         \
     } while (0)
+
+/*
+ * A tuning knob: environment variable `env` matched against names[0..n-1], names[0] being the
+ * default (an unset or empty variable selects it too). v = the index, or -1 for a value that is
+ * not in the list; raw = the value as read (cut to 31 characters), for the launcher's error
+ * message. Callers read it ONCE per process and keep the result (a function-local static in an
+ * inline function: one copy per program, thread-safe initialisation), never per launch.
+ */
+struct ls_knob {
+    int v;
+    char raw[32];
+};
+
+static inline ls_knob ls_knob_read(const char *env, const char *const *names, int n)
+{
+    ls_knob k;
+    const char *s = getenv(env);
+    k.v = (!s || !*s) ? 0 : -1;
+    k.raw[0] = 0;
+    if (s) {
+        strncpy(k.raw, s, sizeof k.raw - 1);
+        k.raw[sizeof k.raw - 1] = 0;
+    }
+    for (int i = 0; s && *s && i < n; i++)
+        if (!strcmp(s, names[i]))
+            k.v = i;
+    return k;
+}
 
 /* True when p is 16-byte aligned (host or device). */
 static inline __host__ __device__ bool ls_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }

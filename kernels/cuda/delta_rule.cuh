@@ -22,6 +22,11 @@
  * Two shapes of the kernel: FAST (K = V = 128 as in every preset, 16/8-byte aligned tensors:
  * vector accesses with immediate row offsets, no predicates) and a generic one (any K <= 128,
  * any V: scalar predicated accesses).
+ *
+ * The tile body (delta_tile) is shared by two grids: delta_rule_kernel (one tile per warp
+ * group, the default) and delta_rule_persistent (WIDE warp pairs walking many tiles), the
+ * latter and streaming cache hints being tuning candidates picked by LS_DELTA_VARIANT
+ * (delta_variant.cuh) for the WIDE batches only.
  */
 #ifndef LS_DELTA_RULE_CUH
 #define LS_DELTA_RULE_CUH
@@ -31,8 +36,9 @@
 /* ---------------------------------------------------------------------------------------------
  * 4-wide accesses (also used by mamba2_ssu.cu): 4 consecutive elements of a state (float or raw
  * bf16 uint16_t) or bf16 activation row, as 4 floats. FAST: one 16-byte (fp32) or 8-byte (bf16)
- * access, the caller guarantees alignment and 4 valid elements. Generic: element-wise, elements
- * at index >= valid are read as 0 / not written.
+ * access, the caller guarantees alignment and 4 valid elements; CS adds the streaming
+ * (evict-first) cache hint, ld.global.cs / st.global.cs, for state touched once per launch.
+ * Generic: element-wise, elements at index >= valid are read as 0 / not written (CS ignored).
  */
 namespace ls_rec {
 
@@ -50,11 +56,11 @@ static __device__ __forceinline__ void prefetch_l2(const void *p)
     asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
-template <bool FAST>
+template <bool FAST, bool CS = false>
 static __device__ __forceinline__ void load4(const float *p, int valid, float out[4])
 {
     if (FAST) {
-        const float4 w = *reinterpret_cast<const float4 *>(p);
+        const float4 w = CS ? __ldcs(reinterpret_cast<const float4 *>(p)) : *reinterpret_cast<const float4 *>(p);
         out[0] = w.x, out[1] = w.y, out[2] = w.z, out[3] = w.w;
     } else {
 #pragma unroll
@@ -63,11 +69,11 @@ static __device__ __forceinline__ void load4(const float *p, int valid, float ou
     }
 }
 
-template <bool FAST>
+template <bool FAST, bool CS = false>
 static __device__ __forceinline__ void load4(const uint16_t *p, int valid, float out[4])
 {
     if (FAST) {
-        const uint2 w = *reinterpret_cast<const uint2 *>(p);
+        const uint2 w = CS ? __ldcs(reinterpret_cast<const uint2 *>(p)) : *reinterpret_cast<const uint2 *>(p);
         out[0] = __uint_as_float(w.x << 16), out[1] = __uint_as_float(w.x & 0xffff0000u);
         out[2] = __uint_as_float(w.y << 16), out[3] = __uint_as_float(w.y & 0xffff0000u);
     } else {
@@ -77,11 +83,15 @@ static __device__ __forceinline__ void load4(const uint16_t *p, int valid, float
     }
 }
 
-template <bool FAST>
+template <bool FAST, bool CS = false>
 static __device__ __forceinline__ void store4(float *p, int valid, const float v[4])
 {
     if (FAST) {
-        *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
+        const float4 w = make_float4(v[0], v[1], v[2], v[3]);
+        if (CS)
+            __stcs(reinterpret_cast<float4 *>(p), w);
+        else
+            *reinterpret_cast<float4 *>(p) = w;
     } else {
 #pragma unroll
         for (int c = 0; c < 4; c++)
@@ -90,11 +100,15 @@ static __device__ __forceinline__ void store4(float *p, int valid, const float v
     }
 }
 
-template <bool FAST>
+template <bool FAST, bool CS = false>
 static __device__ __forceinline__ void store4(uint16_t *p, int valid, const float v[4])
 {
     if (FAST) {
-        *reinterpret_cast<uint2 *>(p) = make_uint2(ls_pack_bf16x2(v[0], v[1]), ls_pack_bf16x2(v[2], v[3]));
+        const uint2 w = make_uint2(ls_pack_bf16x2(v[0], v[1]), ls_pack_bf16x2(v[2], v[3]));
+        if (CS)
+            __stcs(reinterpret_cast<uint2 *>(p), w);
+        else
+            *reinterpret_cast<uint2 *>(p) = w;
     } else {
 #pragma unroll
         for (int c = 0; c < 4; c++)
@@ -187,16 +201,23 @@ constexpr int min_ctas(bool fast, bool one_token) { return fast ? (one_token ? 4
 /* Partial sums a lane contributes per token before the cross-warp combine (WIDE). */
 constexpr int NSUM = 3 + 2 * COLS; /* qq, kk, qk, sk[4], sq[4] */
 
+constexpr int SLOT_LOAD = -0x7fffffff - 1; /* delta_tile: slot not known yet */
+
 /*
- * The kernel. ST: float (fp32 state) or uint16_t (bf16 state). PER_ROW: KDA gate. L: layout
- * (above). FAST: see the file comment (the generic path is NARROW only). ONE_TOKEN: T = 1 at
- * compile time (decode). Grid: CTAs of `warps` warps (a multiple of KW); warp w = blockIdx.x *
- * warps + warp-in-CTA; tile = w / KW, ordered (r, hv, vblock) with vblock fastest so that the
- * warps of one CTA cover adjacent columns of one head; warp w % KW owns rows of that slice.
+ * One tile: the kernel body. ST: float (fp32 state) or uint16_t (bf16 state). PER_ROW: KDA gate.
+ * L: layout (above). FAST: see the file comment (the generic path is NARROW only). ONE_TOKEN:
+ * T = 1 at compile time (decode). CS: streaming cache hints on the state / inter accesses
+ * (ld.global.cs / st.global.cs: evict-first, the stream is touched once). The tile is (request
+ * r, value head hv, column block vb); warp kw of the KW owns rows kw*128/KW.. of the slice.
+ * slot_in: the row's slot if the caller already has it, else SLOT_LOAD (read here).
+ * `phase` = tokens this warp already exchanged through xchg (WIDE double buffer; 0 for a
+ * one-tile warp). pf_slot >= 0 (FAST only): after issuing this tile's state loads, request into
+ * L2 this warp's rows of tile number pf_tile (same numbering as the grid: (r, hv, vb), vb
+ * fastest), whose row lives in slot pf_slot; -1: no prefetch.
  */
-template <typename ST, bool PER_ROW, int L, bool FAST, bool ONE_TOKEN>
-__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(FAST, ONE_TOKEN))
-delta_rule_kernel(const ls_delta_params p)
+template <typename ST, bool PER_ROW, int L, bool FAST, bool ONE_TOKEN, bool CS>
+__device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int hv, int vb, int kw, int slot_in,
+                                           unsigned phase, int pf_tile, int pf_slot)
 {
     constexpr int LV = shape_of<L>::LV, KW = shape_of<L>::KW, LK = 32 / LV;
     constexpr int RK = FAST ? DIM_FAST / (LK * KW) : RK_GENERIC;
@@ -209,21 +230,11 @@ delta_rule_kernel(const ls_delta_params p)
     /* FAST fixes K = V = 128 at compile time: row strides become immediate offsets */
     const int K = FAST ? DIM_FAST : p.dk, V = FAST ? DIM_FAST : p.dv;
     const int HV = p.heads_v, T = ONE_TOKEN ? 1 : p.tokens;
-    const int vblocks = (V + TILE_COLS - 1) / TILE_COLS;
-    const long long gw = (long long)blockIdx.x * (blockDim.x >> 5) + warp;
-    const int kw = (int)(gw % KW);
-    const long long tile = gw / KW;
-    const int vb = (int)(tile % vblocks);
-    const long long rh = tile / vblocks;
-    const int hv = (int)(rh % HV);
-    const int r = (int)(rh / HV);
-    if (r >= p.batch)
-        return; /* all KW warps of the tile leave together: no barrier is left waiting */
 
     const int h = hv / (HV / p.heads_qk);
     const int col0 = vb * TILE_COLS + lv * COLS;
     const int k0 = (kw * LK + lk) * RK;
-    const int slot = p.slot_idx[r];
+    const int slot = slot_in == SLOT_LOAD ? p.slot_idx[r] : slot_in;
     const long long head = (long long)hv * K * V;
 
     /* ---- state tile: issue every load first (zero for padding rows and masked entries) */
@@ -233,7 +244,7 @@ delta_rule_kernel(const ls_delta_params p)
     for (int i = 0; i < RK; i++) {
         const int k = k0 + i;
         if (src && (FAST || k < K))
-            ls_rec::load4<FAST>(src + (long long)k * V + col0, V - col0, S[i]);
+            ls_rec::load4<FAST, CS>(src + (long long)k * V + col0, V - col0, S[i]);
         else
             S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
     }
@@ -249,6 +260,17 @@ delta_rule_kernel(const ls_delta_params p)
             if (PER_ROW)
                 ls_rec::prefetch_l2(p.a + (bt * HV + hv) * K + k0);
         }
+
+    /* a later tile's state into L2 under these loads: the LV lanes sharing this lane's rows
+     * take every LV-th of them, one prefetch per row at the tile's first column */
+    if (FAST && pf_slot >= 0) {
+        const int vblocks = V / TILE_COLS;
+        const ST *pf = (const ST *)p.state + pf_slot * p.state_stride_slot +
+                       (long long)(pf_tile / vblocks % HV) * K * V + pf_tile % vblocks * TILE_COLS;
+#pragma unroll
+        for (int i = 0; i < RK; i += LV)
+            ls_rec::prefetch_l2(pf + (long long)(k0 + i + lv) * V);
+    }
 
     const float neg_a = -expf(p.A_log[hv]);
     const float gdn_dtb = PER_ROW ? 0.0f : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
@@ -305,10 +327,11 @@ delta_rule_kernel(const ls_delta_params p)
         for (int j = 0; j < NSUM; j++)
             sum[j] = sum_k_lanes<LV>(sum[j]);
         if (KW > 1) { /* WIDE: add the partner warp's half of K through shared memory (both warps
-                       * get a0 + a1: identical totals). Double-buffered by token parity: a buffer
-                       * is rewritten only after the partner passed the next barrier. */
+                       * get a0 + a1: identical totals). Double-buffered by the parity of the
+                       * warp's running token count: a buffer is rewritten only after the partner
+                       * passed the next barrier (also across the tiles of a persistent warp). */
             static_assert(KW <= 2, "the exchange pairs warps w and w ^ 1");
-            float(*buf)[LV][NSUM] = xchg[KW > 1 ? (t & 1) : 0];
+            float(*buf)[LV][NSUM] = xchg[KW > 1 ? ((phase + t) & 1) : 0];
             if (lk == 0)
 #pragma unroll
                 for (int j = 0; j < NSUM; j++)
@@ -343,7 +366,7 @@ delta_rule_kernel(const ls_delta_params p)
 #pragma unroll
             for (int i = 0; i < RK; i++)
                 if (FAST || k0 + i < K)
-                    ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+                    ls_rec::store4<FAST, CS>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
         }
     }
 
@@ -352,7 +375,83 @@ delta_rule_kernel(const ls_delta_params p)
 #pragma unroll
         for (int i = 0; i < RK; i++)
             if (FAST || k0 + i < K)
-                ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+                ls_rec::store4<FAST, CS>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+    }
+}
+
+/*
+ * One tile per warp group (the default grid). Grid: CTAs of `warps` warps (a multiple of KW);
+ * warp w = blockIdx.x * warps + warp-in-CTA; tile = w / KW, so that the warps of one CTA cover
+ * adjacent columns of one head; warp w % KW owns rows of that slice.
+ */
+template <typename ST, bool PER_ROW, int L, bool FAST, bool ONE_TOKEN, bool CS = false>
+__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(FAST, ONE_TOKEN))
+delta_rule_kernel(const ls_delta_params p)
+{
+    constexpr int KW = shape_of<L>::KW;
+    const int warp = threadIdx.x >> 5;
+    const long long gw = (long long)blockIdx.x * (blockDim.x >> 5) + warp;
+    const int kw = (int)(gw % KW);
+    const long long tile = gw / KW;
+    constexpr int TILE_COLS = shape_of<L>::LV * COLS;
+    const int vblocks = ((FAST ? DIM_FAST : p.dv) + TILE_COLS - 1) / TILE_COLS;
+    const int vb = (int)(tile % vblocks);
+    const long long rh = tile / vblocks;
+    const int hv = (int)(rh % p.heads_v);
+    const int r = (int)(rh / p.heads_v);
+    if (r >= p.batch)
+        return; /* all KW warps of the tile leave together: no barrier is left waiting */
+    delta_tile<ST, PER_ROW, L, FAST, ONE_TOKEN, CS>(p, r, hv, vb, kw, SLOT_LOAD, 0, -1, -1);
+}
+
+/* One slot index, read with a volatile load (never merged with an earlier read of it). */
+__device__ __forceinline__ int reload_slot(const int32_t *q)
+{
+    int v;
+    asm volatile("ld.global.s32 %0, [%1];" : "=r"(v) : "l"(q));
+    return v;
+}
+
+/*
+ * Persistent WIDE grid (variants "persist" and "pf"): warp pair q (warps 2q, 2q+1) walks tiles
+ * q, q + P, q + 2P, ... (P = pairs in the grid; the launcher sizes the grid so that every pair
+ * gets the same count, +-1), streaming hints on. The slot index of the next tile is fetched at
+ * the start of this one (into L1, or a register for PF), so a tile's state loads wait on an L1
+ * hit rather than a DRAM/L2 index load; PF: the next
+ * tile's state is also prefetched into L2 right after this tile's loads are issued (two tiles
+ * in flight per warp while registers hold one).
+ */
+template <typename ST, bool PER_ROW, bool ONE_TOKEN, bool PF>
+__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(true, ONE_TOKEN))
+delta_rule_persistent(const ls_delta_params p)
+{
+    constexpr int KW = shape_of<WIDE>::KW, TILE_COLS = shape_of<WIDE>::LV * COLS, VBLOCKS = DIM_FAST / TILE_COLS;
+    /* few values live across a tile (decode runs at the 128-register cap): the pair's warp kw is
+     * threadIdx-derived (CTAs hold whole pairs), P and the tile count are re-read from constants */
+    int tile = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) / KW;
+    if (tile >= p.batch * p.heads_v * VBLOCKS)
+        return; /* both warps of the pair: same tile sequence, same barrier count */
+    int slot = p.slot_idx[tile / (p.heads_v * VBLOCKS)];
+    for (unsigned phase = 0;; phase += ONE_TOKEN ? 1u : (unsigned)p.tokens) {
+        const int per_r = p.heads_v * VBLOCKS, ntiles = p.batch * per_r;
+        const int P = gridDim.x * (blockDim.x >> 5) / KW; /* ntiles + P < 2^31: launcher */
+        /* the next tile's index: loaded now for PF (its prefetch needs it), else pulled into L1 */
+        int slot_next = -1;
+        if (tile + P < ntiles) {
+            if (PF)
+                slot_next = p.slot_idx[(tile + P) / per_r];
+            else
+                asm volatile("prefetch.global.L1 [%0];" ::"l"(p.slot_idx + (tile + P) / per_r));
+        }
+        delta_tile<ST, PER_ROW, WIDE, true, ONE_TOKEN, true>(p, tile / per_r, tile % per_r / VBLOCKS, tile % VBLOCKS,
+                                                             (threadIdx.x >> 5) % KW, slot, phase & 1, tile + P,
+                                                             PF ? slot_next : -1);
+        tile += P;
+        if (tile >= ntiles)
+            break;
+        /* the index fetched above is an L1 hit now: read it again rather than hold it in a
+         * register across the tile (volatile: not merged with the first read) */
+        slot = reload_slot(p.slot_idx + tile / per_r);
     }
 }
 
@@ -370,13 +469,13 @@ static inline bool fast_ok(const ls_delta_params *p, int per_row)
     return ok;
 }
 
-template <typename ST, bool PER_ROW, int L>
+template <typename ST, bool PER_ROW, int L, bool CS = false>
 static void launch_fast(const ls_delta_params *p, unsigned blocks, int warps, cudaStream_t st)
 {
     if (p->tokens == 1)
-        delta_rule_kernel<ST, PER_ROW, L, true, true><<<blocks, 32 * warps, 0, st>>>(*p);
+        delta_rule_kernel<ST, PER_ROW, L, true, true, CS><<<blocks, 32 * warps, 0, st>>>(*p);
     else
-        delta_rule_kernel<ST, PER_ROW, L, true, false><<<blocks, 32 * warps, 0, st>>>(*p);
+        delta_rule_kernel<ST, PER_ROW, L, true, false, CS><<<blocks, 32 * warps, 0, st>>>(*p);
 }
 
 /* Warps per CTA (a multiple of kw, at most 4): fewer when the work would not give every SM at
@@ -394,6 +493,8 @@ static int pick_cta(long long warps_total, int kw, int *warps, unsigned *blocks)
     return 0;
 }
 
+#include "delta_variant.cuh"
+
 template <typename ST, bool PER_ROW>
 static int launch_typed(const ls_delta_params *p, cudaStream_t st)
 {
@@ -409,6 +510,8 @@ static int launch_typed(const ls_delta_params *p, cudaStream_t st)
          * the H200: NARROW wins at B = 1, WIDE from B = 64 on; results/h200/kernels.md) */
         const long long wide_warps = rh * (DIM_FAST / 32) * 2;
         if (wide_warps >= 8LL * ls_cuda_sm_count()) {
+            if (variant() != VAR_DEFAULT)
+                return launch_wide_variant<ST, PER_ROW>(p, wide_warps, st);
             if (pick_cta(wide_warps, 2, &warps, &blocks))
                 return ls_fail("cuda delta rule: batch=%d too large", p->batch);
             launch_fast<ST, PER_ROW, WIDE>(p, blocks, warps, st);
@@ -424,13 +527,17 @@ static int launch_typed(const ls_delta_params *p, cudaStream_t st)
 
 /*
  * Shared launcher of ls_cuda_gdn / ls_cuda_kda: validate, pick the instantiation (state dtype x
- * fast/generic x layout x decode/verify) and the CTA size, launch, check.
+ * fast/generic x layout x decode/verify) and the CTA size, launch, check. An unknown
+ * LS_DELTA_VARIANT value fails every launch (before anything runs), naming the value.
  */
 template <bool PER_ROW>
 static int launch(const ls_delta_params *p, ls_stream s)
 {
     if (ls_delta_params_check(p, PER_ROW ? 1 : 0))
         return -1;
+    if (variant() < 0)
+        return ls_fail("cuda %s: LS_DELTA_VARIANT=%s unknown (%s)", PER_ROW ? "kda" : "gdn", variant_knob().raw,
+                       VARIANT_LIST);
     if (p->dk > 8 * RK_GENERIC)
         return ls_fail("cuda %s: dk=%d unsupported (at most %d)", PER_ROW ? "kda" : "gdn", p->dk, 8 * RK_GENERIC);
     if (p->state_dtype == LS_F32)

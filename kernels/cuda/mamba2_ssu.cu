@@ -42,10 +42,10 @@ __device__ __forceinline__ float sum_n_lanes(float x)
 
 /*
  * ST: float or uint16_t (bf16) state. NCH: 32-column chunks per lane (FAST: ds = 32*NCH). RP:
- * rows per lane. ONE_TOKEN: T = 1 at compile time. Warp w (ordered r, h, row block; row block
- * fastest).
+ * rows per lane. ONE_TOKEN: T = 1 at compile time. CS: streaming (evict-first) hints on the state
+ * and inter accesses (LS_SSU_VARIANT=cs). Warp w (ordered r, h, row block; row block fastest).
  */
-template <typename ST, int NCH, int RP, bool FAST, bool ONE_TOKEN>
+template <typename ST, int NCH, int RP, bool FAST, bool ONE_TOKEN, bool CS = false>
 __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(FAST, ONE_TOKEN))
 ssu_kernel(const ls_ssu_params p)
 {
@@ -80,7 +80,7 @@ ssu_kernel(const ls_ssu_params p)
         for (int j = 0; j < NCH; j++) {
             const int n = n0 + j * CHUNK;
             if (src && row < hd)
-                ls_rec::load4<FAST>(src + (long long)row * ds + n, ds - n, S[i][j]);
+                ls_rec::load4<FAST, CS>(src + (long long)row * ds + n, ds - n, S[i][j]);
             else
                 S[i][j][0] = S[i][j][1] = S[i][j][2] = S[i][j][3] = 0.0f;
         }
@@ -139,7 +139,7 @@ ssu_kernel(const ls_ssu_params p)
                 if (row < hd)
 #pragma unroll
                     for (int j = 0; j < NCH; j++)
-                        ls_rec::store4<FAST>(dst + (long long)row * ds + n0 + j * CHUNK,
+                        ls_rec::store4<FAST, CS>(dst + (long long)row * ds + n0 + j * CHUNK,
                                              ds - n0 - j * CHUNK, S[i][j]);
             }
         }
@@ -153,8 +153,8 @@ ssu_kernel(const ls_ssu_params p)
             if (row < hd)
 #pragma unroll
                 for (int j = 0; j < NCH; j++)
-                    ls_rec::store4<FAST>(dst + (long long)row * ds + n0 + j * CHUNK, ds - n0 - j * CHUNK,
-                                         S[i][j]);
+                    ls_rec::store4<FAST, CS>(dst + (long long)row * ds + n0 + j * CHUNK, ds - n0 - j * CHUNK,
+                                             S[i][j]);
         }
     }
 }
@@ -172,13 +172,30 @@ static int fast_chunks(const ls_ssu_params *p)
     return ok ? p->dstate / CHUNK : 0;
 }
 
-template <typename ST, int NCH, int RP>
+template <typename ST, int NCH, int RP, bool CS = false>
 static void launch_mode(const ls_ssu_params *p, unsigned blocks, int warps, cudaStream_t st)
 {
     if (p->tokens == 1)
-        ssu_kernel<ST, NCH, RP, true, true><<<blocks, 32 * warps, 0, st>>>(*p);
+        ssu_kernel<ST, NCH, RP, true, true, CS><<<blocks, 32 * warps, 0, st>>>(*p);
     else
-        ssu_kernel<ST, NCH, RP, true, false><<<blocks, 32 * warps, 0, st>>>(*p);
+        ssu_kernel<ST, NCH, RP, true, false, CS><<<blocks, 32 * warps, 0, st>>>(*p);
+}
+
+/*
+ * Large-batch tuning knob LS_SSU_VARIANT, read once per process: "default" (or unset): wide
+ * tiles once they give every SM 4 warps (the version measured in results/h200/kernels.md);
+ * "narrow": narrow tiles at every batch (CUDA-B timed them equal or better at B = 512: decode
+ * 92.5 vs 92.3 %, verify 91.5 vs 90.2 %, within the noise of one run); "cs": the default choice
+ * with streaming (evict-first) hints on the wide tiles' state and inter accesses.
+ */
+enum variant_id { VAR_DEFAULT = 0, VAR_NARROW = 1, VAR_CS = 2 };
+
+/* The knob, read on first use and kept for the process. Names in variant_id order. */
+static const ls_knob &variant_knob()
+{
+    static const char *const names[] = {"default", "narrow", "cs"};
+    static const ls_knob k = ls_knob_read("LS_SSU_VARIANT", names, 3);
+    return k;
 }
 
 /* Warps of the whole launch with rows_per_lane rp. */
@@ -194,7 +211,9 @@ static int launch_typed(const ls_ssu_params *p, int nch, cudaStream_t st)
     const int sms = ls_cuda_sm_count();
     /* narrow tiles while wide ones would give the SMs fewer than 4 warps each (B = 1: 3.73 us
      * narrow vs 4.10 wide on the H200; results/h200/kernels.md) */
-    const bool narrow = nch && warps_for(p, rows_per_lane(nch, false)) < 4LL * sms;
+    const int var = variant_knob().v;
+    const bool narrow = nch && (var == VAR_NARROW || warps_for(p, rows_per_lane(nch, false)) < 4LL * sms);
+    const bool cs = var == VAR_CS;
     const long long warps_total = warps_for(p, rows_per_lane(nch ? nch : NCH_GENERIC, narrow));
     int warps = MAX_WARPS_PER_CTA;
     while (warps > 1 && warps_total < (long long)warps * 2 * sms)
@@ -204,9 +223,11 @@ static int launch_typed(const ls_ssu_params *p, int nch, cudaStream_t st)
         return ls_fail("cuda ssu: batch=%d too large (%lld CTAs)", p->batch, blocks);
     const unsigned nb = (unsigned)blocks;
     if (nch == 4)
-        narrow ? launch_mode<ST, 4, 2>(p, nb, warps, st) : launch_mode<ST, 4, 4>(p, nb, warps, st);
+        narrow ? launch_mode<ST, 4, 2>(p, nb, warps, st)
+               : (cs ? launch_mode<ST, 4, 4, true>(p, nb, warps, st) : launch_mode<ST, 4, 4>(p, nb, warps, st));
     else if (nch == 8)
-        narrow ? launch_mode<ST, 8, 1>(p, nb, warps, st) : launch_mode<ST, 8, 2>(p, nb, warps, st);
+        narrow ? launch_mode<ST, 8, 1>(p, nb, warps, st)
+               : (cs ? launch_mode<ST, 8, 2, true>(p, nb, warps, st) : launch_mode<ST, 8, 2>(p, nb, warps, st));
     else /* generic: the T loop serves decode too */
         ssu_kernel<ST, NCH_GENERIC, rows_per_lane(NCH_GENERIC, false), false, false><<<nb, 32 * warps, 0, st>>>(*p);
     LS_CUDA_CHECK_LAUNCH("ssu_kernel");
@@ -220,6 +241,8 @@ extern "C" int ls_cuda_ssu(const ls_ssu_params *p, ls_stream s)
 {
     if (ls_ssu_params_check(p))
         return -1;
+    if (ls_ssu::variant_knob().v < 0)
+        return ls_fail("cuda ssu: LS_SSU_VARIANT=%s unknown (default|narrow|cs)", ls_ssu::variant_knob().raw);
     if (p->dstate > ls_ssu::NCH_GENERIC * ls_ssu::CHUNK)
         return ls_fail("cuda ssu: dstate=%d unsupported (at most %d)", p->dstate,
                        ls_ssu::NCH_GENERIC * ls_ssu::CHUNK);

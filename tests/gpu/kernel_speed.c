@@ -1,7 +1,9 @@
 /*
  * kernel_speed.c — a quick speed table of the CUDA kernels at tp 2 shapes (not a CTest test).
  *
- *   kernel_speed [--csv PATH] [--op SUBSTR] [--batch LIST] [--tokens LIST] [--samples N]
+ *   kernel_speed [--csv PATH] [--op SUBSTR[,SUBSTR...]] [--batch LIST] [--tokens LIST] [--samples N]
+ *
+ * --op keeps the op cases whose name contains any of the comma-separated substrings.
  *
  * First a >= 1 GiB device-to-device copy (cudaMemcpyAsync through the backend) gives the copy
  * bandwidth of this run ((read + write bytes) / time). Then, for each op case (the table
@@ -15,7 +17,9 @@
  * same R launches captured in a CUDA graph are timed by replay (graph column). GB/s = SPEC §4
  * minimum bytes (formulas below, one function per row) / the faster of the two medians.
  * An op that fails at run time (not implemented yet, out of memory) prints n/a and its error.
- * Output: a markdown table on stdout; CSV (one row per case) to --csv.
+ * Output: a markdown table on stdout; CSV (one row per case) to --csv. The kernel tuning knobs
+ * in the environment (LS_CONV_VARIANT, LS_STATE_VARIANT, LS_DELTA_VARIANT, LS_SSU_VARIANT) are
+ * printed in the header line and recorded in the CSV's variant column.
  */
 #include <math.h>
 #include <stdio.h>
@@ -463,6 +467,23 @@ static int copy_peak(size_t bytes, ls_stream s, double *gbps)
 
 /* ------------------------------------------------------------------ main */
 
+/* Whether op name `name` contains one of the comma-separated substrings of `filter` (NULL: all). */
+static int op_selected(const char *name, const char *filter)
+{
+    if (!filter)
+        return 1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", filter);
+    for (char *tok = buf, *end; tok; tok = end ? end + 1 : NULL) {
+        end = strchr(tok, ',');
+        if (end)
+            *end = 0;
+        if (*tok && strstr(name, tok))
+            return 1;
+    }
+    return 0;
+}
+
 static int parse_list(const char *s, int *out, int max)
 {
     int n = 0;
@@ -497,7 +518,7 @@ int main(int argc, char **argv)
             samples = atoi(v), i++;
         else {
             fprintf(stderr, "kernel_speed: unknown or incomplete argument '%s'\n"
-                            "usage: kernel_speed [--csv PATH] [--op SUBSTR] [--batch 1,64] [--tokens 1,4] [--samples N]\n", a);
+                            "usage: kernel_speed [--csv PATH] [--op SUBSTR[,SUBSTR]] [--batch 1,64] [--tokens 1,4] [--samples N]\n", a);
             return 2;
         }
     }
@@ -527,9 +548,12 @@ int main(int argc, char **argv)
     if (csv)
         fprintf(csv, "op,model,tp,batch,tokens,rotations,bytes,stream_us,graph_us,best_us,gbps,pct_of_copy,copy_gbps,"
                      "device,variant,status\n");
+    /* the kernel tuning knobs of this run (each launcher reads its own; unset = default) */
     const char *cv = getenv("LS_CONV_VARIANT"), *sv = getenv("LS_STATE_VARIANT");
-    char variant[96];
-    snprintf(variant, sizeof variant, "conv=%s state=%s", cv ? cv : "default", sv ? sv : "default");
+    const char *dv = getenv("LS_DELTA_VARIANT"), *uv = getenv("LS_SSU_VARIANT");
+    char variant[192];
+    snprintf(variant, sizeof variant, "conv=%.32s state=%.32s delta=%.32s ssu=%.32s", cv && *cv ? cv : "default",
+             sv && *sv ? sv : "default", dv && *dv ? dv : "default", uv && *uv ? uv : "default");
     printf("\ndevice %s, %d SMs, L2 %lld MB; D2D copy (1 GiB, read+write): %.1f GB/s; %d samples; variants %s\n\n",
            info.name, info.sm_count, (long long)(info.l2_bytes >> 20), peak, samples, variant);
     printf("| op | model | B | T | R | bytes | stream us | graph us | GB/s | %% of copy |\n");
@@ -537,7 +561,7 @@ int main(int argc, char **argv)
     int failures = 0;
     for (size_t ci = 0; ci < sizeof k_cases / sizeof k_cases[0]; ci++) {
         const op_def *od = &k_cases[ci];
-        if (op_filter && !strstr(od->op, op_filter))
+        if (!op_selected(od->op, op_filter))
             continue;
         ls_shape sh;
         if (ls_shape_from_model(ls_model_find(od->model), 2, &sh)) {

@@ -21,12 +21,18 @@
  * (K = 64, V = 48; K = 100, V = 36) that take the generic kernel. T = 1: decode (no inter,
  * state written); T = 2: inter and final state; T = 4, 8: verify (inter, no state write).
  * LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
+ *
+ * The matrix runs once per kernel variant (LS_DELTA_VARIANT = cs, persist, pf, then unset =
+ * the default, last), each in a child process of this binary (gpu_variants.h); the default
+ * runs everything above, the others the large-batch cases that reach their kernels
+ * (run_large). A bogus value checks that the launchers reject it, naming it.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gpu_test.h"
+#include "gpu_variants.h"
 #include "ls_pool.h"
 #include "ls_test.h"
 
@@ -171,13 +177,30 @@ static void check_bad_input(const ls_backend *be)
     LS_CHECK(strstr(ls_last_error(), "heads_v=3") != NULL);
 }
 
-int main(void)
+/* With an unknown LS_DELTA_VARIANT every launch fails before running, naming the value. */
+static void check_unknown_variant(const ls_backend *be, const char *value)
 {
-    const ls_backend *be = gt_init();
-    const int quick = gt_quick();
-    uint64_t seed = 0x5eedde17a0001ull;
-    check_bad_input(be);
+    ls_delta_params p = {.batch = 1, .tokens = 1, .heads_qk = 1, .heads_v = 1, .dk = 16, .dv = 16,
+                         .scale = 1.0f, .state_dtype = LS_F32, .state_stride_slot = 16 * 16};
+    if (be != ls_backend_cuda()) { /* LS_GPU_TEST_BACKEND=host: the knob is the cuda launcher's */
+        printf("unknown variant: not checked (not the cuda backend)\n");
+        return;
+    }
+    uint16_t dummy16[16];
+    float dummyf[16];
+    int32_t slot = 0;
+    p.q = p.k = p.v = p.a = p.b = dummy16, p.o = dummy16, p.A_log = dummyf, p.dt_bias = dummyf;
+    p.state = dummyf, p.slot_idx = &slot;
+    LS_CHECK(be->gdn(&p, NULL) != 0);
+    LS_CHECK(strstr(ls_last_error(), value) != NULL);
+    LS_CHECK(be->kda(&p, NULL) != 0);
+    LS_CHECK(strstr(ls_last_error(), value) != NULL);
+    printf("unknown variant rejected: %s\n", ls_last_error());
+}
 
+/* The full matrix (see the file comment): the default variant. */
+static void run_full(const ls_backend *be, int quick, uint64_t seed)
+{
     static const int Bs[] = {1, 3, 64}, Ts[] = {1, 2, 4, 8};
     static const ls_dtype dts[] = {LS_F32, LS_BF16};
     for (int mi = 0; mi < ls_model_count(); mi++) {
@@ -213,6 +236,62 @@ int main(void)
                        .B = 4, .T = 1, .sdt = dts[di], .disable = 0, .use_inter = 0, .gap = 0};
             run_case(be, &d, ls_test_rand_u64(&seed));
         }
-    printf("worst error / tolerance: state %.3g, o %.3g\n", g_worst_state_ratio, g_worst_o_ratio);
+}
+
+/*
+ * A non-default LS_DELTA_VARIANT changes only the WIDE launches (B·HV >= 132 at tp 2 shapes:
+ * B >= 9), so its matrix is the large-batch part: every GDN/KDA preset at tp 2, B = 64 with
+ * T = 1 and 4 in both state dtypes, T = 2 (inter + final write) and T = 8 in one dtype each;
+ * B = 12 (fewer tiles than resident warp pairs: one tile per pair in the persistent grid) and
+ * B = 257 (a partial last round), T = 1. ~1/4 of the rows are padding in every case.
+ * LS_GPU_TEST_QUICK=1: B = 12 and B = 64 T = 1 only.
+ */
+static void run_large(const ls_backend *be, int quick, uint64_t seed)
+{
+    for (int mi = 0; mi < ls_model_count(); mi++) {
+        const ls_model *m = ls_model_at(mi);
+        if (m->mechanism != LS_MECH_GDN && m->mechanism != LS_MECH_KDA)
+            continue;
+        const int kda = m->mechanism == LS_MECH_KDA;
+        preset_case(be, m, 2, 12, 1, kda ? LS_BF16 : LS_F32, 1, &seed);
+        preset_case(be, m, 2, 64, 1, LS_F32, 0, &seed);
+        preset_case(be, m, 2, 64, 1, LS_BF16, 1, &seed);
+        if (quick)
+            continue;
+        preset_case(be, m, 2, 12, 4, kda ? LS_F32 : LS_BF16, 0, &seed);
+        preset_case(be, m, 2, 64, 4, LS_F32, 1, &seed);
+        preset_case(be, m, 2, 64, 4, LS_BF16, 0, &seed);
+        preset_case(be, m, 2, 64, 2, kda ? LS_F32 : LS_BF16, 1, &seed);
+        preset_case(be, m, 2, 64, 8, kda ? LS_BF16 : LS_F32, 0, &seed);
+        preset_case(be, m, 2, 257, 1, kda ? LS_F32 : LS_BF16, 1, &seed);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    /* every LS_DELTA_VARIANT (kernels/cuda/delta_variant.cuh), default (unset) last, each in a
+     * child process (the launcher reads the knob once per process); "no-such-variant" checks
+     * the error path */
+    static const char *const variants[] = {"cs", "persist", "pf", "no-such-variant", NULL};
+    const int rc = gt_variants_run("LS_DELTA_VARIANT", variants, 5, argv);
+    if (rc >= 0)
+        return rc;
+    const char *var = gt_variant();
+    const ls_backend *be = gt_init();
+    const int quick = gt_quick();
+    uint64_t seed = 0x5eedde17a0001ull;
+    if (!strcmp(var, "no-such-variant")) {
+        check_unknown_variant(be, var);
+        return ls_test_exit();
+    }
+    if (!strcmp(var, "default")) {
+        if (be == ls_backend_cuda()) /* the cuda launcher's limits (the host reference has others) */
+            check_bad_input(be);
+        run_full(be, quick, seed);
+    } else {
+        run_large(be, quick, seed + strlen(var)); /* a different draw per variant */
+    }
+    printf("variant %s: worst error / tolerance: state %.3g, o %.3g\n", var, g_worst_state_ratio, g_worst_o_ratio);
     return ls_test_exit();
 }

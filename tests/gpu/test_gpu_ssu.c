@@ -16,12 +16,18 @@
  * T in {1, 4}; B = 257 for the first preset (fp32, T = 1); odd shapes (hd = 20, ds = 48 /
  * 136) for the generic kernel. T = 1 decode; T = 2 inter + final; T >= 4 verify (no final write).
  * LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
+ *
+ * The matrix runs once per kernel variant (LS_SSU_VARIANT = narrow, cs, then unset = the
+ * default, last), each in a child process of this binary (gpu_variants.h); the default runs
+ * everything above, the others the large-batch cases that reach their kernels (run_large). A
+ * bogus value checks that the launcher rejects it, naming it.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gpu_test.h"
+#include "gpu_variants.h"
 #include "ls_pool.h"
 #include "ls_test.h"
 
@@ -161,13 +167,28 @@ static void check_bad_input(const ls_backend *be)
     LS_CHECK(strstr(ls_last_error(), "ngroups=3") != NULL);
 }
 
-int main(void)
+/* With an unknown LS_SSU_VARIANT every launch fails before running, naming the value. */
+static void check_unknown_variant(const ls_backend *be, const char *value)
 {
-    const ls_backend *be = gt_init();
-    const int quick = gt_quick();
-    uint64_t seed = 0x55a0000c0ffeeull;
-    check_bad_input(be);
+    if (be != ls_backend_cuda()) { /* LS_GPU_TEST_BACKEND=host: the knob is the cuda launcher's */
+        printf("unknown variant: not checked (not the cuda backend)\n");
+        return;
+    }
+    uint16_t d16[16];
+    float df[16];
+    int32_t slot = 0;
+    ls_ssu_params p = {.batch = 1, .tokens = 1, .nheads = 1, .head_dim = 4, .dstate = 4, .ngroups = 1,
+                       .state_dtype = LS_F32, .state_stride_slot = 16};
+    p.x = p.dt = p.Bm = p.Cm = d16, p.y = d16, p.A = df, p.dt_bias = p.D = d16;
+    p.state = df, p.slot_idx = &slot;
+    LS_CHECK(be->ssu(&p, NULL) != 0);
+    LS_CHECK(strstr(ls_last_error(), value) != NULL);
+    printf("unknown variant rejected: %s\n", ls_last_error());
+}
 
+/* The full matrix (see the file comment): the default variant. */
+static void run_full(const ls_backend *be, int quick, uint64_t seed)
+{
     static const int Bs[] = {1, 3, 64}, Ts[] = {1, 2, 4, 8};
     static const ls_dtype dts[] = {LS_F32, LS_BF16};
     int first = 1, variant = 0;
@@ -204,6 +225,58 @@ int main(void)
                    .disable = 0, .use_inter = 0, .gate = 0, .gap = 0};
         run_case(be, &d, ls_test_rand_u64(&seed));
     }
-    printf("worst error / tolerance: state %.3g, y %.3g\n", g_worst_state_ratio, g_worst_y_ratio);
+}
+
+/*
+ * A non-default LS_SSU_VARIANT changes only batches whose wide tiles give every SM >= 4 warps
+ * (B = 64 and up at tp 2), so its matrix is: every Mamba2 preset at tp 2, B = 64 with T = 1 in
+ * both state dtypes, T = 2 (inter + final write) fp32, T = 4 (verify) bf16, gate on every other
+ * case; B = 257, T = 1, fp32, for the first preset. LS_GPU_TEST_QUICK=1: B = 64, T = 1 only.
+ */
+static void run_large(const ls_backend *be, int quick, uint64_t seed)
+{
+    int first = 1, variant = 0;
+    for (int mi = 0; mi < ls_model_count(); mi++) {
+        const ls_model *m = ls_model_at(mi);
+        if (m->mechanism != LS_MECH_MAMBA2)
+            continue;
+        preset_case(be, m, 2, 64, 1, LS_F32, variant++, &seed);
+        preset_case(be, m, 2, 64, 1, LS_BF16, variant++, &seed);
+        if (quick)
+            continue;
+        preset_case(be, m, 2, 64, 2, LS_F32, variant++, &seed);
+        preset_case(be, m, 2, 64, 4, LS_BF16, variant++, &seed);
+        if (first)
+            preset_case(be, m, 2, 257, 1, LS_F32, 2, &seed);
+        first = 0;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    /* every LS_SSU_VARIANT (kernels/cuda/mamba2_ssu.cu), default (unset) last, each in a child
+     * process (the launcher reads the knob once per process); "no-such-variant" checks the
+     * error path */
+    static const char *const variants[] = {"narrow", "cs", "no-such-variant", NULL};
+    const int rc = gt_variants_run("LS_SSU_VARIANT", variants, 4, argv);
+    if (rc >= 0)
+        return rc;
+    const char *var = gt_variant();
+    const ls_backend *be = gt_init();
+    const int quick = gt_quick();
+    uint64_t seed = 0x55a0000c0ffeeull;
+    if (!strcmp(var, "no-such-variant")) {
+        check_unknown_variant(be, var);
+        return ls_test_exit();
+    }
+    if (!strcmp(var, "default")) {
+        if (be == ls_backend_cuda()) /* the cuda launcher's limits (the host reference has others) */
+            check_bad_input(be);
+        run_full(be, quick, seed);
+    } else {
+        run_large(be, quick, seed + strlen(var)); /* a different draw per variant */
+    }
+    printf("variant %s: worst error / tolerance: state %.3g, y %.3g\n", var, g_worst_state_ratio, g_worst_y_ratio);
     return ls_test_exit();
 }
