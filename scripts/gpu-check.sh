@@ -12,6 +12,7 @@
 #   LS_GPU_CHECK_TESTS    ctest -R regex restricting the tests (default: all gpu tests)
 #   LS_GPU_CHECK_SANITIZE 0 skips the compute-sanitizer passes
 #   LS_GPU_CHECK_LOGDIR   where full logs go (default: next to SUMMARY_FILE)
+#   LS_GPU_CHECK_JOBS     ctest -j (default 4); the sanitizer passes run alongside, in the background
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,8 +50,31 @@ if ! cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$log
 fi
 note "build:  ok ($build)"
 
+# ---------------------------------------------------------------- compute-sanitizer (background)
+# The sanitizer passes (quick matrices) run concurrently with ctest: they are bound by the host
+# reference on the CPU, not by the GPU, and correctness does not depend on timing.
+declare -a san_jobs=()
+if [ "$sanitize" != "0" ]; then
+  if ! command -v compute-sanitizer >/dev/null 2>&1; then
+    note "sanitizer: compute-sanitizer not found: SKIPPED"
+  else
+    mapfile -t tests < <(ctest --test-dir "$build" -N -L gpu ${regex:+-R "$regex"} |
+                         sed -n 's/^ *Test *#[0-9]*: *\(.*\)$/\1/p')
+    for t in "${tests[@]}"; do
+      bin=$(find "$build/tests" -type f -name "$t" -perm -u+x 2>/dev/null | head -1)
+      [ -n "$bin" ] || { note "sanitizer: $t: binary not found"; status=1; continue; }
+      for tool in memcheck racecheck; do
+        log="$logdir/gpu-check-$tool-$t.log"
+        ( LS_GPU_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin" >"$log" 2>&1
+          echo $? >"$log.rc" ) &
+        san_jobs+=("$tool $t $log")
+      done
+    done
+  fi
+fi
+
 # ---------------------------------------------------------------- ctest -L gpu
-ctest_args=(--test-dir "$build" -L gpu --output-on-failure)
+ctest_args=(--test-dir "$build" -L gpu --output-on-failure -j "${LS_GPU_CHECK_JOBS:-4}")
 [ -n "$regex" ] && ctest_args+=(-R "$regex")
 ctest "${ctest_args[@]}" >"$logdir/gpu-check-ctest.log" 2>&1
 rc=$?
@@ -64,31 +88,19 @@ grep -q 'tests passed' "$logdir/gpu-check-ctest.log" &&
   note "ctest:  $(grep 'tests passed' "$logdir/gpu-check-ctest.log")"
 [ $rc -ne 0 ] && tail -40 "$logdir/gpu-check-ctest.log"
 
-# ---------------------------------------------------------------- compute-sanitizer
-if [ "$sanitize" != "0" ]; then
-  if ! command -v compute-sanitizer >/dev/null 2>&1; then
-    note "sanitizer: compute-sanitizer not found: SKIPPED"
-  else
-    mapfile -t tests < <(ctest --test-dir "$build" -N -L gpu ${regex:+-R "$regex"} |
-                         sed -n 's/^ *Test *#[0-9]*: *\(.*\)$/\1/p')
-    for t in "${tests[@]}"; do
-      bin=$(find "$build/tests" -type f -name "$t" -perm -u+x 2>/dev/null | head -1)
-      [ -n "$bin" ] || { note "sanitizer: $t: binary not found"; status=1; continue; }
-      for tool in memcheck racecheck; do
-        log="$logdir/gpu-check-$tool-$t.log"
-        LS_GPU_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin" >"$log" 2>&1
-        rc=$?
-        case $rc in
-          0) verdict="clean" ;;
-          77) verdict="skipped (no GPU)" ;;
-          99) verdict="ERRORS: $(grep -m1 -E '(Invalid|Race|ERROR SUMMARY)' "$log")"; status=1 ;;
-          *) verdict="test failed (exit $rc)"; status=1 ;;
-        esac
-        note "sanitizer: $(printf '%-10s %-28s %s' "$tool" "$t" "$verdict")"
-      done
-    done
-  fi
-fi
+# ---------------------------------------------------------------- sanitizer verdicts
+wait
+for job in "${san_jobs[@]}"; do
+  read -r tool t log <<<"$job"
+  rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+  case $rc in
+    0) verdict="clean" ;;
+    77) verdict="skipped (no GPU)" ;;
+    99) verdict="ERRORS: $(grep -m1 -E '(Invalid|Race|ERROR SUMMARY)' "$log")"; status=1 ;;
+    *) verdict="test failed (exit $rc)"; status=1 ;;
+  esac
+  note "sanitizer: $(printf '%-10s %-28s %s' "$tool" "$t" "$verdict")"
+done
 
 note "result: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
 printf '%s\n' "${lines[@]}" >"$summary"
