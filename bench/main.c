@@ -90,7 +90,8 @@ static int make_parent_dirs(const char *path)
     return 0;
 }
 
-/* results/<gpu-name-slug | host>/<UTC timestamp>.csv, e.g. results/nvidia-h200/20251129T135600Z.csv */
+/* results/<gpu-name-slug | host>/<UTC timestamp>.csv, e.g. results/h200/20251129T135600Z.csv
+ * (the device name lower-cased, non-alphanumerics as '-', a leading "nvidia-" dropped). */
 static void default_out(const ls_backend *be, int device, char *buf, size_t cap)
 {
     char slug[96] = "host";
@@ -107,7 +108,9 @@ static void default_out(const ls_backend *be, int device, char *buf, size_t cap)
         while (k > 0 && slug[k - 1] == '-')
             k--;
         slug[k] = '\0';
-        if (k == 0)
+        if (strncmp(slug, "nvidia-", 7) == 0)
+            memmove(slug, slug + 7, strlen(slug + 7) + 1);
+        if (slug[0] == '\0')
             snprintf(slug, sizeof slug, "%s", be->name);
     }
     char stamp[32];
