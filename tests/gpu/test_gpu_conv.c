@@ -10,8 +10,11 @@
  * Every case: a pool of slots larger than the batch, random distinct slots, some rows -1, state/
  * inter/y poisoned whole (0xFF) identically on host and device. y within 2 bf16 ulps (+1e-5);
  * state and inter windows bit-exact (they are copies of inputs); untouched bytes stay poison.
- * The matrix runs once per channel-major kernel variant (LS_CONV_VARIANT = tile1, tile2, then
- * the default vec).
+ * The matrix runs once per vector-path kernel variant (LS_CONV_VARIANT = tile1, tile2, pipe,
+ * pipe_deep, then the default vec; pipe and pipe_deep also take the window-major cases).
+ * pipe_deep runs conv_pipe on a 2-row-slice grid, so each thread walks B/2 rows and the
+ * pipeline's steady state, padding rows inside it and its ends are checked at small B (plain
+ * pipe only walks several rows per thread once B x C/1024 exceeds a full wave of blocks).
  * LS_GPU_TEST_QUICK=1: tp 8 presets, B <= 3, fewer T (for compute-sanitizer).
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
@@ -257,9 +260,10 @@ int main(void)
 {
     be = gt_init();
     bad_params();
-    /* every channel-major kernel variant of the launcher (LS_CONV_VARIANT), default last */
-    const char *variants[] = {"tile1", "tile2", "vec"};
-    for (int v = 0; v < 3; v++) {
+    /* every vector-path kernel variant of the launcher (LS_CONV_VARIANT), default last */
+    const char *variants[] = {"tile1", "tile2", "pipe", "pipe_deep", "vec"};
+    const int nv = (int)(sizeof variants / sizeof variants[0]);
+    for (int v = 0; v < nv; v++) {
         printf("=== LS_CONV_VARIANT=%s\n", variants[v]);
         setenv("LS_CONV_VARIANT", variants[v], 1);
         run_matrix(gt_quick(), 0x5eedc0471ull + (uint64_t)v);
