@@ -12,8 +12,9 @@
  *    a block covers several rows when C is small and the warp's accesses are contiguous.
  *    Needs bf16 state, C % 8 == 0, unit channel stride of x/y, 16-byte aligned bases and
  *    strides that keep every 8-channel group 16-byte aligned (true for every preset).
- *  - conv_pipe (conv_pipe.cu; LS_CONV_VARIANT=pipe), conv_cm_tile (tile1, tile2): experimental
- *    variants of conv_vec8 under the same conditions (see cm_variant);
+ *  - conv_cm_tile (tile1: the default for channel-major state except small-batch decode; tile2)
+ *    and conv_pipe (conv_pipe.cu): alternatives to conv_vec8 under the same conditions, chosen
+ *    by cm_variant / LS_CONV_VARIANT;
  *  - conv_scalar: one thread per (row, channel), arbitrary strides, fp32 or bf16 state — the
  *    fallback for everything else.
  * The window is held in fp32 registers; state values are bf16 (or fp32) inputs copied
@@ -313,34 +314,43 @@ static int launch_tile_w(const conv_args &a, cudaStream_t st)
 }
 
 /* Vector-path kernel choice, LS_CONV_VARIANT (a tuning knob read at each launch, so a test can
- * switch it with setenv): "vec" (conv_vec8, the default: the version measured on the H200),
- * "tile1" / "tile2" (conv_cm_tile with 1 or 2 tiles per warp; channel-major only), "pipe"
- * (conv_pipe, persistent and pipelined; both orientations: EXPERIMENTAL, compiled and covered
- * by test_gpu_conv, not yet run on a GPU — see results/h200/kernels.md), "pipe_deep" (conv_pipe
- * on a 2-row-slice grid: for tests only, slow). Other values select the default. */
+ * switch it with setenv): unset = the default below; "vec" (conv_vec8), "tile1" / "tile2"
+ * (conv_cm_tile with 1 or 2 tiles per warp; channel-major only), "pipe" (conv_pipe, persistent
+ * and pipelined, both orientations), "pipe_deep" (conv_pipe on a 2-row-slice grid: tests only).
+ * Measured on the H200 (results/h200/kernels.md): tile1 is the fastest channel-major kernel
+ * except single-token decode of small batches, where conv_vec8's shorter chain wins by ~0.1 us;
+ * tile2 and pipe were slower everywhere and stay as tested candidates. Other values select the
+ * default. */
+enum { CM_DEFAULT = -1, CM_VEC = 0, CM_TILE1, CM_TILE2, CM_PIPE, CM_PIPE_DEEP };
 static int cm_variant(void)
 {
     const char *v = getenv("LS_CONV_VARIANT");
-    if (v && !strcmp(v, "tile1"))
-        return 1;
-    if (v && !strcmp(v, "tile2"))
-        return 2;
-    if (v && !strcmp(v, "pipe"))
-        return 3;
-    if (v && !strcmp(v, "pipe_deep"))
-        return 4;
-    return 0;
+    if (!v)
+        return CM_DEFAULT;
+    if (!strcmp(v, "vec"))
+        return CM_VEC;
+    if (!strcmp(v, "tile1"))
+        return CM_TILE1;
+    if (!strcmp(v, "tile2"))
+        return CM_TILE2;
+    if (!strcmp(v, "pipe"))
+        return CM_PIPE;
+    if (!strcmp(v, "pipe_deep"))
+        return CM_PIPE_DEEP;
+    return CM_DEFAULT;
 }
 
 template <int W>
 static int launch_cm_w(conv_args a, cudaStream_t st)
 {
-    const int v = cm_variant();
+    int v = cm_variant();
+    if (v == CM_DEFAULT)
+        v = (a.p.tokens == 1 && a.p.batch < 64) ? CM_VEC : CM_TILE1;
     switch (v) {
-    case 1: a.groups = (int32_t)ls_ceil_div(a.p.channels, 256); return launch_tile_w<W, 1>(a, st);
-    case 2: a.groups = (int32_t)ls_ceil_div(a.p.channels, 256); return launch_tile_w<W, 2>(a, st);
-    case 3:
-    case 4: return ls_conv_pipe_launch(a, st, W, false, v == 4);
+    case CM_TILE1: a.groups = (int32_t)ls_ceil_div(a.p.channels, 256); return launch_tile_w<W, 1>(a, st);
+    case CM_TILE2: a.groups = (int32_t)ls_ceil_div(a.p.channels, 256); return launch_tile_w<W, 2>(a, st);
+    case CM_PIPE:
+    case CM_PIPE_DEEP: return ls_conv_pipe_launch(a, st, W, false, v == CM_PIPE_DEEP);
     default: return launch_vec_w<W, false>(a, st);
     }
 }
@@ -351,7 +361,8 @@ template <int W, bool WMAJ>
 static int launch_any_w(const conv_args &a, cudaStream_t st)
 {
     const int v = cm_variant();
-    return v >= 3 ? ls_conv_pipe_launch(a, st, W, WMAJ, v == 4) : launch_vec_w<W, WMAJ>(a, st);
+    return (v == CM_PIPE || v == CM_PIPE_DEEP) ? ls_conv_pipe_launch(a, st, W, WMAJ, v == CM_PIPE_DEEP)
+                                               : launch_vec_w<W, WMAJ>(a, st);
 }
 
 template <int W>

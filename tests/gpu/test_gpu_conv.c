@@ -260,12 +260,16 @@ int main(void)
 {
     be = gt_init();
     bad_params();
-    /* every vector-path kernel variant of the launcher (LS_CONV_VARIANT), default last */
-    const char *variants[] = {"tile1", "tile2", "pipe", "pipe_deep", "vec"};
+    /* every vector-path kernel variant of the launcher (LS_CONV_VARIANT), then the default
+     * choice (knob unset: conv_vec8 or tile1 by shape) last */
+    const char *variants[] = {"tile1", "tile2", "pipe", "pipe_deep", "vec", NULL};
     const int nv = (int)(sizeof variants / sizeof variants[0]);
     for (int v = 0; v < nv; v++) {
-        printf("=== LS_CONV_VARIANT=%s\n", variants[v]);
-        setenv("LS_CONV_VARIANT", variants[v], 1);
+        printf("=== LS_CONV_VARIANT=%s\n", variants[v] ? variants[v] : "(unset: default)");
+        if (variants[v])
+            setenv("LS_CONV_VARIANT", variants[v], 1);
+        else
+            unsetenv("LS_CONV_VARIANT");
         run_matrix(gt_quick(), 0x5eedc0471ull + (uint64_t)v);
     }
     return ls_test_exit();
