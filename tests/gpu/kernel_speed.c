@@ -15,7 +15,7 @@
  * 64; tiny B stays L2-resident anyway and is reported with R). After warm-up, each sample is
  * the CUDA-event time of R back-to-back launches / R (median of --samples, default 50), and the
  * same R launches captured in a CUDA graph are timed by replay (graph column). GB/s = SPEC §4
- * minimum bytes (formulas below, one function per row) / the faster of the two medians.
+ * minimum bytes (bench/bytes.c, one function per SPEC row) / the faster of the two medians.
  * An op that fails at run time (not implemented yet, out of memory) prints n/a and its error.
  * Output: a markdown table on stdout; CSV (one row per case) to --csv. The kernel tuning knobs
  * in the environment (LS_CONV_VARIANT, LS_STATE_VARIANT, LS_DELTA_VARIANT, LS_SSU_VARIANT) are
@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h" /* ls_bytes_*: SPEC §4 minimum bytes */
 #include "gpu_test.h"
 #include "ls_pool.h"
 
@@ -33,49 +34,29 @@ static const ls_backend *be;
 
 /* ------------------------------------------------------------------ SPEC §4 minimum bytes */
 
-/* "conv update, decode or verify": 2·B·T·C·s_a + 2·B·C·(W−1)·s_c + C·W·s_w [+ C·s_w] + 4B;
- * verify adds B·T·C·(W−1)·s_c (windows written). */
+/* The formulas live once, in bench/bytes.c (ls_bytes_*, one function per SPEC §4 row); bf16
+ * activations (s_a = 2). GDN verify counts the fused gating (a, b bf16), as the bench does. */
 static double bytes_conv(int B, int T, int C, int W, int sw, int bias, int inter)
 {
-    double b = 2.0 * B * T * C * 2 + 2.0 * B * C * (W - 1) * 2 + (double)C * W * sw + (bias ? (double)C * sw : 0) + 4.0 * B;
-    return inter ? b + (double)B * T * C * (W - 1) * 2 : b;
+    return (double)ls_bytes_conv_update(B, T, C, W, 2, 2, sw, bias, inter);
 }
-
-/* "GDN fused decode": B·T·(2HK + HV·V)·s_a + 2·B·T·HV·s_a + B·T·HV·V·s_a + 2·B·HV·K·V·s_s
- * + HV·(4 + s_a) + 4·(2B+1). Verify (T > 1): "GDN verify recurrence" with the gating fused
- * (a, b bf16 instead of g, beta fp32): the state term becomes B·HV·K·V·s_s (read) +
- * B·T·HV·K·V·s_s (intermediate writes). */
 static double bytes_gdn(int B, int T, int H, int HV, int K, int V, int ss)
 {
-    double act = (double)B * T * (2.0 * H * K + (double)HV * V) * 2 + 2.0 * B * T * HV * 2 + (double)B * T * HV * V * 2;
-    double st = T == 1 ? 2.0 * B * HV * K * V * ss : (double)B * HV * K * V * ss * (1.0 + T);
-    return act + st + HV * (4.0 + 2) + 4.0 * (2 * B + 1);
+    return (double)(T == 1 ? ls_bytes_gdn_decode(B, T, H, HV, K, V, 2, ss)
+                           : ls_bytes_gdn_verify_fused(B, T, H, HV, K, V, 2, ss));
 }
-
-/* "KDA decode, fused": B·T·(2HK + HV·V)·s_a + B·T·HV·K·s_a (raw gate) + B·T·HV·s_a (b) +
- * B·T·HV·V·s_a (o) + 2·B·HV·K·V·s_s + HV·K·4 + HV·4 + 4(2B+1). T > 1 (not a SPEC row): the
- * state term as GDN verify. */
 static double bytes_kda(int B, int T, int H, int HV, int K, int V, int ss)
 {
-    double act = (double)B * T * (2.0 * H * K + (double)HV * V) * 2 + (double)B * T * HV * K * 2 + (double)B * T * HV * 2 +
-                 (double)B * T * HV * V * 2;
-    double st = T == 1 ? 2.0 * B * HV * K * V * ss : (double)B * HV * K * V * ss * (1.0 + T);
-    return act + st + (double)HV * K * 4 + HV * 4.0 + 4.0 * (2 * B + 1);
+    return (double)ls_bytes_kda(B, T, H, HV, K, V, 2, ss, T > 1);
 }
-
-/* "Mamba2 selective_state_update, decode": B·T·nh·hd·s_a + B·T·nh·s_a + 2·B·T·ng·ds·s_a +
- * B·T·nh·hd·s_a + 2·B·nh·hd·ds·s_s + nh·(4 + 2·s_a) + 4B; "Mamba2 verify": state term
- * B·nh·hd·ds·s_s + B·T·nh·hd·ds·s_s. */
 static double bytes_ssu(int B, int T, int nh, int hd, int ds, int ng, int ss)
 {
-    double act = (double)B * T * nh * hd * 2 * 2 + (double)B * T * nh * 2 + 2.0 * B * T * ng * ds * 2;
-    double st = T == 1 ? 2.0 * B * nh * hd * ds * ss : (double)B * nh * hd * ds * ss * (1.0 + T);
-    return act + st + nh * (4.0 + 4) + 4.0 * B;
+    return (double)ls_bytes_ssu(B, T, nh, hd, ng, ds, 2, ss, T > 1);
 }
-
-/* "Pool copy_from of n slots": 2·n·per_req; "Acceptance write-back": 2·N·L·(HV·K·V·s_s +
- * C·(W−1)·s_c) = 2·N·per_req; "Pool free zeroing of n slots": n·per_req. */
-static double bytes_pool(int n, int64_t per_req, int writes_only) { return (writes_only ? 1.0 : 2.0) * n * (double)per_req; }
+static double bytes_pool(int n, int64_t per_req, int writes_only)
+{
+    return (double)(writes_only ? ls_bytes_pool_zero(n, per_req) : ls_bytes_pool_copy(n, per_req));
+}
 
 /* ------------------------------------------------------------------ device buffers */
 
