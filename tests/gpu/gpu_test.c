@@ -295,6 +295,19 @@ int gt_compare(const char *what, ls_dtype dt, const void *got, const void *ref, 
     return fail;
 }
 
+int gt_compare_buf(const char *what, ls_dtype dt, const gt_buf *b, size_t n, gt_tol tol, double *worst)
+{
+    gt_cmp r;
+    int bad = gt_compare(what, dt, b->got, b->h, n, tol, &r) != 0;
+    if (r.touched == 0) {
+        printf("  %s: no element was written\n", what);
+        bad = 1;
+    }
+    if (r.worst_ratio > *worst)
+        *worst = r.worst_ratio;
+    return bad;
+}
+
 int gt_compare_bytes(const char *what, const void *got, const void *ref, size_t bytes)
 {
     const unsigned char *a = (const unsigned char *)got, *b = (const unsigned char *)ref;

@@ -104,6 +104,9 @@ typedef struct gt_cmp {
  */
 int gt_compare(const char *what, ls_dtype dt, const void *got, const void *ref, size_t n,
                gt_tol tol, gt_cmp *out);
+/* gt_compare of a mirrored buffer (b->got against b->h) that must also have touched at least one
+ * element; folds the worst error/tolerance ratio into *worst. 0 when both hold, 1 otherwise. */
+int gt_compare_buf(const char *what, ls_dtype dt, const gt_buf *b, size_t n, gt_tol tol, double *worst);
 /* Exact byte comparison of a whole region (state ops). Prints a line; 0 if identical. */
 int gt_compare_bytes(const char *what, const void *got, const void *ref, size_t bytes);
 

@@ -43,15 +43,6 @@ typedef struct scase {
 
 static double g_worst_state_ratio, g_worst_y_ratio;
 
-static void cmp(const char *what, ls_dtype dt, const gt_buf *b, size_t n, gt_tol tol, double *worst)
-{
-    gt_cmp r;
-    LS_CHECK(gt_compare(what, dt, b->got, b->h, n, tol, &r) == 0);
-    LS_CHECK(r.touched > 0);
-    if (r.worst_ratio > *worst)
-        *worst = r.worst_ratio;
-}
-
 static void run_case(const ls_backend *be, const scase *c, uint64_t seed)
 {
     const int B = c->B, T = c->T, nh = c->nh, hd = c->hd, ds = c->ds, ng = c->ng;
@@ -129,10 +120,10 @@ static void run_case(const ls_backend *be, const scase *c, uint64_t seed)
         gt_download(&in);
     const gt_tol ty = {.atol = 0, .rtol = 1e-4, .group = (size_t)nh * hd, .ulps = 2};
     const gt_tol ts = {.atol = 0, .rtol = 1e-5, .group = head, .ulps = c->sdt == LS_BF16 ? 2 : 0};
-    cmp("y", LS_BF16, &y, nx, ty, &g_worst_y_ratio);
-    cmp("state", c->sdt, &st, (size_t)slots * sstride, ts, &g_worst_state_ratio);
+    LS_CHECK(gt_compare_buf("y", LS_BF16, &y, nx, ty, &g_worst_y_ratio) == 0);
+    LS_CHECK(gt_compare_buf("state", c->sdt, &st, (size_t)slots * sstride, ts, &g_worst_state_ratio) == 0);
     if (c->use_inter)
-        cmp("inter", c->sdt, &in, (size_t)slots * istride, ts, &g_worst_state_ratio);
+        LS_CHECK(gt_compare_buf("inter", c->sdt, &in, (size_t)slots * istride, ts, &g_worst_state_ratio) == 0);
 
     gt_buf *all[] = {&x, &z, &y, &dt, &Bm, &Cm, &A, &dtb, &D, &st, &in, &idx};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
