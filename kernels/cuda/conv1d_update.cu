@@ -39,6 +39,8 @@
 template <int W, bool WMAJ, typename WT, bool INTER>
 __global__ void __launch_bounds__(128) conv_vec8(const conv_args a)
 {
+    ls_pdl_wait();
+    ls_pdl_trigger();
     constexpr int N = W - 1;
     const ls_conv_params &p = a.p;
     uint32_t idx = blockIdx.x * blockDim.x + threadIdx.x; /* < 2^31: checked by the launcher */
@@ -46,7 +48,12 @@ __global__ void __launch_bounds__(128) conv_vec8(const conv_args a)
         return;
     int r = (int)(idx / (uint32_t)a.groups);
     int c0 = (int)(idx - (uint32_t)r * a.groups) * 8;
+    /* the slot index, token 0's x and the weights together: only the state waits on the index
+     * (x has a row for padding rows too, reading it is harmless) */
     int s = p.slot_idx[r];
+    const uint16_t *xp = p.x + (int64_t)r * p.x_stride_b + c0;
+    const uint4 x0 = ls_ld16_ro(xp);
+    conv_wts_prefetch<W, WT>(p, c0);
     if (s < 0)
         return;
 
@@ -57,11 +64,10 @@ __global__ void __launch_bounds__(128) conv_vec8(const conv_args a)
         uint4 v = ls_ld16(st + (WMAJ ? k * p.state_stride_w : 8 * k));
         win[4 * k] = v.x, win[4 * k + 1] = v.y, win[4 * k + 2] = v.z, win[4 * k + 3] = v.w;
     }
-    const uint16_t *xp = p.x + (int64_t)r * p.x_stride_b + c0;
     uint16_t *yp = p.y + (int64_t)r * p.y_stride_b + c0;
 #pragma unroll 1
     for (int t = 0; t < p.tokens; t++) {
-        uint4 xv = ls_ld16_ro(xp + (int64_t)t * p.x_stride_t);
+        uint4 xv = t ? ls_ld16_ro(xp + (int64_t)t * p.x_stride_t) : x0;
         float yf[8];
         conv_step8<W, WMAJ, WT>(p, c0, xv, win, yf);
         ls_st16(yp + (int64_t)t * p.y_stride_t, ls_pack_bf16x8(yf));
@@ -124,6 +130,8 @@ static __device__ __forceinline__ void tile_swap_out(uint4 *sm, const uint32_t w
 template <int W, typename WT, bool INTER, int ITEMS>
 __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
 {
+    ls_pdl_wait();
+    ls_pdl_trigger();
     constexpr int N = W - 1;
     __shared__ uint4 smem[4][32 * N];
     const ls_conv_params &p = a.p;
@@ -142,6 +150,11 @@ __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
             c0[i] = (int)(tile0 + i - (uint32_t)row[i] * tiles_per_row) * 256;
             nv[i] = min(256, p.channels - c0[i]) * N / 8;
             s[i] = p.slot_idx[row[i]];
+            /* token 0's x and the weights beside the index load (see conv_vec8) */
+            if (lane * N < nv[i]) {
+                xv[i] = ls_ld16_ro(p.x + (int64_t)row[i] * p.x_stride_b + c0[i] + lane * 8);
+                conv_wts_prefetch<W, WT>(p, c0[i] + lane * 8);
+            }
         }
     }
 #pragma unroll
@@ -152,8 +165,6 @@ __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
             for (int k = 0; k < N; k++)
                 if (k * 32 + lane < nv[i])
                     sv[i][k] = ls_ld16(base + 8 * (k * 32 + lane));
-            if (lane * N < nv[i])
-                xv[i] = ls_ld16_ro(p.x + (int64_t)row[i] * p.x_stride_b + c0[i] + lane * 8);
         }
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
@@ -191,6 +202,8 @@ __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
 template <int W, typename ST, typename WT>
 __global__ void __launch_bounds__(256) conv_scalar(const conv_args a)
 {
+    ls_pdl_wait();
+    ls_pdl_trigger();
     constexpr int N = W - 1;
     const ls_conv_params &p = a.p;
     uint32_t idx = blockIdx.x * blockDim.x + threadIdx.x; /* < 2^31: checked by the launcher */

@@ -54,6 +54,8 @@ static __device__ __forceinline__ void conv_pipe_issue(const ls_conv_params &p, 
 template <int W, bool WMAJ, typename WT, bool INTER>
 __global__ void __launch_bounds__(128) conv_pipe(const conv_args a)
 {
+    ls_pdl_wait();
+    ls_pdl_trigger();
     constexpr int N = W - 1;
     __shared__ uint4 buf[2][W][128];
     const ls_conv_params &p = a.p;

@@ -7,7 +7,9 @@
  *  - 16-byte vector load/store (plain, read-only path, streaming) and bf16x8 <-> float[8] (un)packing;
  *  - softplus / sigmoid / silu in fp32 with the SPEC's conventions (softplus threshold 20);
  *  - ls_ceil_div, ls_cuda_stream (ls_stream -> cudaStream_t), ls_cuda_sm_count (cached per device);
- *  - LS_CUDA_LAUNCH: launch + LS_CUDA_CHECK_LAUNCH in one statement;
+ *  - programmatic dependent launch (ls_launch, ls_pdl_wait / ls_pdl_trigger) and LS_CUDA_LAUNCH:
+ *    launch + LS_CUDA_CHECK_LAUNCH in one statement;
+ *  - bulk asynchronous copies (TMA) through an mbarrier, and bulk stores;
  *  - ls_knob_read: a tuning knob (environment variable naming a kernel variant).
  *
  * Everything here is static inline; include it from .cu files only.
@@ -33,13 +35,114 @@ static inline cudaStream_t ls_cuda_stream(ls_stream s) { return (cudaStream_t)s;
  * backend_cuda.cu. Returns a positive value even on error (falls back to 1). */
 extern "C" int ls_cuda_sm_count(void);
 
-/* Launch a __global__ function and check the launch, returning -1 with the error set on failure.
- * Usage (inside a function returning int): LS_CUDA_LAUNCH(kern, grid, block, smem, stream, args...); */
+/*
+ * Programmatic dependent launch (PDL, sm_90). Every kernel of this folder is launched through
+ * ls_launch with programmatic stream serialization allowed, so the next kernel of the stream can
+ * be scheduled while this one still runs; its launch latency then overlaps our work. The
+ * contract that keeps stream order intact: every kernel calls ls_pdl_wait() before its first
+ * global memory access (it returns once the previous grid has completed and its writes are
+ * visible; at once when there is none), then ls_pdl_trigger() (dependents may be scheduled once
+ * every CTA of this grid has passed it: they wait in their own ls_pdl_wait). LS_PDL=0 in the
+ * environment (read once per process) launches without the attribute, for comparison.
+ */
+static __device__ __forceinline__ void ls_pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+static __device__ __forceinline__ void ls_pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
+inline bool ls_pdl_enabled()
+{
+    static const bool on = [] {
+        const char *s = getenv("LS_PDL");
+        return !(s && !strcmp(s, "0"));
+    }();
+    return on;
+}
+
+template <typename... KArgs, typename... Args>
+static inline cudaError_t ls_launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t st,
+                                    Args &&...args)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid, cfg.blockDim = block, cfg.dynamicSmemBytes = smem, cfg.stream = st;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr, cfg.numAttrs = ls_pdl_enabled() ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, kernel, static_cast<Args &&>(args)...);
+}
+
+/* Launch a __global__ function (ls_launch) and check the launch, returning -1 with the error set
+ * on failure. Usage (inside a function returning int): LS_CUDA_LAUNCH(kern, grid, block, smem,
+ * stream, args...); a template kernel goes in parentheses. */
 #define LS_CUDA_LAUNCH(kernel, grid, block, smem, stream, ...)                                   \
     do {                                                                                       \
-        kernel<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__);                            \
+        LS_CUDA_TRY(ls_launch(kernel, (grid), (block), (smem), (stream), __VA_ARGS__));         \
         LS_CUDA_CHECK_LAUNCH(#kernel);                                                         \
     } while (0)
+
+/*
+ * Bulk asynchronous copies (the TMA unit, sm_90) between global and shared memory. Loads
+ * complete on an mbarrier (transaction bytes); stores form bulk groups. Addresses and sizes are
+ * multiples of 16 bytes. Shared addresses are 32-bit (cvta). The calling pattern:
+ *   one thread: ls_mbar_init(bar, 1); ls_mbar_arrive_tx(bar, total); ls_bulk_load(...) x n;
+ *   __syncthreads(); every reader: ls_mbar_wait(bar, 0);
+ *   stores: writers ls_bulk_fence(); __syncthreads(); one thread ls_bulk_store(...) x n,
+ *   ls_bulk_commit(), and ls_bulk_wait_read() before shared memory is reused or the CTA exits.
+ */
+static __device__ __forceinline__ uint32_t ls_smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+static __device__ __forceinline__ void ls_mbar_init(uint64_t *bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(ls_smem_u32(bar)), "r"(count) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+static __device__ __forceinline__ void ls_mbar_arrive_tx(uint64_t *bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(ls_smem_u32(bar)), "r"(bytes)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void ls_mbar_wait(uint64_t *bar, uint32_t parity)
+{
+    uint32_t done = 0;
+    while (!done)
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     " selp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(done)
+                     : "r"(ls_smem_u32(bar)), "r"(parity)
+                     : "memory");
+}
+
+static __device__ __forceinline__ void ls_bulk_load(void *smem, const void *gmem, uint32_t bytes, uint64_t *bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     ls_smem_u32(smem)),
+                 "l"(gmem), "r"(bytes), "r"(ls_smem_u32(bar))
+                 : "memory");
+}
+
+static __device__ __forceinline__ void ls_bulk_fence() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+static __device__ __forceinline__ void ls_bulk_store(void *gmem, const void *smem, uint32_t bytes)
+{
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem), "r"(ls_smem_u32(smem)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void ls_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+static __device__ __forceinline__ void ls_bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+
+/* Largest dynamic shared memory a kernel may ask for, set once per kernel (the default cap is
+ * 48 KB). Returns the CUDA error. */
+template <typename... KArgs>
+static inline cudaError_t ls_allow_smem(void (*kernel)(KArgs...), size_t bytes)
+{
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+    return e;
+}
 
 /*
  * A tuning knob: environment variable `env` matched against names[0..n-1], names[0] being the

@@ -23,10 +23,9 @@
  * vector accesses with immediate row offsets, no predicates) and a generic one (any K <= 128,
  * any V: scalar predicated accesses).
  *
- * The tile body (delta_tile) is shared by two grids: delta_rule_kernel (one tile per warp
- * group, the default) and delta_rule_persistent (WIDE warp pairs walking many tiles), the
- * latter and streaming cache hints being tuning candidates picked by LS_DELTA_VARIANT
- * (delta_variant.cuh) for the WIDE batches only.
+ * Large batches take the head-per-CTA bulk-copy kernel instead (delta_bulk.cuh); which one
+ * serves a launch is decided in launch_typed, and LS_DELTA_VARIANT (delta_variant.cuh) can
+ * force either for the WIDE batches.
  */
 #ifndef LS_DELTA_RULE_CUH
 #define LS_DELTA_RULE_CUH
@@ -201,23 +200,14 @@ constexpr int min_ctas(bool fast, bool one_token) { return fast ? (one_token ? 4
 /* Partial sums a lane contributes per token before the cross-warp combine (WIDE). */
 constexpr int NSUM = 3 + 2 * COLS; /* qq, kk, qk, sk[4], sq[4] */
 
-constexpr int SLOT_LOAD = -0x7fffffff - 1; /* delta_tile: slot not known yet */
-
 /*
  * One tile: the kernel body. ST: float (fp32 state) or uint16_t (bf16 state). PER_ROW: KDA gate.
  * L: layout (above). FAST: see the file comment (the generic path is NARROW only). ONE_TOKEN:
- * T = 1 at compile time (decode). CS: streaming cache hints on the state / inter accesses
- * (ld.global.cs / st.global.cs: evict-first, the stream is touched once). The tile is (request
- * r, value head hv, column block vb); warp kw of the KW owns rows kw*128/KW.. of the slice.
- * slot_in: the row's slot if the caller already has it, else SLOT_LOAD (read here).
- * `phase` = tokens this warp already exchanged through xchg (WIDE double buffer; 0 for a
- * one-tile warp). pf_slot >= 0 (FAST only): after issuing this tile's state loads, request into
- * L2 this warp's rows of tile number pf_tile (same numbering as the grid: (r, hv, vb), vb
- * fastest), whose row lives in slot pf_slot; -1: no prefetch.
+ * T = 1 at compile time (decode). The tile is (request r, value head hv, column block vb); warp
+ * kw of the KW owns rows kw*128/KW.. of the slice.
  */
-template <typename ST, bool PER_ROW, int L, bool FAST, bool ONE_TOKEN, bool CS>
-__device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int hv, int vb, int kw, int slot_in,
-                                           unsigned phase, int pf_tile, int pf_slot)
+template <typename ST, bool PER_ROW, int L, bool FAST, bool ONE_TOKEN>
+__device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int hv, int vb, int kw)
 {
     constexpr int LV = shape_of<L>::LV, KW = shape_of<L>::KW, LK = 32 / LV;
     constexpr int RK = FAST ? DIM_FAST / (LK * KW) : RK_GENERIC;
@@ -234,7 +224,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
     const int h = hv / (HV / p.heads_qk);
     const int col0 = vb * TILE_COLS + lv * COLS;
     const int k0 = (kw * LK + lk) * RK;
-    const int slot = slot_in == SLOT_LOAD ? p.slot_idx[r] : slot_in;
+    const int slot = p.slot_idx[r];
     const long long head = (long long)hv * K * V;
 
     /* ---- state tile: issue every load first (zero for padding rows and masked entries) */
@@ -244,7 +234,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
     for (int i = 0; i < RK; i++) {
         const int k = k0 + i;
         if (src && (FAST || k < K))
-            ls_rec::load4<FAST, CS>(src + (long long)k * V + col0, V - col0, S[i]);
+            ls_rec::load4<FAST>(src + (long long)k * V + col0, V - col0, S[i]);
         else
             S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
     }
@@ -260,17 +250,6 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
             if (PER_ROW)
                 ls_rec::prefetch_l2(p.a + (bt * HV + hv) * K + k0);
         }
-
-    /* a later tile's state into L2 under these loads: the LV lanes sharing this lane's rows
-     * take every LV-th of them, one prefetch per row at the tile's first column */
-    if (FAST && pf_slot >= 0) {
-        const int vblocks = V / TILE_COLS;
-        const ST *pf = (const ST *)p.state + pf_slot * p.state_stride_slot +
-                       (long long)(pf_tile / vblocks % HV) * K * V + pf_tile % vblocks * TILE_COLS;
-#pragma unroll
-        for (int i = 0; i < RK; i += LV)
-            ls_rec::prefetch_l2(pf + (long long)(k0 + i + lv) * V);
-    }
 
     const float neg_a = -expf(p.A_log[hv]);
     const float gdn_dtb = PER_ROW ? 0.0f : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
@@ -327,11 +306,10 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         for (int j = 0; j < NSUM; j++)
             sum[j] = sum_k_lanes<LV>(sum[j]);
         if (KW > 1) { /* WIDE: add the partner warp's half of K through shared memory (both warps
-                       * get a0 + a1: identical totals). Double-buffered by the parity of the
-                       * warp's running token count: a buffer is rewritten only after the partner
-                       * passed the next barrier (also across the tiles of a persistent warp). */
+                       * get a0 + a1: identical totals). Double-buffered by token parity: a buffer
+                       * is rewritten only after the partner passed the next barrier. */
             static_assert(KW <= 2, "the exchange pairs warps w and w ^ 1");
-            float(*buf)[LV][NSUM] = xchg[KW > 1 ? ((phase + t) & 1) : 0];
+            float(*buf)[LV][NSUM] = xchg[KW > 1 ? (t & 1) : 0];
             if (lk == 0)
 #pragma unroll
                 for (int j = 0; j < NSUM; j++)
@@ -366,7 +344,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
 #pragma unroll
             for (int i = 0; i < RK; i++)
                 if (FAST || k0 + i < K)
-                    ls_rec::store4<FAST, CS>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+                    ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
         }
     }
 
@@ -375,7 +353,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
 #pragma unroll
         for (int i = 0; i < RK; i++)
             if (FAST || k0 + i < K)
-                ls_rec::store4<FAST, CS>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+                ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
     }
 }
 
@@ -384,7 +362,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
  * warp w = blockIdx.x * warps + warp-in-CTA; tile = w / KW, so that the warps of one CTA cover
  * adjacent columns of one head; warp w % KW owns rows of that slice.
  */
-template <typename ST, bool PER_ROW, int L, bool FAST, bool ONE_TOKEN, bool CS = false>
+template <typename ST, bool PER_ROW, int L, bool FAST, bool ONE_TOKEN>
 __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(FAST, ONE_TOKEN))
 delta_rule_kernel(const ls_delta_params p)
 {
@@ -399,60 +377,11 @@ delta_rule_kernel(const ls_delta_params p)
     const long long rh = tile / vblocks;
     const int hv = (int)(rh % p.heads_v);
     const int r = (int)(rh / p.heads_v);
+    ls_pdl_wait();
+    ls_pdl_trigger();
     if (r >= p.batch)
         return; /* all KW warps of the tile leave together: no barrier is left waiting */
-    delta_tile<ST, PER_ROW, L, FAST, ONE_TOKEN, CS>(p, r, hv, vb, kw, SLOT_LOAD, 0, -1, -1);
-}
-
-/* One slot index, read with a volatile load (never merged with an earlier read of it). */
-__device__ __forceinline__ int reload_slot(const int32_t *q)
-{
-    int v;
-    asm volatile("ld.global.s32 %0, [%1];" : "=r"(v) : "l"(q));
-    return v;
-}
-
-/*
- * Persistent WIDE grid (variants "persist" and "pf"): warp pair q (warps 2q, 2q+1) walks tiles
- * q, q + P, q + 2P, ... (P = pairs in the grid; the launcher sizes the grid so that every pair
- * gets the same count, +-1), streaming hints on. The slot index of the next tile is fetched at
- * the start of this one (into L1, or a register for PF), so a tile's state loads wait on an L1
- * hit rather than a DRAM/L2 index load; PF: the next
- * tile's state is also prefetched into L2 right after this tile's loads are issued (two tiles
- * in flight per warp while registers hold one).
- */
-template <typename ST, bool PER_ROW, bool ONE_TOKEN, bool PF>
-__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(true, ONE_TOKEN))
-delta_rule_persistent(const ls_delta_params p)
-{
-    constexpr int KW = shape_of<WIDE>::KW, TILE_COLS = shape_of<WIDE>::LV * COLS, VBLOCKS = DIM_FAST / TILE_COLS;
-    /* few values live across a tile (decode runs at the 128-register cap): the pair's warp kw is
-     * threadIdx-derived (CTAs hold whole pairs), P and the tile count are re-read from constants */
-    int tile = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) / KW;
-    if (tile >= p.batch * p.heads_v * VBLOCKS)
-        return; /* both warps of the pair: same tile sequence, same barrier count */
-    int slot = p.slot_idx[tile / (p.heads_v * VBLOCKS)];
-    for (unsigned phase = 0;; phase += ONE_TOKEN ? 1u : (unsigned)p.tokens) {
-        const int per_r = p.heads_v * VBLOCKS, ntiles = p.batch * per_r;
-        const int P = gridDim.x * (blockDim.x >> 5) / KW; /* ntiles + P < 2^31: launcher */
-        /* the next tile's index: loaded now for PF (its prefetch needs it), else pulled into L1 */
-        int slot_next = -1;
-        if (tile + P < ntiles) {
-            if (PF)
-                slot_next = p.slot_idx[(tile + P) / per_r];
-            else
-                asm volatile("prefetch.global.L1 [%0];" ::"l"(p.slot_idx + (tile + P) / per_r));
-        }
-        delta_tile<ST, PER_ROW, WIDE, true, ONE_TOKEN, true>(p, tile / per_r, tile % per_r / VBLOCKS, tile % VBLOCKS,
-                                                             (threadIdx.x >> 5) % KW, slot, phase & 1, tile + P,
-                                                             PF ? slot_next : -1);
-        tile += P;
-        if (tile >= ntiles)
-            break;
-        /* the index fetched above is an L1 hit now: read it again rather than hold it in a
-         * register across the tile (volatile: not merged with the first read) */
-        slot = reload_slot(p.slot_idx + tile / per_r);
-    }
+    delta_tile<ST, PER_ROW, L, FAST, ONE_TOKEN>(p, r, hv, vb, kw);
 }
 
 /* Whether the vector (FAST) instantiations may serve these params (shape and alignment). */
@@ -469,13 +398,14 @@ static inline bool fast_ok(const ls_delta_params *p, int per_row)
     return ok;
 }
 
-template <typename ST, bool PER_ROW, int L, bool CS = false>
-static void launch_fast(const ls_delta_params *p, unsigned blocks, int warps, cudaStream_t st)
+template <typename ST, bool PER_ROW, int L>
+static int launch_fast(const ls_delta_params *p, unsigned blocks, int warps, cudaStream_t st)
 {
     if (p->tokens == 1)
-        delta_rule_kernel<ST, PER_ROW, L, true, true, CS><<<blocks, 32 * warps, 0, st>>>(*p);
+        LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, L, true, true>), blocks, 32 * warps, 0, st, *p);
     else
-        delta_rule_kernel<ST, PER_ROW, L, true, false, CS><<<blocks, 32 * warps, 0, st>>>(*p);
+        LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, L, true, false>), blocks, 32 * warps, 0, st, *p);
+    return 0;
 }
 
 /* Warps per CTA (a multiple of kw, at most 4): fewer when the work would not give every SM at
@@ -493,6 +423,7 @@ static int pick_cta(long long warps_total, int kw, int *warps, unsigned *blocks)
     return 0;
 }
 
+#include "delta_bulk.cuh"
 #include "delta_variant.cuh"
 
 template <typename ST, bool PER_ROW>
@@ -504,21 +435,21 @@ static int launch_typed(const ls_delta_params *p, cudaStream_t st)
     if (!fast_ok(p, PER_ROW)) {
         if (pick_cta(rh * ((p->dv + 15) / 16), 1, &warps, &blocks))
             return ls_fail("cuda delta rule: batch=%d too large", p->batch);
-        delta_rule_kernel<ST, PER_ROW, NARROW, false, false><<<blocks, 32 * warps, 0, st>>>(*p);
+        LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, NARROW, false, false>), blocks, 32 * warps, 0, st, *p);
     } else {
         /* NARROW while the batch is too small to give each SM 8 warps of WIDE tiles (measured on
          * the H200: NARROW wins at B = 1, WIDE from B = 64 on; results/h200/kernels.md) */
         const long long wide_warps = rh * (DIM_FAST / 32) * 2;
         if (wide_warps >= 8LL * ls_cuda_sm_count()) {
-            if (variant() != VAR_DEFAULT)
-                return launch_wide_variant<ST, PER_ROW>(p, wide_warps, st);
+            if (use_bulk(p, PER_ROW, rh))
+                return launch_bulk<ST, PER_ROW>(p, st);
             if (pick_cta(wide_warps, 2, &warps, &blocks))
                 return ls_fail("cuda delta rule: batch=%d too large", p->batch);
-            launch_fast<ST, PER_ROW, WIDE>(p, blocks, warps, st);
+            return launch_fast<ST, PER_ROW, WIDE>(p, blocks, warps, st);
         } else {
             if (pick_cta(rh * (DIM_FAST / 16), 1, &warps, &blocks))
                 return ls_fail("cuda delta rule: batch=%d too large", p->batch);
-            launch_fast<ST, PER_ROW, NARROW>(p, blocks, warps, st);
+            return launch_fast<ST, PER_ROW, NARROW>(p, blocks, warps, st);
         }
     }
     LS_CUDA_CHECK_LAUNCH("delta_rule_kernel");

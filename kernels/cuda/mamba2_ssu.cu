@@ -61,6 +61,8 @@ ssu_kernel(const ls_ssu_params p)
     const long long rh = gw / rblocks;
     const int h = (int)(rh % nh);
     const int r = (int)(rh / nh);
+    ls_pdl_wait();
+    ls_pdl_trigger();
     if (r >= p.batch)
         return; /* whole warp */
 
@@ -173,12 +175,13 @@ static int fast_chunks(const ls_ssu_params *p)
 }
 
 template <typename ST, int NCH, int RP, bool CS = false>
-static void launch_mode(const ls_ssu_params *p, unsigned blocks, int warps, cudaStream_t st)
+static int launch_mode(const ls_ssu_params *p, unsigned blocks, int warps, cudaStream_t st)
 {
     if (p->tokens == 1)
-        ssu_kernel<ST, NCH, RP, true, true, CS><<<blocks, 32 * warps, 0, st>>>(*p);
+        LS_CUDA_LAUNCH((ssu_kernel<ST, NCH, RP, true, true, CS>), blocks, 32 * warps, 0, st, *p);
     else
-        ssu_kernel<ST, NCH, RP, true, false, CS><<<blocks, 32 * warps, 0, st>>>(*p);
+        LS_CUDA_LAUNCH((ssu_kernel<ST, NCH, RP, true, false, CS>), blocks, 32 * warps, 0, st, *p);
+    return 0;
 }
 
 /*
@@ -223,14 +226,14 @@ static int launch_typed(const ls_ssu_params *p, int nch, cudaStream_t st)
         return ls_fail("cuda ssu: batch=%d too large (%lld CTAs)", p->batch, blocks);
     const unsigned nb = (unsigned)blocks;
     if (nch == 4)
-        narrow ? launch_mode<ST, 4, 2>(p, nb, warps, st)
-               : (cs ? launch_mode<ST, 4, 4, true>(p, nb, warps, st) : launch_mode<ST, 4, 4>(p, nb, warps, st));
-    else if (nch == 8)
-        narrow ? launch_mode<ST, 8, 1>(p, nb, warps, st)
-               : (cs ? launch_mode<ST, 8, 2, true>(p, nb, warps, st) : launch_mode<ST, 8, 2>(p, nb, warps, st));
-    else /* generic: the T loop serves decode too */
-        ssu_kernel<ST, NCH_GENERIC, rows_per_lane(NCH_GENERIC, false), false, false><<<nb, 32 * warps, 0, st>>>(*p);
-    LS_CUDA_CHECK_LAUNCH("ssu_kernel");
+        return narrow ? launch_mode<ST, 4, 2>(p, nb, warps, st)
+                      : (cs ? launch_mode<ST, 4, 4, true>(p, nb, warps, st) : launch_mode<ST, 4, 4>(p, nb, warps, st));
+    if (nch == 8)
+        return narrow ? launch_mode<ST, 8, 1>(p, nb, warps, st)
+                      : (cs ? launch_mode<ST, 8, 2, true>(p, nb, warps, st) : launch_mode<ST, 8, 2>(p, nb, warps, st));
+    /* generic: the T loop serves decode too */
+    LS_CUDA_LAUNCH((ssu_kernel<ST, NCH_GENERIC, rows_per_lane(NCH_GENERIC, false), false, false>), nb, 32 * warps, 0,
+                   st, *p);
     return 0;
 }
 

@@ -38,6 +38,8 @@ struct state_args {
 template <typename V, int OP>
 __global__ void __launch_bounds__(THREADS) state_op_kernel(const state_args a)
 {
+    ls_pdl_wait();
+    ls_pdl_trigger();
     const int64_t total = a.base[a.nb];
     for (int64_t ch = blockIdx.x; ch < total; ch += gridDim.x) {
         int b = 0;

@@ -18,8 +18,9 @@
  * minimum bytes (bench/bytes.c, one function per SPEC row) / the faster of the two medians.
  * An op that fails at run time (not implemented yet, out of memory) prints n/a and its error.
  * Output: a markdown table on stdout; CSV (one row per case) to --csv. The kernel tuning knobs
- * in the environment (LS_CONV_VARIANT, LS_STATE_VARIANT, LS_DELTA_VARIANT, LS_SSU_VARIANT) are
- * printed in the header line and recorded in the CSV's variant column.
+ * in the environment (LS_CONV_VARIANT, LS_STATE_VARIANT, LS_DELTA_VARIANT, LS_SSU_VARIANT) and
+ * LS_PDL (programmatic dependent launch, on unless 0) are printed in the header line and
+ * recorded in the CSV's variant column.
  */
 #include <math.h>
 #include <stdio.h>
@@ -531,10 +532,11 @@ int main(int argc, char **argv)
                      "device,variant,status\n");
     /* the kernel tuning knobs of this run (each launcher reads its own; unset = default) */
     const char *cv = getenv("LS_CONV_VARIANT"), *sv = getenv("LS_STATE_VARIANT");
-    const char *dv = getenv("LS_DELTA_VARIANT"), *uv = getenv("LS_SSU_VARIANT");
-    char variant[192];
-    snprintf(variant, sizeof variant, "conv=%.32s state=%.32s delta=%.32s ssu=%.32s", cv && *cv ? cv : "default",
-             sv && *sv ? sv : "default", dv && *dv ? dv : "default", uv && *uv ? uv : "default");
+    const char *dv = getenv("LS_DELTA_VARIANT"), *uv = getenv("LS_SSU_VARIANT"), *pv = getenv("LS_PDL");
+    char variant[200];
+    snprintf(variant, sizeof variant, "conv=%.32s state=%.32s delta=%.32s ssu=%.32s pdl=%s", cv && *cv ? cv : "default",
+             sv && *sv ? sv : "default", dv && *dv ? dv : "default", uv && *uv ? uv : "default",
+             pv && !strcmp(pv, "0") ? "off" : "on");
     printf("\ndevice %s, %d SMs, L2 %lld MB; D2D copy (1 GiB, read+write): %.1f GB/s; %d samples; variants %s\n\n",
            info.name, info.sm_count, (long long)(info.l2_bytes >> 20), peak, samples, variant);
     printf("| op | model | B | T | R | bytes | stream us | graph us | GB/s | %% of copy |\n");

@@ -11,7 +11,7 @@
  * inter/y poisoned whole (0xFF) identically on host and device. y within 2 bf16 ulps (+1e-5);
  * state and inter windows bit-exact (they are copies of inputs); untouched bytes stay poison.
  * The matrix runs once per vector-path kernel variant (LS_CONV_VARIANT = tile1, tile2, pipe,
- * pipe_deep, then the default vec; pipe and pipe_deep also take the window-major cases).
+ * pipe_deep, vec, then the default; pipe and pipe_deep also take the window-major cases).
  * pipe_deep runs conv_pipe on a 2-row-slice grid, so each thread walks B/2 rows and the
  * pipeline's steady state, padding rows inside it and its ends are checked at small B (plain
  * pipe only walks several rows per thread once B x C/1024 exceeds a full wave of blocks).
@@ -240,6 +240,9 @@ static void run_matrix(int quick, uint64_t seed)
             k = synth_case(name, 5, 4, 256, W, 1, LS_F32, LS_BF16, wm, 1, !wm, 0, W != 3, 0);
             run_case(&k, &seed);
             k = synth_case(name, 3, 2, 256, W, 0, LS_F32, LS_F32, wm, 1, wm, 1, 1, 0);
+            run_case(&k, &seed);
+            /* decode without the state write, 33 channel groups */
+            k = synth_case(name, 4, 1, 264, W, 0, LS_F32, LS_BF16, wm, 0, 0, 1, 0, 0);
             run_case(&k, &seed);
         }
     /* a partial last channel tile (264 = 256 + 8 channels) for the tile kernel */

@@ -16,16 +16,19 @@
  * head's o is tiny by cancellation, e.g. a padding row with kn.qn ~ 0).
  *
  * Matrix: every GDN/KDA preset at tp 2 with B in {1, 3, 64} (B = 64 with T in {1, 4} only), T in
- * {1, 2, 4, 8}, fp32 and bf16 state; tp 1 and tp 8 with B = 3, T in {1, 4}; B = 257 at tp 2,
+ * {1, 2, 4, 8}, fp32 and bf16 state; tp 1 and tp 8 with B = 3, T in {1, 4}; B = 140, T = 4
+ * (fp32; verify) at tp 2; B = 257 at tp 2,
  * T = 1 (GDN fp32, KDA bf16 state); odd shapes
  * (K = 64, V = 48; K = 100, V = 36) that take the generic kernel. T = 1: decode (no inter,
  * state written); T = 2: inter and final state; T = 4, 8: verify (inter, no state write).
  * LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
  *
- * The matrix runs once per kernel variant (LS_DELTA_VARIANT = cs, persist, pf, then unset =
- * the default, last), each in a child process of this binary (gpu_variants.h); the default
- * runs everything above, the others the large-batch cases that reach their kernels
- * (run_large). A bogus value checks that the launchers reject it, naming it.
+ * The matrix runs once per kernel variant (LS_DELTA_VARIANT = regs, bulk, then unset = the
+ * default, last), each in a child process of this binary (gpu_variants.h); the default runs
+ * everything above, the others the large-batch cases that reach their kernels (run_large).
+ * The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at tp 2 shapes), so
+ * B = 257 covers it there; "bulk" forces it from B = 9 on. A bogus value checks that the
+ * launchers reject it, naming it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -213,8 +216,11 @@ static void run_full(const ls_backend *be, int quick, uint64_t seed)
                 preset_case(be, m, 1, 3, ti ? 4 : 1, dts[di], 0, &seed);
                 preset_case(be, m, 8, 3, ti ? 4 : 1, dts[di], 1, &seed);
             }
-        if (!quick) /* one large batch per mechanism: fp32 for GDN, bf16 for KDA */
+        if (!quick) { /* large batches (the bulk kernel): decode fp32 for GDN, bf16 for KDA; verify
+                       * with inter windows (B = 140: just past the bulk threshold) */
             preset_case(be, m, 2, 257, 1, m->mechanism == LS_MECH_GDN ? LS_F32 : LS_BF16, 1, &seed);
+            preset_case(be, m, 2, 140, 4, LS_F32, 0, &seed);
+        }
     }
     /* odd shapes: the generic (predicated, scalar) kernel */
     for (int pc = 0; pc < 2; pc++)
@@ -232,8 +238,8 @@ static void run_full(const ls_backend *be, int quick, uint64_t seed)
  * A non-default LS_DELTA_VARIANT changes only the WIDE launches (B·HV >= 132 at tp 2 shapes:
  * B >= 9), so its matrix is the large-batch part: every GDN/KDA preset at tp 2, B = 64 with
  * T = 1 and 4 in both state dtypes, T = 2 (inter + final write) and T = 8 in one dtype each;
- * B = 12 (fewer tiles than resident warp pairs: one tile per pair in the persistent grid) and
- * B = 257 (a partial last round), T = 1. ~1/4 of the rows are padding in every case.
+ * B = 12 (a grid smaller than one wave) and B = 257 (several waves), T = 1. ~1/4 of the rows are
+ * padding in every case (a padding row's state still evolves over the tokens of a verify).
  * LS_GPU_TEST_QUICK=1: B = 12 and B = 64 T = 1 only.
  */
 static void run_large(const ls_backend *be, int quick, uint64_t seed)
@@ -263,8 +269,8 @@ int main(int argc, char **argv)
     /* every LS_DELTA_VARIANT (kernels/cuda/delta_variant.cuh), default (unset) last, each in a
      * child process (the launcher reads the knob once per process); "no-such-variant" checks
      * the error path */
-    static const char *const variants[] = {"cs", "persist", "pf", "no-such-variant", NULL};
-    const int rc = gt_variants_run("LS_DELTA_VARIANT", variants, 5, argv);
+    static const char *const variants[] = {"regs", "bulk", "no-such-variant", NULL};
+    const int rc = gt_variants_run("LS_DELTA_VARIANT", variants, 4, argv);
     if (rc >= 0)
         return rc;
     const char *var = gt_variant();
