@@ -48,12 +48,7 @@ __global__ void __launch_bounds__(128) conv_vec8(const conv_args a)
         return;
     int r = (int)(idx / (uint32_t)a.groups);
     int c0 = (int)(idx - (uint32_t)r * a.groups) * 8;
-    /* the slot index, token 0's x and the weights together: only the state waits on the index
-     * (x has a row for padding rows too, reading it is harmless) */
     int s = p.slot_idx[r];
-    const uint16_t *xp = p.x + (int64_t)r * p.x_stride_b + c0;
-    const uint4 x0 = ls_ld16_ro(xp);
-    conv_wts_prefetch<W, WT>(p, c0);
     if (s < 0)
         return;
 
@@ -64,10 +59,11 @@ __global__ void __launch_bounds__(128) conv_vec8(const conv_args a)
         uint4 v = ls_ld16(st + (WMAJ ? k * p.state_stride_w : 8 * k));
         win[4 * k] = v.x, win[4 * k + 1] = v.y, win[4 * k + 2] = v.z, win[4 * k + 3] = v.w;
     }
+    const uint16_t *xp = p.x + (int64_t)r * p.x_stride_b + c0;
     uint16_t *yp = p.y + (int64_t)r * p.y_stride_b + c0;
 #pragma unroll 1
     for (int t = 0; t < p.tokens; t++) {
-        uint4 xv = t ? ls_ld16_ro(xp + (int64_t)t * p.x_stride_t) : x0;
+        uint4 xv = ls_ld16_ro(xp + (int64_t)t * p.x_stride_t);
         float yf[8];
         conv_step8<W, WMAJ, WT>(p, c0, xv, win, yf);
         ls_st16(yp + (int64_t)t * p.y_stride_t, ls_pack_bf16x8(yf));
@@ -150,11 +146,6 @@ __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
             c0[i] = (int)(tile0 + i - (uint32_t)row[i] * tiles_per_row) * 256;
             nv[i] = min(256, p.channels - c0[i]) * N / 8;
             s[i] = p.slot_idx[row[i]];
-            /* token 0's x and the weights beside the index load (see conv_vec8) */
-            if (lane * N < nv[i]) {
-                xv[i] = ls_ld16_ro(p.x + (int64_t)row[i] * p.x_stride_b + c0[i] + lane * 8);
-                conv_wts_prefetch<W, WT>(p, c0[i] + lane * 8);
-            }
         }
     }
 #pragma unroll
@@ -165,6 +156,8 @@ __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
             for (int k = 0; k < N; k++)
                 if (k * 32 + lane < nv[i])
                     sv[i][k] = ls_ld16(base + 8 * (k * 32 + lane));
+            if (lane * N < nv[i])
+                xv[i] = ls_ld16_ro(p.x + (int64_t)row[i] * p.x_stride_b + c0[i] + lane * 8);
         }
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {

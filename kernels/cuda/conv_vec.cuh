@@ -77,19 +77,6 @@ template <int W> struct conv_wts<W, float> {
     __device__ __forceinline__ float bias(int c) const { return b[c]; }
 };
 
-/* Ask L1 for the weight and bias lines of channels c0..c0+7 (no registers, no wait): issued
- * next to the slot-index load, so the weights are not one more round trip after the state. */
-template <int W, typename WT>
-static __device__ __forceinline__ void conv_wts_prefetch(const ls_conv_params &p, int c0)
-{
-    const char *w = (const char *)p.weight + (int64_t)c0 * W * sizeof(WT);
-#pragma unroll
-    for (int o = 0; o < 8 * W * (int)sizeof(WT); o += 128)
-        asm volatile("prefetch.global.L1 [%0];" ::"l"(w + o));
-    if (p.bias)
-        asm volatile("prefetch.global.L1 [%0];" ::"l"((const char *)p.bias + (int64_t)c0 * sizeof(WT)));
-}
-
 /*
  * One token for 8 channels c0..c0+7: y[c] = act(bias[c] + sum_j w[c,j] u[j]) with u = the
  * window then x (fp32 math), and the packed window (layout WMAJ) shifted by one with x
