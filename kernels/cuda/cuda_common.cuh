@@ -9,7 +9,7 @@
  *  - ls_ceil_div, ls_cuda_stream (ls_stream -> cudaStream_t), ls_cuda_sm_count (cached per device);
  *  - programmatic dependent launch (ls_launch, ls_pdl_wait / ls_pdl_trigger) and LS_CUDA_LAUNCH:
  *    launch + LS_CUDA_CHECK_LAUNCH in one statement;
- *  - bulk asynchronous copies (TMA) through an mbarrier, and bulk stores;
+ *  - bulk asynchronous copies (TMA) into shared memory through an mbarrier;
  *  - ls_knob_read: a tuning knob (environment variable naming a kernel variant).
  *
  * Everything here is static inline; include it from .cu files only.
@@ -80,13 +80,11 @@ static inline cudaError_t ls_launch(void (*kernel)(KArgs...), dim3 grid, dim3 bl
     } while (0)
 
 /*
- * Bulk asynchronous copies (the TMA unit, sm_90) between global and shared memory. Loads
- * complete on an mbarrier (transaction bytes); stores form bulk groups. Addresses and sizes are
- * multiples of 16 bytes. Shared addresses are 32-bit (cvta). The calling pattern:
+ * Bulk asynchronous copies (the TMA unit, sm_90) from global to shared memory, completing on an
+ * mbarrier (transaction bytes). Addresses and sizes are multiples of 16 bytes; shared addresses
+ * are 32-bit (cvta). The calling pattern:
  *   one thread: ls_mbar_init(bar, 1); ls_mbar_arrive_tx(bar, total); ls_bulk_load(...) x n;
- *   __syncthreads(); every reader: ls_mbar_wait(bar, 0);
- *   stores: writers ls_bulk_fence(); __syncthreads(); one thread ls_bulk_store(...) x n,
- *   ls_bulk_commit(), and ls_bulk_wait_read() before shared memory is reused or the CTA exits.
+ *   __syncthreads(); every reader: ls_mbar_wait(bar, 0).
  */
 static __device__ __forceinline__ uint32_t ls_smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
@@ -121,20 +119,8 @@ static __device__ __forceinline__ void ls_bulk_load(void *smem, const void *gmem
                  : "memory");
 }
 
-static __device__ __forceinline__ void ls_bulk_fence() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-
-static __device__ __forceinline__ void ls_bulk_store(void *gmem, const void *smem, uint32_t bytes)
-{
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem), "r"(ls_smem_u32(smem)),
-                 "r"(bytes)
-                 : "memory");
-}
-
-static __device__ __forceinline__ void ls_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-static __device__ __forceinline__ void ls_bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
-
-/* Largest dynamic shared memory a kernel may ask for, set once per kernel (the default cap is
- * 48 KB). Returns the CUDA error. */
+/* Let a kernel ask for `bytes` of dynamic shared memory (the default cap is 48 KB) on the current
+ * device. Returns the CUDA error. */
 template <typename... KArgs>
 static inline cudaError_t ls_allow_smem(void (*kernel)(KArgs...), size_t bytes)
 {

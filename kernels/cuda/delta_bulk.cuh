@@ -206,7 +206,8 @@ __global__ void __launch_bounds__(32 * BULK_WARPS, 3) delta_bulk_kernel(const ls
     }
 }
 
-/* Whether the bulk kernel may serve these params: fast_ok plus 16-byte aligned heads. */
+/* Whether the bulk kernel may serve these params: fast_ok, fp32 state or decode (see the file
+ * comment), and 16-byte aligned heads. */
 static inline bool bulk_ok(const ls_delta_params *p, int per_row)
 {
     const size_t es = ls_dtype_size(p->state_dtype);
@@ -220,8 +221,16 @@ template <typename ST, bool PER_ROW, bool ONE_TOKEN>
 static int launch_bulk_k(const ls_delta_params *p, cudaStream_t st)
 {
     constexpr size_t smem = bulk_smem_bytes<ST>();
-    static const cudaError_t attr = ls_allow_smem(delta_bulk_kernel<ST, PER_ROW, ONE_TOKEN>, smem);
-    LS_CUDA_TRY(attr);
+    /* the attribute is per device: set it once for each device this instance runs on (a
+     * benign race between threads driving different devices: setting it twice is harmless) */
+    static unsigned long long set_on = 0;
+    int dev = 0;
+    LS_CUDA_TRY(cudaGetDevice(&dev));
+    const unsigned long long bit = 1ull << (dev & 63);
+    if (!(set_on & bit)) {
+        LS_CUDA_TRY(ls_allow_smem(delta_bulk_kernel<ST, PER_ROW, ONE_TOKEN>, smem));
+        set_on |= bit;
+    }
     LS_CUDA_LAUNCH((delta_bulk_kernel<ST, PER_ROW, ONE_TOKEN>), (unsigned)((long long)p->batch * p->heads_v),
                    32 * BULK_WARPS, smem, st, *p);
     return 0;
