@@ -327,7 +327,7 @@ static int launch_tile_w(const conv_args &a, cudaStream_t st)
  * except single-token decode of small batches, where conv_vec8's shorter chain wins by ~0.1 us;
  * tile2 and pipe were slower everywhere and stay as tested candidates. Other values select the
  * default. */
-enum { CM_DEFAULT = -1, CM_VEC = 0, CM_TILE1, CM_TILE2, CM_PIPE, CM_PIPE_DEEP, CM_STREAM, CM_STREAM_DEEP };
+enum { CM_DEFAULT = -1, CM_VEC = 0, CM_TILE1, CM_TILE2, CM_PIPE, CM_PIPE_DEEP };
 static int cm_variant(void)
 {
     const char *v = getenv("LS_CONV_VARIANT");
@@ -343,10 +343,6 @@ static int cm_variant(void)
         return CM_PIPE;
     if (!strcmp(v, "pipe_deep"))
         return CM_PIPE_DEEP;
-    if (!strcmp(v, "stream"))
-        return CM_STREAM;
-    if (!strcmp(v, "stream_deep"))
-        return CM_STREAM_DEEP;
     return CM_DEFAULT;
 }
 
@@ -354,9 +350,7 @@ template <int W>
 static int launch_cm_w(conv_args a, cudaStream_t st)
 {
     int v = cm_variant();
-    if ((v == CM_STREAM || v == CM_STREAM_DEEP) && ls_conv_stream_ok(a))
-        return ls_conv_stream_launch(a, st, W, false, v == CM_STREAM_DEEP);
-    if (v == CM_DEFAULT || v == CM_STREAM || v == CM_STREAM_DEEP)
+    if (v == CM_DEFAULT)
         v = (a.p.tokens == 1 && a.p.batch < 64) ? CM_VEC : CM_TILE1;
     switch (v) {
     case CM_TILE1: a.groups = (int32_t)ls_ceil_div(a.p.channels, 256); return launch_tile_w<W, 1>(a, st);
@@ -373,8 +367,6 @@ template <int W, bool WMAJ>
 static int launch_any_w(const conv_args &a, cudaStream_t st)
 {
     const int v = cm_variant();
-    if ((v == CM_STREAM || v == CM_STREAM_DEEP) && ls_conv_stream_ok(a))
-        return ls_conv_stream_launch(a, st, W, WMAJ, v == CM_STREAM_DEEP);
     return (v == CM_PIPE || v == CM_PIPE_DEEP) ? ls_conv_pipe_launch(a, st, W, WMAJ, v == CM_PIPE_DEEP)
                                                : launch_vec_w<W, WMAJ>(a, st);
 }

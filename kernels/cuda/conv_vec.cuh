@@ -144,13 +144,4 @@ static __device__ __forceinline__ void conv_store_win8(uint16_t *base, int64_t s
  */
 int ls_conv_pipe_launch(const conv_args &a, cudaStream_t st, int width, bool wmaj, bool deep);
 
-/*
- * conv_stream (conv_stream.cu): whether the bulk-copy decode kernel can serve a (under the
- * conv_vec_ok conditions: it needs T = 1 and no inter windows), and its launch for width W and
- * state orientation wmaj (deep: 8 rows per CTA whatever the batch, the test variant). Returns 0,
- * or -1 with the error set.
- */
-bool ls_conv_stream_ok(const conv_args &a);
-int ls_conv_stream_launch(const conv_args &a, cudaStream_t st, int width, bool wmaj, bool deep);
-
 #endif /* LS_CONV_VEC_CUH */

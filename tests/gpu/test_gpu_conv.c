@@ -11,9 +11,7 @@
  * inter/y poisoned whole (0xFF) identically on host and device. y within 2 bf16 ulps (+1e-5);
  * state and inter windows bit-exact (they are copies of inputs); untouched bytes stay poison.
  * The matrix runs once per vector-path kernel variant (LS_CONV_VARIANT = tile1, tile2, pipe,
- * pipe_deep, vec, stream, stream_deep, then the default; pipe, pipe_deep and stream(_deep) also
- * take the window-major cases, stream only the decode ones). stream_deep puts 8 rows in each CTA
- * whatever B, so its multi-row path (padding rows among them) runs at the tests' small batches.
+ * pipe_deep, vec, then the default; pipe and pipe_deep also take the window-major cases).
  * pipe_deep runs conv_pipe on a 2-row-slice grid, so each thread walks B/2 rows and the
  * pipeline's steady state, padding rows inside it and its ends are checked at small B (plain
  * pipe only walks several rows per thread once B x C/1024 exceeds a full wave of blocks).
@@ -267,7 +265,7 @@ int main(void)
     bad_params();
     /* every vector-path kernel variant of the launcher (LS_CONV_VARIANT), then the default
      * choice (knob unset: conv_vec8 or tile1 by shape) last */
-    const char *variants[] = {"tile1", "tile2", "pipe", "pipe_deep", "vec", "stream", "stream_deep", NULL};
+    const char *variants[] = {"tile1", "tile2", "pipe", "pipe_deep", "vec", NULL};
     const int nv = (int)(sizeof variants / sizeof variants[0]);
     for (int v = 0; v < nv; v++) {
         printf("=== LS_CONV_VARIANT=%s\n", variants[v] ? variants[v] : "(unset: default)");
