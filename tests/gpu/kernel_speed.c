@@ -9,7 +9,9 @@
  * bandwidth of this run ((read + write bytes) / time). Then, for each op case (the table
  * k_cases: GDN qwen3-next, KDA kimi, SSU nemotron-h-8b, conv qwen3-next, pool copy / accept /
  * zero of all layers of qwen3-next, fp32 SSM state; conv_pad: B = 1 with the row padding, i.e.
- * the launch + index-load floor) and each B in {1,64,128,512}, T in {1,4}:
+ * the launch + index-load floor; pool_copy_convbuf: the copy of the conv buffer alone, 24 KB
+ * items at random slots, the conv state's access pattern as a plain copy) and each B in
+ * {1,64,128,512}, T in {1,4}:
  * buffers for R "layers" are allocated and filled with random values (never zeros), so
  * consecutive launches rotate over distinct buffers (R chosen so R x bytes >= 256 MB, at most
  * 64; tiny B stays L2-resident anyway and is reported with R). After warm-up, each sample is
@@ -127,7 +129,7 @@ static void arena_free(arena *a)
 
 /* ------------------------------------------------------------------ op cases */
 
-typedef enum kind { K_CONV, K_GDN, K_KDA, K_SSU, K_COPY, K_ACCEPT, K_ZERO } kind;
+typedef enum kind { K_CONV, K_GDN, K_KDA, K_SSU, K_COPY, K_ACCEPT, K_ZERO, K_COPY_CONV } kind;
 
 typedef struct op_def {
     const char *op;      /* table name */
@@ -146,6 +148,9 @@ static const op_def k_cases[] = {
     {"pool_copy", K_COPY, "qwen3-next-80b-a3b", 0, 0},
     {"pool_accept", K_ACCEPT, "qwen3-next-80b-a3b", 0, 0},
     {"pool_zero", K_ZERO, "qwen3-next-80b-a3b", 0, 0},
+    /* the conv state buffer alone (24 KB items at random slots, all layers): the access pattern
+     * of the conv update's state, as a plain copy — the ceiling that pattern allows */
+    {"pool_copy_convbuf", K_COPY_CONV, "qwen3-next-80b-a3b", 0, 0},
 };
 
 /* One prepared case: R parameter sets, one per rotated "layer". */
@@ -308,6 +313,8 @@ static void prep_pool(prepared *c, const ls_shape *sh, int B, uint64_t *seed)
         return;
     }
     int64_t per_req = ls_bytes_per_req(&d);
+    if (c->k == K_COPY_CONV) /* buffer 0 only: the first conv buffer of every layer */
+        per_req = (int64_t)d.layers * ls_conv_item_bytes(&d, 0);
     c->bytes = bytes_pool(B, per_req, c->k == K_ZERO);
     c->R = rotations(c->bytes, 4);
     const int per_rot = c->k == K_ACCEPT ? B : 2 * B;
@@ -335,9 +342,11 @@ static void prep_pool(prepared *c, const ls_shape *sh, int B, uint64_t *seed)
         ls_state_params *p = &c->st[r];
         *p = base;
         p->count = B;
+        if (c->k == K_COPY_CONV)
+            p->n_buffers = 1;
         const int32_t *rows = perm + (size_t)r * per_rot;
         p->dst = didx(&c->a, rows, B);
-        if (c->k == K_COPY)
+        if (c->k == K_COPY || c->k == K_COPY_CONV)
             p->src = didx(&c->a, rows + B, B);
         if (c->k == K_ACCEPT)
             p->step = didx(&c->a, step, B);
@@ -353,7 +362,8 @@ static int launch(const prepared *c, int r, ls_stream s)
     case K_GDN: return be->gdn ? be->gdn(&c->delta[r], s) : ls_fail("gdn missing");
     case K_KDA: return be->kda ? be->kda(&c->delta[r], s) : ls_fail("kda missing");
     case K_SSU: return be->ssu ? be->ssu(&c->ssu[r], s) : ls_fail("ssu missing");
-    case K_COPY: return be->state_copy(&c->st[r], s);
+    case K_COPY:
+    case K_COPY_CONV: return be->state_copy(&c->st[r], s);
     case K_ACCEPT: return be->state_accept(&c->st[r], s);
     case K_ZERO: return be->state_zero(&c->st[r], s);
     }
