@@ -58,41 +58,41 @@ static __device__ __forceinline__ void bulk_get(const uint16_t *S, int k, int la
         out[0] = out[1] = out[2] = out[3] = 0.0f;
 }
 
-/* One thread: start the copy of head hv of `slot` into tile S on bar (expecting its bytes), or,
- * for a padding row (slot < 0), only arrive on bar so that its phase still completes. */
-template <typename ST>
-static __device__ __forceinline__ void bulk_issue(const ls_delta_params &p, ST *S, uint64_t *bar, int slot, int hv)
-{
-    constexpr uint32_t HEAD_BYTES = DIM_FAST * DIM_FAST * sizeof(ST), WARP_BYTES = HEAD_BYTES / BULK_WARPS;
-    if (slot < 0) {
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(ls_smem_u32(bar)) : "memory");
-        return;
-    }
-    ls_mbar_arrive_tx(bar, HEAD_BYTES);
-    const unsigned char *src =
-        (const unsigned char *)((const ST *)p.state + slot * p.state_stride_slot + (long long)hv * DIM_FAST * DIM_FAST);
-#pragma unroll
-    for (int c = 0; c < BULK_WARPS; c++)
-        ls_bulk_load((unsigned char *)S + c * WARP_BYTES, src + c * WARP_BYTES, WARP_BYTES, bar);
-}
-
-/*
- * The work of one head (request r, value head hv) on its tile S, by the CTA's 8 warps: every
- * token, then the stores. The tile's copy completes the phase `parity` of bar; it is waited for
- * (live rows only) after the first token's activations are loaded. red: the partial sums.
- */
 template <typename ST, bool PER_ROW, bool ONE_TOKEN>
-static __device__ __forceinline__ void bulk_head(const ls_delta_params &p, ST *S, float4 (*red)[2][32], uint64_t *bar,
-                                                 uint32_t parity, int r, int hv, int slot)
+__global__ void __launch_bounds__(32 * BULK_WARPS, 3) delta_bulk_kernel(const ls_delta_params p)
 {
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    ST *S = reinterpret_cast<ST *>(smem_raw);
+    bulk_tail &tl = *reinterpret_cast<bulk_tail *>(smem_raw + DIM_FAST * DIM_FAST * sizeof(ST));
     constexpr int K = DIM_FAST, V = DIM_FAST;
+    constexpr uint32_t HEAD_BYTES = K * V * sizeof(ST), WARP_BYTES = HEAD_BYTES / BULK_WARPS;
+
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const int HV = p.heads_v, T = ONE_TOKEN ? 1 : p.tokens;
+    const int hv = blockIdx.x % HV, r = blockIdx.x / HV;
     const int h = hv / (HV / p.heads_qk);
     const long long head = (long long)hv * K * V;
     const int k0 = w * BULK_ROWS, col0 = 4 * lane;
+
+    ls_pdl_wait();
+    ls_pdl_trigger();
+    if (threadIdx.x == 0) {
+        const int slot = p.slot_idx[r];
+        tl.slot = slot;
+        if (slot >= 0) {
+            ls_mbar_init(&tl.bar, 1);
+            ls_mbar_arrive_tx(&tl.bar, HEAD_BYTES);
+            const unsigned char *src = (const unsigned char *)((const ST *)p.state + slot * p.state_stride_slot + head);
+#pragma unroll
+            for (int c = 0; c < BULK_WARPS; c++)
+                ls_bulk_load(smem_raw + c * WARP_BYTES, src + c * WARP_BYTES, WARP_BYTES, &tl.bar);
+        }
+    }
+
     const float neg_a = -expf(p.A_log[hv]);
     const float gdn_dtb = PER_ROW ? 0.0f : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
+    __syncthreads(); /* tl.slot and the barrier's initialisation are visible */
+    const int slot = tl.slot;
     const bool live = slot >= 0;
 
     for (int t = 0; t < T; t++) {
@@ -134,7 +134,7 @@ static __device__ __forceinline__ void bulk_head(const ls_delta_params &p, ST *S
         }
 
         if (t == 0 && live)
-            ls_mbar_wait(bar, parity);
+            ls_mbar_wait(&tl.bar, 0);
 
         /* pass 1: partial S^T k, S^T q over the warp's rows (decayed state). The tile holds the
          * copied state (live rows) or, from token 1 on, the previous token's state (every row:
@@ -154,13 +154,13 @@ static __device__ __forceinline__ void bulk_head(const ls_delta_params &p, ST *S
         }
         if (t > 0)
             __syncthreads(); /* every warp has read the previous token's partial sums */
-        red[w][0][lane] = make_float4(sk[0], sk[1], sk[2], sk[3]);
-        red[w][1][lane] = make_float4(sq[0], sq[1], sq[2], sq[3]);
+        tl.red[w][0][lane] = make_float4(sk[0], sk[1], sk[2], sk[3]);
+        tl.red[w][1][lane] = make_float4(sq[0], sq[1], sq[2], sq[3]);
         __syncthreads();
         float SK[4] = {0.f, 0.f, 0.f, 0.f}, SQ[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
         for (int j = 0; j < BULK_WARPS; j++) {
-            const float4 a = red[j][0][lane], b = red[j][1][lane];
+            const float4 a = tl.red[j][0][lane], b = tl.red[j][1][lane];
             SK[0] += a.x, SK[1] += a.y, SK[2] += a.z, SK[3] += a.w;
             SQ[0] += b.x, SQ[1] += b.y, SQ[2] += b.z, SQ[3] += b.w;
         }
@@ -206,94 +206,6 @@ static __device__ __forceinline__ void bulk_head(const ls_delta_params &p, ST *S
     }
 }
 
-/* One CTA per head (request r = blockIdx.x / HV): copy, then bulk_head. */
-template <typename ST, bool PER_ROW, bool ONE_TOKEN>
-__global__ void __launch_bounds__(32 * BULK_WARPS, 3) delta_bulk_kernel(const ls_delta_params p)
-{
-    extern __shared__ __align__(128) unsigned char smem_raw[];
-    ST *S = reinterpret_cast<ST *>(smem_raw);
-    bulk_tail &tl = *reinterpret_cast<bulk_tail *>(smem_raw + DIM_FAST * DIM_FAST * sizeof(ST));
-    const int hv = blockIdx.x % p.heads_v, r = blockIdx.x / p.heads_v;
-
-    ls_pdl_wait();
-    ls_pdl_trigger();
-    if (threadIdx.x == 0) {
-        const int slot = p.slot_idx[r];
-        tl.slot = slot;
-        if (slot >= 0) {
-            ls_mbar_init(&tl.bar, 1);
-            bulk_issue(p, S, &tl.bar, slot, hv);
-        }
-    }
-    __syncthreads(); /* tl.slot and the barrier's initialisation are visible */
-    bulk_head<ST, PER_ROW, ONE_TOKEN>(p, S, tl.red, &tl.bar, 0, r, hv, tl.slot);
-}
-
-/*
- * Persistent variant (LS_DELTA_VARIANT=pipe): one CTA per SM (fp32; two for bf16) walks heads
- * blockIdx.x, + gridDim.x, ... through PIPE_STAGES tiles in a ring: while it computes head i, the
- * copies of heads i+1 .. i+PIPE_STAGES-1 are in flight, and thread 0 refills head i's tile (with
- * head i + PIPE_STAGES, whose slot it read before computing head i) once every warp is done with
- * it. Stage s's barrier completes one phase per use (parity = use count & 1); padding rows
- * complete it with a plain arrive.
- */
-constexpr int PIPE_STAGES = 3;
-
-template <typename ST>
-struct pipe_tail {
-    float4 red[BULK_WARPS][2][32];
-    uint64_t bar[PIPE_STAGES];
-    int slot[PIPE_STAGES];
-};
-
-template <typename ST>
-constexpr size_t pipe_smem_bytes()
-{
-    return (size_t)PIPE_STAGES * DIM_FAST * DIM_FAST * sizeof(ST) + sizeof(pipe_tail<ST>);
-}
-
-template <typename ST, bool PER_ROW, bool ONE_TOKEN>
-__global__ void __launch_bounds__(32 * BULK_WARPS, 1) delta_pipe_kernel(const ls_delta_params p)
-{
-    extern __shared__ __align__(128) unsigned char smem_raw[];
-    constexpr size_t TILE = DIM_FAST * DIM_FAST;
-    ST *tiles = reinterpret_cast<ST *>(smem_raw);
-    pipe_tail<ST> &tl = *reinterpret_cast<pipe_tail<ST> *>(smem_raw + PIPE_STAGES * TILE * sizeof(ST));
-    const int HV = p.heads_v;
-    const long long nheads = (long long)p.batch * HV, G = gridDim.x;
-
-    ls_pdl_wait();
-    ls_pdl_trigger();
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < PIPE_STAGES; s++)
-            ls_mbar_init(&tl.bar[s], 1);
-        for (int s = 0; s < PIPE_STAGES; s++) {
-            const long long hd = blockIdx.x + s * G;
-            if (hd < nheads) {
-                tl.slot[s] = p.slot_idx[hd / HV];
-                bulk_issue(p, tiles + s * TILE, &tl.bar[s], tl.slot[s], (int)(hd % HV));
-            }
-        }
-    }
-    __syncthreads(); /* barriers initialised */
-    int i = 0;
-    for (long long hd = blockIdx.x; hd < nheads; hd += G, i++) {
-        const int s = i % PIPE_STAGES;
-        const long long refill = hd + PIPE_STAGES * G;
-        const int next_slot = threadIdx.x == 0 && refill < nheads ? p.slot_idx[refill / HV] : -1;
-        ls_mbar_wait(&tl.bar[s], (uint32_t)(i / PIPE_STAGES) & 1u); /* also publishes tl.slot[s] */
-        bulk_head<ST, PER_ROW, ONE_TOKEN>(p, tiles + s * TILE, tl.red, &tl.bar[s], (uint32_t)(i / PIPE_STAGES) & 1u,
-                                          (int)(hd / HV), (int)(hd % HV), tl.slot[s]);
-        /* order this thread's generic accesses of tile s before the copy that overwrites it */
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        __syncthreads(); /* every warp is done with tile s and the partial sums */
-        if (threadIdx.x == 0 && refill < nheads) {
-            tl.slot[s] = next_slot;
-            bulk_issue(p, tiles + s * TILE, &tl.bar[s], next_slot, (int)(refill % HV));
-        }
-    }
-}
-
 /* Whether the bulk kernel may serve these params: fast_ok, fp32 state or decode (see the file
  * comment), and 16-byte aligned heads. */
 static inline bool bulk_ok(const ls_delta_params *p, int per_row)
@@ -328,31 +240,6 @@ template <typename ST, bool PER_ROW>
 static int launch_bulk(const ls_delta_params *p, cudaStream_t st)
 {
     return p->tokens == 1 ? launch_bulk_k<ST, PER_ROW, true>(p, st) : launch_bulk_k<ST, PER_ROW, false>(p, st);
-}
-
-template <typename ST, bool PER_ROW, bool ONE_TOKEN>
-static int launch_pipe_k(const ls_delta_params *p, cudaStream_t st)
-{
-    constexpr size_t smem = pipe_smem_bytes<ST>();
-    static unsigned long long set_on = 0; /* per device, as launch_bulk_k */
-    int dev = 0;
-    LS_CUDA_TRY(cudaGetDevice(&dev));
-    const unsigned long long bit = 1ull << (dev & 63);
-    if (!(set_on & bit)) {
-        LS_CUDA_TRY(ls_allow_smem(delta_pipe_kernel<ST, PER_ROW, ONE_TOKEN>, smem));
-        set_on |= bit;
-    }
-    const long long nheads = (long long)p->batch * p->heads_v;
-    const long long per_sm = sizeof(ST) == 4 ? 1 : 2, cap = per_sm * ls_cuda_sm_count();
-    const unsigned grid = (unsigned)(nheads < cap ? nheads : cap);
-    LS_CUDA_LAUNCH((delta_pipe_kernel<ST, PER_ROW, ONE_TOKEN>), grid, 32 * BULK_WARPS, smem, st, *p);
-    return 0;
-}
-
-template <typename ST, bool PER_ROW>
-static int launch_pipe(const ls_delta_params *p, cudaStream_t st)
-{
-    return p->tokens == 1 ? launch_pipe_k<ST, PER_ROW, true>(p, st) : launch_pipe_k<ST, PER_ROW, false>(p, st);
 }
 
 #endif /* LS_DELTA_BULK_CUH */

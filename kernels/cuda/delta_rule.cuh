@@ -441,10 +441,8 @@ static int launch_typed(const ls_delta_params *p, cudaStream_t st)
          * the H200: NARROW wins at B = 1, WIDE from B = 64 on; results/h200/kernels.md) */
         const long long wide_warps = rh * (DIM_FAST / 32) * 2;
         if (wide_warps >= 8LL * ls_cuda_sm_count()) {
-            switch (wide_kernel(p, PER_ROW, rh)) {
-            case 1: return launch_bulk<ST, PER_ROW>(p, st);
-            case 2: return launch_pipe<ST, PER_ROW>(p, st);
-            }
+            if (use_bulk(p, PER_ROW, rh))
+                return launch_bulk<ST, PER_ROW>(p, st);
             if (pick_cta(wide_warps, 2, &warps, &blocks))
                 return ls_fail("cuda delta rule: batch=%d too large", p->batch);
             return launch_fast<ST, PER_ROW, WIDE>(p, blocks, warps, st);

@@ -23,7 +23,7 @@
  * state written); T = 2: inter and final state; T = 4, 8: verify (inter, no state write).
  * LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
  *
- * The matrix runs once per kernel variant (LS_DELTA_VARIANT = regs, bulk, pipe, then unset = the
+ * The matrix runs once per kernel variant (LS_DELTA_VARIANT = regs, bulk, then unset = the
  * default, last), each in a child process of this binary (gpu_variants.h); the default runs
  * everything above, the others the large-batch cases that reach their kernels (run_large).
  * The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at tp 2 shapes), so
@@ -269,8 +269,8 @@ int main(int argc, char **argv)
     /* every LS_DELTA_VARIANT (kernels/cuda/delta_variant.cuh), default (unset) last, each in a
      * child process (the launcher reads the knob once per process); "no-such-variant" checks
      * the error path */
-    static const char *const variants[] = {"regs", "bulk", "pipe", "no-such-variant", NULL};
-    const int rc = gt_variants_run("LS_DELTA_VARIANT", variants, 5, argv);
+    static const char *const variants[] = {"regs", "bulk", "no-such-variant", NULL};
+    const int rc = gt_variants_run("LS_DELTA_VARIANT", variants, 4, argv);
     if (rc >= 0)
         return rc;
     const char *var = gt_variant();
