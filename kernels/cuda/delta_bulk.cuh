@@ -121,13 +121,13 @@ __global__ void __launch_bounds__(32 * BULK_WARPS, 3) delta_bulk_kernel(const ls
         float e[BULK_ROWS];
         if (PER_ROW) {
             const int kk = k0 + (lane & (BULK_ROWS - 1));
-            const float mine = expf(neg_a * ls_rec::softplus_precise(ls_bf2f(p.a[(bt * HV + hv) * K + kk]) +
-                                                                     ((const float *)p.dt_bias)[(long long)hv * K + kk]));
+            const float mine = ls_rec::delta_decay(
+                neg_a, ls_bf2f(p.a[(bt * HV + hv) * K + kk]) + ((const float *)p.dt_bias)[(long long)hv * K + kk]);
 #pragma unroll
             for (int i = 0; i < BULK_ROWS; i++)
                 e[i] = __shfl_sync(0xffffffffu, mine, i);
         } else {
-            const float eg = expf(neg_a * ls_rec::softplus_precise(ls_bf2f(p.a[bt * HV + hv]) + gdn_dtb));
+            const float eg = ls_rec::delta_decay(neg_a, ls_bf2f(p.a[bt * HV + hv]) + gdn_dtb);
 #pragma unroll
             for (int i = 0; i < BULK_ROWS; i++)
                 e[i] = eg;

@@ -49,6 +49,10 @@ static __host__ __device__ __forceinline__ bool aligned_ok(const void *p, size_t
  * instructions per decay, far below the memory time). */
 static __device__ __forceinline__ float softplus_precise(float x) { return x <= 20.0f ? log1pf(expf(x)) : x; }
 
+/* The delta rule's decay of one key row, exp(-e^A_log softplus(g + dt_bias)), given
+ * neg_a = -e^A_log and x = g + dt_bias (GDN: one per value head; KDA: one per key row). */
+static __device__ __forceinline__ float delta_decay(float neg_a, float x) { return expf(neg_a * softplus_precise(x)); }
+
 /* Ask for the 128-byte line holding p to be brought into L2 (no register result, no wait). */
 static __device__ __forceinline__ void prefetch_l2(const void *p)
 {
@@ -184,7 +188,7 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
 #pragma unroll
     for (int j = 0; j < G; j++) {
         const bool live = FAST || k0 + lv * G + j < K;
-        mine[j] = live ? expf(neg_a * ls_rec::softplus_precise(g[j] + dtb_row[lv * G + j])) : 1.0f;
+        mine[j] = live ? ls_rec::delta_decay(neg_a, g[j] + dtb_row[lv * G + j]) : 1.0f;
     }
     const int base = lane & ~(LV - 1);
 #pragma unroll
@@ -277,7 +281,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
                 for (int c = 0; c < COLS; c++)
                     S[i][c] *= e[i];
         } else {
-            const float e = expf(neg_a * ls_rec::softplus_precise(ls_bf2f(p.a[bt * HV + hv]) + gdn_dtb));
+            const float e = ls_rec::delta_decay(neg_a, ls_bf2f(p.a[bt * HV + hv]) + gdn_dtb);
 #pragma unroll
             for (int i = 0; i < RK; i++)
 #pragma unroll
