@@ -22,7 +22,9 @@
 #define BENCH_AXIS_BATCH 1u
 #define BENCH_AXIS_DRAFT 2u
 #define BENCH_AXIS_DTYPE 4u /* SSM state dtype; entries without it run once at their own dtype */
-#define BENCH_AXIS_GRAPH 8u /* can be timed as CUDA-graph replays (kernels, pool copy/accept) */
+#define BENCH_AXIS_GRAPH 8u /* can be timed as CUDA-graph replays (kernels, pool copy/accept); such
+                            * a run callback never waits for the device, so its samples can also
+                            * be queued behind a stream hold (the others sync: never held) */
 
 #define BENCH_MECH_BIT(m) (1u << (unsigned)(m))
 #define BENCH_MECH_ALL (BENCH_MECH_BIT(LS_MECH_MAMBA2) | BENCH_MECH_BIT(LS_MECH_GDN) | BENCH_MECH_BIT(LS_MECH_KDA))
@@ -167,7 +169,7 @@ typedef struct bench_opts {
     int devices[BENCH_MAX_LIST], n_devices;
     int verify;
     const char *out;         /* NULL = results/<slug>/<timestamp>.csv */
-    int profile, no_bind, list, help;
+    int profile, no_bind, no_hold, list, help;
     int repetitions;         /* 0 = Google Benchmark's default / --benchmark_repetitions */
     double min_time_s, max_time_s;
     int min_samples;

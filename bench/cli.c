@@ -88,6 +88,9 @@ void bench_cli_usage(FILE *f)
         "  --out FILE.csv         default results/<gpu-name-or-host>/<timestamp>.csv\n"
         "  --profile              few iterations inside cudaProfilerStart/Stop (for nsys/ncu)\n"
         "  --no-bind              do not bind to the GPU's local CPUs\n"
+        "  --no-hold              start each sample as soon as it is launched (default: queue it\n"
+        "                         whole behind a spin kernel, so the start event does not absorb\n"
+        "                         the host's launch latency; CSV column held)\n"
         "  --repetitions N        measured repetitions per case, one CSV row each\n"
         "  --min-samples N        samples per measurement at least (default 20)\n"
         "  --min-time SECONDS     measured time per case at least (default 0.03)\n"
@@ -220,6 +223,8 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         o->profile = 1;
     else if (strcmp(name, "no-bind") == 0)
         o->no_bind = 1;
+    else if (strcmp(name, "no-hold") == 0)
+        o->no_hold = 1;
     else if (strcmp(name, "model") == 0) {
         if ((rc = split(flag, val, items, &n)))
             return rc;
@@ -345,7 +350,8 @@ int bench_cli_parse(int argc, char **argv, bench_opts *o)
             }
         } else if (eq) {
             if (strcmp(name, "help") && strcmp(name, "list") && strcmp(name, "verify") &&
-                strcmp(name, "no-verify") && strcmp(name, "profile") && strcmp(name, "no-bind")) {
+                strcmp(name, "no-verify") && strcmp(name, "profile") && strcmp(name, "no-bind") &&
+                strcmp(name, "no-hold")) {
                 fprintf(stderr, "linstate-bench: unknown flag '%s' (see --help)\n", arg);
                 return 2;
             }

@@ -146,6 +146,7 @@ static int setup_tensor(bench_ctx *x, conv_priv *p, const ls_state_desc *d, int 
         q->state_stride_c = sc;
         q->state_stride_w = sw;
         q->slot_idx = x->slots_dev;
+        q->slots = ls_pool_slots(x->pool); /* the view's slot count: lets a backend guess early */
         if (T > 1) {
             q->inter = ls_pool_spec_conv(x->pool, i, l); /* the real spec buffer, also for the clone */
             q->inter_stride_slot = item * T;

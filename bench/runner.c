@@ -234,6 +234,13 @@ static int time_with_reset(bench_runner *R, const ls_timing_config *cfg, int *n)
     return rc ? -1 : 0;
 }
 
+/* Whether the current case's samples are queued behind a stream hold: asked for (no --no-hold),
+ * and a run callback that never waits for the device (the graph-capturable entries). */
+static int case_hold(const bench_runner *R, const bench_case *c)
+{
+    return !R->o->no_hold && (c->e->axes & BENCH_AXIS_GRAPH) != 0;
+}
+
 /* Warm-up and timed samples of the set-up case into R->samples; 0 or -1. */
 static int time_case(bench_runner *R, bench_device *D, int *n)
 {
@@ -253,6 +260,7 @@ static int time_case(bench_runner *R, bench_device *D, int *n)
         .profile = o->profile,
         .flush_buf = D->flush_buf,
         .flush_bytes = D->flush_bytes,
+        .hold = case_hold(R, R->cur),
     };
     *n = 0;
     if (R->cur->e->reset)
@@ -278,6 +286,8 @@ static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
     row->pool_slots = x->pool ? ls_pool_slots(x->pool) : 0;
     snprintf(row->cache_regime, sizeof row->cache_regime, "%s", ls_cache_regime_name(R->o->cache));
     row->graph = c->graph;
+    ls_timing_config held = {.be = R->be, .hold = case_hold(R, c), .profile = R->o->profile};
+    row->held = ls_timing_holds(&held);
     row->rotated = x->pool ? x->rotated : 0;
     row->max_rel_err = R->cur_err;
 }

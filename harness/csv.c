@@ -5,7 +5,7 @@
  *  - the header is fixed up front (never decided by the first row) and comes from the same
  *    column table as the rows, so the two cannot drift apart; the 42 schema-v1 columns come
  *    first, in the schema's order (results/README.md), then the extras repetition, rotated,
- *    time_us_min, time_us_max; new columns are only ever appended;
+ *    time_us_min, time_us_max, held; new columns are only ever appended;
  *  - strings are always double-quoted, an embedded '"' doubled (RFC 4180); control characters
  *    (newlines, tabs) become spaces so one row is always one line;
  *  - integers are plain decimals; reals use %.10g; a NaN or infinite real is an EMPTY cell, as are
@@ -87,7 +87,8 @@ struct ls_csv {
     X(repetition, INT, r->repetition)                     \
     X(rotated, INT, r->rotated)                           \
     X(time_us_min, DBL, r->t.min)                         \
-    X(time_us_max, DBL, r->t.max)
+    X(time_us_max, DBL, r->t.max)                         \
+    X(held, INT, r->held)
 
 #define HEADER_NAME(name, kind, expr) "," #name
 static const char header_with_lead_comma[] = LS_CSV_COLUMNS(HEADER_NAME);

@@ -55,7 +55,16 @@ typedef struct ls_timing_config {
     int profile;             /* fixed small iteration count inside cudaProfilerStart/Stop */
     void *flush_buf;         /* backend memory for LS_CACHE_FLUSH */
     size_t flush_bytes;
+    int hold;                /* 1: queue each sample behind a stream hold (ls_timing_holds) */
 } ls_timing_config;
+
+/* Whether samples under cfg are held: cfg->hold set, the backend has a stream hold, and not in
+ * profile mode. A held sample is queued whole behind a spin kernel (nvbench's blocking kernel)
+ * and released at once, so the start event does not absorb the host's launch latency: the
+ * launches run back to back as in a real decode step. A hold that times out (the stream's
+ * launch queue filled before the release: LS_HOLD_TIMEOUT_MS) fails the sample with an error. */
+int ls_timing_holds(const ls_timing_config *cfg);
+#define LS_HOLD_TIMEOUT_MS 1000
 
 /* Times the launch callback. Each sample is the time of n_rot back-to-back launches (or one graph
  * replay of them) divided by n_rot, in microseconds. Writes up to cap samples; *n_out = count. */
@@ -130,6 +139,7 @@ typedef struct ls_row {
     int graph;
     int repetition;
     int rotated;             /* buffers rotated (n_rot) */
+    int held;                /* 1: samples were queued behind a stream hold (ls_timing_holds) */
     ls_stats t;              /* time per call, us */
     int64_t bytes;           /* SPEC §4 minimum bytes per call */
     double gbps, copy_peak_gbps, pct_of_copy_peak;

@@ -7,7 +7,9 @@
  *   graph:  one replay of a graph that captured exactly those n_rot launches.
  * Outside it: the L2 flush (flush regime, enqueued on the same stream BEFORE the start event so
  * stream order keeps it out of the measurement), the NVTX pushes, and one host sync per sample
- * (never per launch) to read the elapsed time.
+ * (never per launch) to read the elapsed time. A held sample (ls_timing_holds) is enqueued as
+ * hold, start event, launches, stop event, release: the launches wait queued on the GPU, so
+ * the host's launch latency stays outside the region too.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -24,6 +26,7 @@ struct ls_timer {
     ls_event *start, *stop;
     ls_graph *graph;
     ls_stream own_stream; /* created here for graph mode on the default stream */
+    ls_hold *hold;        /* non-NULL when samples are held */
 };
 
 static double wall_s(void)
@@ -102,6 +105,13 @@ static int check_config(const ls_timing_config *c, ls_launch_fn fn)
     return 0;
 }
 
+int ls_timing_holds(const ls_timing_config *c)
+{
+    const ls_backend *be = c ? c->be : NULL;
+    return be && c->hold && !c->profile && be->hold_create && be->hold_destroy && be->hold_enqueue &&
+           be->hold_release && be->hold_result;
+}
+
 /* Captures one round of n_rot launches. An eager round runs first so that lazy module loading
  * and first-launch work never happen inside the capture. No NVTX range: capture is not replay. */
 static int capture_graph(ls_timer *t)
@@ -170,6 +180,7 @@ ls_timer *ls_timer_create(const ls_timing_config *cfg, ls_launch_fn fn, void *ct
     t->ctx = ctx;
     const ls_backend *be = cfg->be;
     if (own_stream_for_graph(t) || be->event_create(&t->start) || be->event_create(&t->stop) ||
+        (ls_timing_holds(cfg) && be->hold_create(&t->hold, LS_HOLD_TIMEOUT_MS)) ||
         (cfg->graph && capture_graph(t)) || warm_up(t)) {
         ls_timer_destroy(t);
         return NULL;
@@ -186,7 +197,9 @@ int ls_timer_sample(ls_timer *t, double *us)
     if (t->cfg.regime == LS_CACHE_FLUSH &&
         be->mem_set(t->cfg.flush_buf, 0x5a, t->cfg.flush_bytes, s))
         return -1;
-    int rc;
+    int rc = t->hold ? be->hold_enqueue(t->hold, s) : 0;
+    if (rc)
+        return -1;
     if (t->graph) {
         ls_nvtx_range_push("graph_replay");
         rc = be->event_record(t->start, s);
@@ -202,9 +215,15 @@ int ls_timer_sample(ls_timer *t, double *us)
         if (rc == 0)
             rc = be->event_record(t->stop, s);
     }
+    if (t->hold) /* also on failure: never leave the stream held */
+        be->hold_release(t->hold);
     double el = 0.0;
     if (rc == 0)
         rc = be->sync(s);
+    if (rc == 0 && t->hold && be->hold_result(t->hold))
+        return ls_fail("timing: the stream hold timed out after %d ms: the launch queue filled "
+                       "while held (n_rot = %d, graph %d); time without the hold (--no-hold)",
+                       LS_HOLD_TIMEOUT_MS, t->cfg.n_rot, t->cfg.graph);
     if (rc == 0)
         rc = be->event_elapsed_us(t->start, t->stop, &el);
     if (rc)
@@ -228,6 +247,8 @@ void ls_timer_destroy(ls_timer *t)
         be->sync(t->own_stream);
         be->stream_destroy(t->own_stream);
     }
+    if (t->hold)
+        be->hold_destroy(t->hold);
     free(t);
 }
 

@@ -126,6 +126,8 @@ int ls_conv_params_check(const ls_conv_params *p)
     NEED_PTR(op, p->weight, "weight");
     NEED_PTR(op, p->state, "state");
     NEED_PTR(op, p->slot_idx, "slot_idx");
+    if (p->slots < 0)
+        return ls_fail("conv: slots=%d is negative", (int)p->slots);
 
     int64_t span;
     const int64_t bt_c[3] = {p->batch, p->tokens, p->channels};

@@ -101,6 +101,10 @@ typedef struct ls_conv_params {
     const int32_t *slot_idx;      /* [B] */
     void *inter;                  /* optional: element (s, t, c, w) */
     int64_t inter_stride_slot, inter_stride_t, inter_stride_c, inter_stride_w;
+    int32_t slots;                /* optional: slots of the state view (0 = not given). When
+                                   * given, every index must be < slots, and a backend may read
+                                   * the state at the index it sees before the previous kernel
+                                   * of the stream has finished, re-checking it afterwards */
 } ls_conv_params;
 
 /* ---------------------------------------- gated delta rule: GDN (§2.2, §2.3) and KDA (§2.5) */
@@ -210,11 +214,12 @@ typedef struct ls_state_params {
 
 /* ---------------------------------------------------------------- backend op table */
 
-#define LS_BACKEND_ABI 1
+#define LS_BACKEND_ABI 2
 
 typedef void *ls_stream;          /* NULL = the backend's default stream */
 typedef struct ls_event ls_event; /* opaque timestamp */
 typedef struct ls_graph ls_graph; /* opaque captured launch sequence */
+typedef struct ls_hold ls_hold;   /* opaque stream hold (see hold_create) */
 
 typedef struct ls_device_info {
     char name[128];
@@ -260,6 +265,20 @@ typedef struct ls_backend {
     int (*graph_destroy)(ls_graph *g);
     int (*profiler_start)(void);                     /* cudaProfilerStart; host: no-op */
     int (*profiler_stop)(void);
+
+    /* Stream hold (nvbench's "blocking kernel"; host: NULL fns). hold_enqueue queues a kernel
+     * that spins until hold_release, so work queued behind it starts back to back when released
+     * and a start event queued right after it does not absorb the launch latency of that work.
+     * The spin gives up after timeout_ms (a stream whose launch queue fills while held would
+     * otherwise block the launching thread for good); hold_result, called after the stream has
+     * synced, returns 0 when the last hold was released in time, 1 when it timed out. One hold
+     * in flight per ls_hold (sync before enqueuing it again). Never hold a stream under a tool
+     * that serialises launches (ncu): every hold would time out. */
+    int (*hold_create)(ls_hold **out, int timeout_ms);
+    int (*hold_destroy)(ls_hold *h);
+    int (*hold_enqueue)(ls_hold *h, ls_stream s);
+    int (*hold_release)(ls_hold *h);
+    int (*hold_result)(const ls_hold *h);
 
     /* kernels */
     int (*conv_update)(const ls_conv_params *p, ls_stream s);

@@ -64,6 +64,11 @@ class Run:
         """Sorted distinct (backend, gpu_name) pairs of the run."""
         return sorted({(r["backend"], r["gpu_name"]) for r in self.rows})
 
+    def holds(self):
+        """Sorted distinct values of the held column; files from before that column timed
+        every sample unheld ("0")."""
+        return sorted({r.get("held", "") or "0" for r in self.rows})
+
     def commits(self):
         """Distinct git commits (with '+dirty' when the tree was dirty), in file order."""
         seen = []
@@ -361,6 +366,11 @@ def _summary_lines(cmp):
                      f"{len(cmp.results)} cases")
     lines.append(", ".join(f"{c[d]} {d}" for d in DECISIONS)
                  + f" (threshold {cmp.threshold:g}%, alpha {cmp.alpha:g})")
+    bh, ah = cmp.before.holds(), cmp.after.holds()
+    if bh != ah:
+        lines.append(f"note: the stream hold differs (held {'/'.join(bh)} before, {'/'.join(ah)} "
+                     f"after): unheld samples include the host's launch latency, so the changes "
+                     f"mix timing method with code")
     if cmp.few_reps_utest:
         lines.append(f"note: {cmp.few_reps_utest} cases have too few repetitions for the U test "
                      f"to reach alpha {cmp.alpha:g}; decided by the interval rule")

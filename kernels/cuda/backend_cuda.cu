@@ -282,6 +282,101 @@ static int cuda_profiler_stop(void)
     return 0;
 }
 
+/* ------------------------------------------------------------------ stream hold */
+
+/* Two words of host-mapped memory: release (host -> kernel) and result (kernel -> host). */
+struct ls_hold {
+    volatile int32_t *host;   /* [0] release flag, [1] result */
+    int32_t *dev;             /* the same words as the device sees them */
+    unsigned long long timeout_ns;
+};
+
+enum { HOLD_PENDING = 0, HOLD_RELEASED = 1, HOLD_TIMED_OUT = 2 };
+
+static __device__ __forceinline__ unsigned long long hold_clock_ns()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* One thread polls the release word over PCIe (sleeping between polls) and records how the
+ * hold ended. It touches no device memory, so it needs no PDL wait. */
+__global__ void ls_hold_kernel(int32_t *words, unsigned long long timeout_ns)
+{
+    volatile int32_t *w = words;
+    const unsigned long long t0 = hold_clock_ns();
+    while (w[0] == 0) {
+        if (hold_clock_ns() - t0 > timeout_ns) {
+            w[1] = HOLD_TIMED_OUT;
+            return;
+        }
+        __nanosleep(1000);
+    }
+    w[1] = HOLD_RELEASED;
+}
+
+static int cuda_hold_create(ls_hold **out, int timeout_ms)
+{
+    if (timeout_ms < 1)
+        return ls_fail("cuda hold_create: timeout_ms = %d, need >= 1", timeout_ms);
+    ls_hold *h = (ls_hold *)calloc(1, sizeof *h);
+    if (!h)
+        return ls_fail("cuda hold_create: out of host memory");
+    void *p = NULL;
+    cudaError_t e = cudaHostAlloc(&p, 2 * sizeof(int32_t), cudaHostAllocMapped);
+    if (e == cudaSuccess)
+        e = cudaHostGetDevicePointer((void **)&h->dev, p, 0);
+    if (e != cudaSuccess) {
+        if (p)
+            cudaFreeHost(p);
+        free(h);
+        return ls_fail("%s:%d: cudaHostAlloc/GetDevicePointer (stream hold): %s", __FILE__, __LINE__,
+                       cudaGetErrorString(e));
+    }
+    h->host = (volatile int32_t *)p;
+    h->host[0] = 1; /* nothing held yet */
+    h->host[1] = HOLD_RELEASED;
+    h->timeout_ns = (unsigned long long)timeout_ms * 1000000ull;
+    *out = h;
+    return 0;
+}
+
+static int cuda_hold_destroy(ls_hold *h)
+{
+    if (!h)
+        return 0;
+    h->host[0] = 1; /* a hold still queued ends at once; cudaFreeHost waits for the device */
+    cudaError_t e = cudaFreeHost((void *)h->host);
+    free(h);
+    LS_CUDA_TRY(e);
+    return 0;
+}
+
+/* Launched without the PDL attribute: the hold starts only once everything before it in the
+ * stream has completed, and the work behind it starts only once it has. */
+static int cuda_hold_enqueue(ls_hold *h, ls_stream s)
+{
+    h->host[0] = 0;
+    h->host[1] = HOLD_PENDING;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1), cfg.blockDim = dim3(1), cfg.stream = ls_cuda_stream(s);
+    LS_CUDA_TRY(cudaLaunchKernelEx(&cfg, ls_hold_kernel, h->dev, h->timeout_ns));
+    LS_CUDA_CHECK_LAUNCH("ls_hold_kernel");
+    return 0;
+}
+
+static int cuda_hold_release(ls_hold *h)
+{
+    __atomic_store_n((int32_t *)h->host, 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+static int cuda_hold_result(const ls_hold *h)
+{
+    return h->host[1] == HOLD_TIMED_OUT ? 1 : 0;
+}
+
 /* ------------------------------------------------------------------ the table */
 
 /* Designated initializers (in declaration order; nvcc accepts them in C++17): a constant-
@@ -311,6 +406,11 @@ static const ls_backend cuda_backend = {
     .graph_destroy = cuda_graph_destroy,
     .profiler_start = cuda_profiler_start,
     .profiler_stop = cuda_profiler_stop,
+    .hold_create = cuda_hold_create,
+    .hold_destroy = cuda_hold_destroy,
+    .hold_enqueue = cuda_hold_enqueue,
+    .hold_release = cuda_hold_release,
+    .hold_result = cuda_hold_result,
     .conv_update = ls_cuda_conv_update,
     .gdn = ls_cuda_gdn,
     .kda = ls_cuda_kda,

@@ -8,17 +8,20 @@
  *  - conv_vec8: each thread owns 8 consecutive channels of one request row, so every access is a
  *    16-byte vector: x/y (8 bf16), the state (channel-major: the 8 channels' W-1 columns are one
  *    contiguous run of 8(W-1) bf16 = W-1 vectors; window-major: one vector per window column),
- *    the weights (8 x W) and bias. Threads are numbered row-major over (row, channel group), so
- *    a block covers several rows when C is small and the warp's accesses are contiguous.
+ *    the weights (8 x W) and bias. Grid (channel groups / block, rows); with p.slots it guesses
+ *    the slot before the PDL wait (one dependent load less at small batch).
  *    Needs bf16 state, C % 8 == 0, unit channel stride of x/y, 16-byte aligned bases and
  *    strides that keep every 8-channel group 16-byte aligned (true for every preset).
- *  - conv_cm_tile (tile1: the default for channel-major state except small-batch decode; tile2)
- *    and conv_pipe (conv_pipe.cu): alternatives to conv_vec8 under the same conditions, chosen
- *    by cm_variant / LS_CONV_VARIANT;
+ *  - conv_cm_tile (tile1: the default for channel-major state except small-batch decode; tile2;
+ *    both prefetch their state into L2 before the PDL wait) and conv_pipe (conv_pipe.cu):
+ *    alternatives to conv_vec8 under the same conditions, chosen by cm_variant / LS_CONV_VARIANT;
  *  - conv_scalar: one thread per (row, channel), arbitrary strides, fp32 or bf16 state — the
  *    fallback for everything else.
  * The window is held in fp32 registers; state values are bf16 (or fp32) inputs copied
- * unchanged, so the state and the windows are bit-exact copies of inputs. Math is fp32.
+ * unchanged, so the state and the windows are bit-exact copies of inputs. Math is fp32; the
+ * SiLU uses the hardware exp2 / reciprocal approximations (ls_silu_fast: ~2 ulp of fp32 before
+ * the bf16 rounding of y), five instructions instead of ~20 with an IEEE division's slow path,
+ * which made the kernels issue-bound (kernels.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,55 +31,97 @@
 /* --------------------------------------------------------------------- vector path */
 
 /*
- * One thread = one request row x 8 channels. Padding rows return before touching memory.
+ * One thread = one request row x 8 channels; grid (channel groups / block, rows), so a thread
+ * finds its row and channels without a division, and rows past gridDim.y (B > 65535) loop.
+ * The kernel of small-batch decode: its time is one chain of dependent loads. x of token 0 does
+ * not depend on the slot and is loaded beside the index. The weights are loaded at the step:
+ * issuing them beside the index as well was measured slower at B = 1 (1.43-1.66 us against
+ * 1.29, kernels.md). Padding rows read x only.
+ *
+ * Slot guess (a.spec, when p.slots is given): before the PDL wait the thread reads its first
+ * row's index through L2 (ld.cg: no stale copy stays in L1). After the wait it loads the state
+ * at that guess at once, beside the real index instead of after it, and keeps it only if the
+ * real index equals the guess; otherwise it loads again at the real slot. The state itself is
+ * always read after the wait, so a stale guess costs a reload, never a stale value; the guess
+ * is bounded by p.slots, so even a garbage one reads inside the state view. This takes one
+ * L2 round trip off the index -> state chain, which is most of a B = 1 call.
+ *
  * The window stays packed as bf16 pairs in the state's own layout (its values are bf16 inputs,
- * so packing is exact), which keeps registers low: 4(W-1) words instead of 8(W-1) floats.
- * Per token: y = act(bias + sum_j w[j] u[t+j]) for 8 channels, one 16-byte store; the window
- * shifts (byte permutes); verify stores the window after each token to inter[s, t].
- * INTER (p.inter != NULL) is a template flag so the decode instance carries no window-store
- * code (about 15 registers less).
+ * so packing is exact): 4(W-1) words instead of 8(W-1) floats. Per token: y = act(bias + sum_j
+ * w[j] u[t+j]) for 8 channels, one 16-byte store; the window shifts (byte permutes); verify
+ * stores the window after each token to inter[s, t]. INTER (p.inter != NULL) is a template
+ * flag so the decode instance carries no window-store code (about 15 registers less).
  */
-template <int W, bool WMAJ, typename WT, bool INTER>
-__global__ void __launch_bounds__(128) conv_vec8(const conv_args a)
+template <int N, bool WMAJ>
+static __device__ __forceinline__ void vec8_load_win(const ls_conv_params &p, int s, int c0, uint32_t win[4 * N])
 {
-    ls_pdl_wait();
-    ls_pdl_trigger();
-    constexpr int N = W - 1;
-    const ls_conv_params &p = a.p;
-    uint32_t idx = blockIdx.x * blockDim.x + threadIdx.x; /* < 2^31: checked by the launcher */
-    if (idx >= (uint32_t)p.batch * (uint32_t)a.groups)
-        return;
-    int r = (int)(idx / (uint32_t)a.groups);
-    int c0 = (int)(idx - (uint32_t)r * a.groups) * 8;
-    int s = p.slot_idx[r];
-    if (s < 0)
-        return;
-
-    uint16_t *st = (uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (WMAJ ? c0 : (int64_t)c0 * N);
-    uint32_t win[4 * N];
+    const uint16_t *st = (const uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (WMAJ ? c0 : (int64_t)c0 * N);
 #pragma unroll
     for (int k = 0; k < N; k++) {
         uint4 v = ls_ld16(st + (WMAJ ? k * p.state_stride_w : 8 * k));
         win[4 * k] = v.x, win[4 * k + 1] = v.y, win[4 * k + 2] = v.z, win[4 * k + 3] = v.w;
     }
-    const uint16_t *xp = p.x + (int64_t)r * p.x_stride_b + c0;
-    uint16_t *yp = p.y + (int64_t)r * p.y_stride_b + c0;
-#pragma unroll 1
-    for (int t = 0; t < p.tokens; t++) {
-        uint4 xv = ls_ld16_ro(xp + (int64_t)t * p.x_stride_t);
-        float yf[8];
-        conv_step8<W, WMAJ, WT>(p, c0, xv, win, yf);
-        ls_st16(yp + (int64_t)t * p.y_stride_t, ls_pack_bf16x8(yf));
-        if (INTER) {
-            uint16_t *ip = (uint16_t *)p.inter + (int64_t)s * p.inter_stride_slot + (int64_t)t * p.inter_stride_t;
-            if (a.inter_wmaj)
-                conv_store_win8<N, WMAJ, true>(ip + c0, p.inter_stride_w, win);
-            else
-                conv_store_win8<N, WMAJ, false>(ip + (int64_t)c0 * N, 0, win);
-        }
+}
+
+/* Blocks per SM asked of ptxas: 10 (48 registers, no spill) for the channel-major bf16 decode
+ * instance (GDN / Mamba2 decode: 40 warps per SM instead of 36 when it serves a large batch);
+ * the others keep their natural count (a cap makes them spill). */
+template <bool WMAJ, typename WT, bool INTER> constexpr int vec8_min_blocks()
+{
+    return (!WMAJ && !INTER && sizeof(WT) == 2) ? 10 : 1;
+}
+
+template <int W, bool WMAJ, typename WT, bool INTER>
+__global__ void __launch_bounds__(128, (vec8_min_blocks<WMAJ, WT, INTER>())) conv_vec8(const conv_args a)
+{
+    constexpr int N = W - 1;
+    const ls_conv_params &p = a.p;
+    const int g = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    int guess = -1;
+    if (a.spec && g < a.groups) {
+        guess = __ldcg(p.slot_idx + blockIdx.y);
+        if (a.spec == 2 && guess >= 0) /* tests: always wrong, so the reload path runs */
+            guess = guess + 1 < p.slots ? guess + 1 : 0;
+        if ((unsigned)guess >= (unsigned)p.slots) /* also -1 (padding) */
+            guess = -1;
     }
-    if (!p.disable_state_update)
-        conv_store_win8<N, WMAJ, WMAJ>(st, p.state_stride_w, win);
+    ls_pdl_wait();
+    ls_pdl_trigger();
+    if (g >= a.groups)
+        return;
+    const int c0 = g * 8;
+    for (int r = (int)blockIdx.y; r < p.batch; r += (int)gridDim.y, guess = -1) {
+        const uint16_t *xp = p.x + (int64_t)r * p.x_stride_b + c0;
+        uint4 xv = ls_ld16_ro(xp);
+        uint32_t win[4 * N];
+        if (guess >= 0)
+            vec8_load_win<N, WMAJ>(p, guess, c0, win);
+        const int s = p.slot_idx[r];
+        if (s < 0)
+            continue;
+        if (s != guess)
+            vec8_load_win<N, WMAJ>(p, s, c0, win);
+        uint16_t *yp = p.y + (int64_t)r * p.y_stride_b + c0;
+#pragma unroll 1
+        for (int t = 0; t < p.tokens; t++) {
+            if (t > 0)
+                xv = ls_ld16_ro(xp + (int64_t)t * p.x_stride_t);
+            float yf[8];
+            conv_step8<W, WMAJ, WT>(p, c0, xv, win, yf);
+            ls_st16(yp + (int64_t)t * p.y_stride_t, ls_pack_bf16x8(yf));
+            if (INTER) {
+                uint16_t *ip = (uint16_t *)p.inter + (int64_t)s * p.inter_stride_slot + (int64_t)t * p.inter_stride_t;
+                if (a.inter_wmaj)
+                    conv_store_win8<N, WMAJ, true>(ip + c0, p.inter_stride_w, win);
+                else
+                    conv_store_win8<N, WMAJ, false>(ip + (int64_t)c0 * N, 0, win);
+            }
+        }
+        if (!p.disable_state_update)
+            conv_store_win8<N, WMAJ, WMAJ>(
+                (uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (WMAJ ? c0 : (int64_t)c0 * N),
+                p.state_stride_w, win);
+    }
 }
 
 /* ------------------------------------------------------------- channel-major tile path */
@@ -123,11 +168,38 @@ static __device__ __forceinline__ void tile_swap_out(uint4 *sm, const uint32_t w
     __syncwarp();
 }
 
+/*
+ * Before the PDL wait (while the previous kernel of the stream may still run), a warp pulls its
+ * tiles' state and first-token x into L2, at the slot the index holds now: the read of the
+ * index goes to L2 only (ld.cg, so no stale copy stays in L1 for the real read after the
+ * wait), and a prefetch changes no value, so a stale or garbage index costs one wasted
+ * prefetch and nothing else (L2 is the point of coherence: a later write by the previous
+ * kernel updates the prefetched line). The loads after the wait then hit L2 for the CTAs that
+ * were resident early: at large B the first wave's index -> state chain no longer waits on
+ * DRAM.
+ */
+template <int N, int ITEMS>
+static __device__ __forceinline__ void tile_prefetch(const ls_conv_params &p, uint32_t tile0, uint32_t tiles_per_row,
+                                                     uint32_t ntiles, int lane)
+{
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        if (tile0 + i >= ntiles)
+            return;
+        const int row = (int)((tile0 + i) / tiles_per_row);
+        const int c0 = (int)(tile0 + i - (uint32_t)row * tiles_per_row) * 256;
+        const int nbytes = min(256, p.channels - c0) * N * 2; /* the tile's state, contiguous */
+        const int s = __ldcg(p.slot_idx + row);
+        if (s >= 0 && lane * 128 < nbytes)
+            ls_prefetch_l2((const char *)p.state + ((int64_t)s * p.state_stride_slot + (int64_t)c0 * N) * 2 + lane * 128);
+        else if (lane >= 28) /* x of token 0: 512 bytes, 4 lines */
+            ls_prefetch_l2((const char *)(p.x + (int64_t)row * p.x_stride_b + c0) + (lane - 28) * 128);
+    }
+}
+
 template <int W, typename WT, bool INTER, int ITEMS>
 __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
 {
-    ls_pdl_wait();
-    ls_pdl_trigger();
     constexpr int N = W - 1;
     __shared__ uint4 smem[4][32 * N];
     const ls_conv_params &p = a.p;
@@ -135,6 +207,10 @@ __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
     uint4 *sm = smem[threadIdx.x >> 5];
     const uint32_t tiles_per_row = (uint32_t)a.groups, ntiles = (uint32_t)p.batch * tiles_per_row;
     const uint32_t tile0 = (blockIdx.x * 4 + (threadIdx.x >> 5)) * ITEMS;
+    if (a.prefetch)
+        tile_prefetch<N, ITEMS>(p, tile0, tiles_per_row, ntiles, lane);
+    ls_pdl_wait();
+    ls_pdl_trigger();
 
     int row[ITEMS], s[ITEMS], c0[ITEMS], nv[ITEMS];
     uint4 sv[ITEMS][N], xv[ITEMS];
@@ -226,7 +302,7 @@ __global__ void __launch_bounds__(256) conv_scalar(const conv_args a)
             acc = fmaf(wt[j], win[j], acc);
         acc = fmaf(wt[N], xv, acc);
         p.y[(int64_t)r * p.y_stride_b + (int64_t)t * p.y_stride_t + (int64_t)c * p.y_stride_c] =
-            ls_f2bf(p.silu ? ls_silu(acc) : acc);
+            ls_f2bf(p.silu ? ls_silu_fast(acc) : acc);
 #pragma unroll
         for (int j = 0; j < N - 1; j++)
             win[j] = win[j + 1];
@@ -284,12 +360,13 @@ static int conv_vec_ok(const ls_conv_params *p, int *state_wmaj, int *inter_wmaj
     return 1;
 }
 
+/* conv_vec8's grid: blocks of up to 128 threads over the channel groups (a multiple of 32
+ * that covers them when C is small), one block row per request row (rows loop past 65535). */
 template <int W, bool WMAJ>
 static int launch_vec_w(const conv_args &a, cudaStream_t st)
 {
-    const int threads = 128;
-    int64_t n = (int64_t)a.p.batch * a.groups;
-    dim3 grid((unsigned)ls_ceil_div(n, threads));
+    const int threads = a.groups >= 128 ? 128 : (int)ls_ceil_div(a.groups, 32) * 32;
+    dim3 grid((unsigned)ls_ceil_div(a.groups, threads), (unsigned)(a.p.batch < 65535 ? a.p.batch : 65535));
     bool wf = a.p.weight_dtype == LS_F32, inter = a.p.inter != NULL;
     if (wf && inter)
         LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, float, true>), grid, threads, 0, st, a);
@@ -322,12 +399,13 @@ static int launch_tile_w(const conv_args &a, cudaStream_t st)
 /* Vector-path kernel choice, LS_CONV_VARIANT (a tuning knob read at each launch, so a test can
  * switch it with setenv): unset = the default below; "vec" (conv_vec8), "tile1" / "tile2"
  * (conv_cm_tile with 1 or 2 tiles per warp; channel-major only), "pipe" (conv_pipe, persistent
- * and pipelined, both orientations), "pipe_deep" (conv_pipe on a 2-row-slice grid: tests only).
+ * and pipelined, both orientations), "pipe_deep" (conv_pipe on a 2-row-slice grid: tests only),
+ * "scalar" (conv_scalar, one thread per channel, even where the vector path applies).
  * Measured on the H200 (results/h200/kernels.md): tile1 is the fastest channel-major kernel
  * except single-token decode of small batches, where conv_vec8's shorter chain wins by ~0.1 us;
  * tile2 and pipe were slower everywhere and stay as tested candidates. Other values select the
  * default. */
-enum { CM_DEFAULT = -1, CM_VEC = 0, CM_TILE1, CM_TILE2, CM_PIPE, CM_PIPE_DEEP };
+enum { CM_DEFAULT = -1, CM_VEC = 0, CM_TILE1, CM_TILE2, CM_PIPE, CM_PIPE_DEEP, CM_SCALAR };
 static int cm_variant(void)
 {
     const char *v = getenv("LS_CONV_VARIANT");
@@ -343,7 +421,29 @@ static int cm_variant(void)
         return CM_PIPE;
     if (!strcmp(v, "pipe_deep"))
         return CM_PIPE_DEEP;
+    if (!strcmp(v, "scalar"))
+        return CM_SCALAR;
     return CM_DEFAULT;
+}
+
+/* The tile kernel's L2 prefetch before the PDL wait (tile_prefetch): on unless
+ * LS_CONV_PREFETCH=0 (read once per process), for A/B runs. */
+static int conv_prefetch_on(void)
+{
+    static const int on = [] {
+        const char *s = getenv("LS_CONV_PREFETCH");
+        return !(s && !strcmp(s, "0"));
+    }();
+    return on;
+}
+
+/* conv_vec8's slot guess when p->slots is given, LS_CONV_SPECULATE (read at each launch, so a
+ * test can switch it): unset or "on" 1, "off" 0, "miss" 2 (every guess wrong: tests the
+ * reload path). Other values: the default. */
+static int conv_spec_mode(void)
+{
+    const char *v = getenv("LS_CONV_SPECULATE");
+    return v && !strcmp(v, "off") ? 0 : v && !strcmp(v, "miss") ? 2 : 1;
 }
 
 template <int W>
@@ -402,8 +502,10 @@ extern "C" int ls_cuda_conv_update(const ls_conv_params *p, ls_stream s)
     cudaStream_t st = ls_cuda_stream(s);
     conv_args a;
     a.p = *p;
+    a.prefetch = conv_prefetch_on();
+    a.spec = p->slots > 0 ? conv_spec_mode() : 0;
     int swm = 0, iwm = 0;
-    if (conv_vec_ok(p, &swm, &iwm)) {
+    if (cm_variant() != CM_SCALAR && conv_vec_ok(p, &swm, &iwm)) {
         a.groups = p->channels / 8;
         a.inter_wmaj = iwm;
         const bool cm = !swm && !(p->inter && iwm); /* channel-major state and inter */

@@ -15,6 +15,8 @@ struct conv_args {
     ls_conv_params p;
     int32_t groups;      /* channel groups per row (C/8 for conv_vec8, C for conv_scalar) */
     int32_t inter_wmaj;  /* conv_vec8: inter windows are window-major (stride_c == 1) */
+    int32_t prefetch;    /* conv_cm_tile: warm L2 before the PDL wait (LS_CONV_PREFETCH=0: off) */
+    int32_t spec;        /* conv_vec8: 0 no slot guess, 1 guess (p.slots given), 2 wrong guess (tests) */
 };
 
 /* --------------------------------------------------------------------- vector path */
@@ -78,18 +80,15 @@ template <int W> struct conv_wts<W, float> {
 };
 
 /*
- * One token for 8 channels c0..c0+7: y[c] = act(bias[c] + sum_j w[c,j] u[j]) with u = the
- * window then x (fp32 math), and the packed window (layout WMAJ) shifted by one with x
- * appended. Weights come from L1/L2 each call (registers stay free for loads in flight).
+ * One token for 8 channels: y[c] = act(bias[c] + sum_j w[c,j] u[j]) with u = the window then x
+ * (fp32 math), and the packed window (layout WMAJ) shifted by one with x appended.
  */
 template <int W, bool WMAJ, typename WT>
-static __device__ __forceinline__ void conv_step8(const ls_conv_params &p, int c0, uint4 xv, uint32_t win[4 * (W - 1)],
-                                                  float yf[8])
+static __device__ __forceinline__ void conv_step8(const ls_conv_params &p, const conv_wts<W, WT> &cw, uint4 xv,
+                                                  uint32_t win[4 * (W - 1)], float yf[8])
 {
     constexpr int N = W - 1;
     const uint32_t xw[4] = {xv.x, xv.y, xv.z, xv.w};
-    conv_wts<W, WT> cw;
-    cw.load(p.weight, p.bias, c0);
     uint32_t nw[4 * N];
 #pragma unroll
     for (int k = 0; k < 4 * N; k++)
@@ -101,7 +100,7 @@ static __device__ __forceinline__ void conv_step8(const ls_conv_params &p, int c
         for (int j = 0; j < N; j++)
             acc = fmaf(cw.wt(c, j), pk_get(win, win_pos<N, WMAJ>(c, j)), acc);
         acc = fmaf(cw.wt(c, N), pk_get(xw, c), acc);
-        yf[c] = p.silu ? ls_silu(acc) : acc;
+        yf[c] = p.silu ? ls_silu_fast(acc) : acc;
 #pragma unroll
         for (int j = 0; j < N - 1; j++)
             pk_set(nw, win_pos<N, WMAJ>(c, j), pk_raw(win, win_pos<N, WMAJ>(c, j + 1)));
@@ -110,6 +109,16 @@ static __device__ __forceinline__ void conv_step8(const ls_conv_params &p, int c
 #pragma unroll
     for (int k = 0; k < 4 * N; k++)
         win[k] = nw[k];
+}
+
+/* The same, loading the weights of channels c0..c0+7 first. */
+template <int W, bool WMAJ, typename WT>
+static __device__ __forceinline__ void conv_step8(const ls_conv_params &p, int c0, uint4 xv, uint32_t win[4 * (W - 1)],
+                                                  float yf[8])
+{
+    conv_wts<W, WT> cw;
+    cw.load(p.weight, p.bias, c0);
+    conv_step8<W, WMAJ, WT>(p, cw, xv, win, yf);
 }
 
 /* Store a packed window (layout FROM) in orientation TO: W-1 16-byte vectors at base, columns

@@ -40,10 +40,14 @@ extern "C" int ls_cuda_sm_count(void);
  * ls_launch with programmatic stream serialization allowed, so the next kernel of the stream can
  * be scheduled while this one still runs; its launch latency then overlaps our work. The
  * contract that keeps stream order intact: every kernel calls ls_pdl_wait() before its first
- * global memory access (it returns once the previous grid has completed and its writes are
- * visible; at once when there is none), then ls_pdl_trigger() (dependents may be scheduled once
- * every CTA of this grid has passed it: they wait in their own ls_pdl_wait). LS_PDL=0 in the
- * environment (read once per process) launches without the attribute, for comparison.
+ * global memory access whose value it uses (it returns once the previous grid has completed
+ * and its writes are visible; at once when there is none), and ls_pdl_trigger() (dependents
+ * may be scheduled once every CTA of this grid has passed it: they wait in their own
+ * ls_pdl_wait). Kernels trigger right after their wait (triggering before it was measured
+ * slower for conv: dependents then hold SM slots early). The conv kernels do work before
+ * their wait that needs no value from earlier kernels (an L2 prefetch, a guess of the slot
+ * checked afterwards: conv1d_update.cu), so that work overlaps the previous kernel. LS_PDL=0
+ * in the environment (read once per process) launches without the attribute, for comparison.
  */
 static __device__ __forceinline__ void ls_pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 static __device__ __forceinline__ void ls_pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
@@ -195,6 +199,8 @@ static __device__ __forceinline__ float ls_ld_param(const float *p, int64_t i) {
 /* Caller guarantees 16-byte alignment. _ro: read-only (non-coherent) path — only for data the
  * kernel never writes; _cs: streaming (evict-first) for data touched once. */
 static __device__ __forceinline__ uint4 ls_ld16(const void *p) { return *(const uint4 *)p; }
+/* A hint: pull the 128-byte line holding p into L2 (no register result, no value changed). */
+static __device__ __forceinline__ void ls_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 static __device__ __forceinline__ uint4 ls_ld16_ro(const void *p) { return __ldg((const uint4 *)p); }
 static __device__ __forceinline__ uint4 ls_ld16_cs(const void *p) { return __ldcs((const uint4 *)p); }
 static __device__ __forceinline__ void ls_st16(void *p, uint4 v) { *(uint4 *)p = v; }
@@ -232,5 +238,18 @@ static __device__ __forceinline__ uint4 ls_pack_bf16x8(const float f[8])
 static __device__ __forceinline__ float ls_softplus(float x) { return x <= 20.0f ? log1pf(__expf(x)) : x; }
 static __device__ __forceinline__ float ls_sigmoid(float x) { return 1.0f / (1.0f + __expf(-x)); }
 static __device__ __forceinline__ float ls_silu(float x) { return x / (1.0f + __expf(-x)); }
+/* SiLU for the conv output (bf16): x * 1/(1 + 2^(-x log2 e)) with the hardware
+ * approximations (ex2.approx.ftz, rcp.approx.ftz: ~2 ulp of fp32, far below bf16 rounding), five
+ * instructions instead of the ~20 of an IEEE division with its slow path. Limits: for x below
+ * about -87 the true value (|silu| < 1e-36) comes out as -0 (the reciprocal flushes to zero);
+ * x -> +inf gives x; NaN stays NaN. The SSU keeps ls_silu: its z gate is one per output, and
+ * the inline assembly costs its fast decode kernels ~24 bytes of spill. */
+static __device__ __forceinline__ float ls_silu_fast(float x)
+{
+    float e, r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(x * -1.4426950408889634f));
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
+    return x * r;
+}
 
 #endif /* LS_CUDA_COMMON_CUH */

@@ -81,6 +81,8 @@ def check_smoke(bench, header, tmp):
             fail("%s: layers %s pool_slots %s" % (r["case"], r["layers"], r["pool_slots"]))
         if not KEY_RE.match(r["case"]):
             fail("bad key " + r["case"])
+        if r["held"] != "0":  # the host backend has no stream hold
+            fail("%s: held %r on the host backend, expected 0" % (r["case"], r["held"]))
     if os.path.exists(out_csv + ".tmp"):
         fail("temporary CSV left behind")
     # A case that cannot fit (Falcon-H1 tp1, 65536 requests x 8 drafts) is a skipped:oom row.

@@ -293,7 +293,9 @@ static void cli(void)
     LS_CHECK_EQ_INT(o.cache, LS_CACHE_FLUSH);
     LS_CHECK_EQ_INT(o.graph, BENCH_GRAPH_BOTH);
     LS_CHECK_EQ_INT(o.verify, 0);
-    LS_CHECK(o.no_bind && o.profile);
+    LS_CHECK(o.no_bind && o.profile && !o.no_hold);
+    LS_CHECK_EQ_INT(parse("--no-hold", &o), 0);
+    LS_CHECK(o.no_hold);
     LS_CHECK_EQ_INT(parse("--devices all --backend host --out x.csv --repetitions 3 --min-time 0.5 --max-time 2", &o), 0);
     LS_CHECK(o.devices_all);
     LS_CHECK(strcmp(o.backend, "host") == 0 && strcmp(o.out, "x.csv") == 0);
@@ -321,7 +323,7 @@ static void cli(void)
                                       "--cache warm",     "--graph yes",        "--family nope",      "--tp 0",
                                       "--batch 1,,2",     "--repetitions 0",    "--min-time 0",       "--backend tpu",
                                       "--min-time 3 --max-time 1", "--list=1", "stray", "--out",
-                                      "--variant bogus", "--variant fused,,clone", "--variant"};
+                                      "--variant bogus", "--variant fused,,clone", "--variant", "--no-hold=0"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = parse(bad[i], &o);
         if (rc != 2)

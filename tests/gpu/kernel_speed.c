@@ -5,7 +5,7 @@
  *
  * --op keeps the op cases whose name contains any of the comma-separated substrings.
  *
- * First a >= 1 GiB device-to-device copy (cudaMemcpyAsync through the backend) gives the copy
+ * First a 1 GiB device-to-device copy (ls_measure_copy_peak, as the bench) gives the copy
  * bandwidth of this run ((read + write bytes) / time). Then, for each op case (the table
  * k_cases: GDN qwen3-next, KDA kimi, SSU nemotron-h-8b, conv qwen3-next, pool copy / accept /
  * zero of all layers of qwen3-next, fp32 SSM state; conv_pad: B = 1 with the row padding, i.e.
@@ -14,15 +14,18 @@
  * {1,64,128,512}, T in {1,4}:
  * buffers for R "layers" are allocated and filled with random values (never zeros), so
  * consecutive launches rotate over distinct buffers (R chosen so R x bytes >= 256 MB, at most
- * 64; tiny B stays L2-resident anyway and is reported with R). After warm-up, each sample is
- * the CUDA-event time of R back-to-back launches / R (median of --samples, default 50), and the
- * same R launches captured in a CUDA graph are timed by replay (graph column). GB/s = SPEC §4
+ * 64; tiny B stays L2-resident anyway and is reported with R). Timing is the harness's
+ * (ls_time_launches, as linstate-bench): after 3 warm-up rounds, each sample is the CUDA-event
+ * time of R back-to-back launches / R (median of --samples, default 50), and the same R
+ * launches captured in a CUDA graph are timed by replay (graph column); each sample is queued
+ * behind a stream hold, so its start event does not absorb launch latency (LS_HOLD=0: not
+ * held, the method of the runs before the hold existed). GB/s = SPEC §4
  * minimum bytes (bench/bytes.c, one function per SPEC row) / the faster of the two medians.
  * An op that fails at run time (not implemented yet, out of memory) prints n/a and its error.
  * Output: a markdown table on stdout; CSV (one row per case) to --csv. The kernel tuning knobs
  * in the environment (LS_CONV_VARIANT, LS_STATE_VARIANT, LS_DELTA_VARIANT, LS_SSU_VARIANT) and
- * LS_PDL (programmatic dependent launch, on unless 0) are printed in the header line and
- * recorded in the CSV's variant column.
+ * LS_PDL (programmatic dependent launch, on unless 0), LS_HOLD and LS_CONV_PREFETCH are printed
+ * in the header line and recorded in the CSV's variant column.
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,6 +34,7 @@
 
 #include "bench.h" /* ls_bytes_*: SPEC §4 minimum bytes */
 #include "gpu_test.h"
+#include "ls_harness.h"
 #include "ls_pool.h"
 
 static const ls_backend *be;
@@ -209,6 +213,7 @@ static void prep_conv(prepared *c, const ls_shape *sh, int B, int T, int pad, ui
         p->state = st + (size_t)r * S1 * C * N * 2;
         p->state_stride_slot = (int64_t)C * N, p->state_stride_c = N, p->state_stride_w = 1;
         p->slot_idx = idx;
+        p->slots = S1;
         if (in) {
             p->inter = in + (size_t)r * S1 * T * C * N * 2;
             p->inter_stride_slot = (int64_t)T * C * N, p->inter_stride_t = (int64_t)C * N;
@@ -372,89 +377,31 @@ static int launch(const prepared *c, int r, ls_stream s)
 
 /* ------------------------------------------------------------------ timing */
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+static int launch_cb(void *ctx, int rot, ls_stream s) { return launch((const prepared *)ctx, rot, s); }
 
-static double median(double *v, int n)
+/* Whether samples are queued behind a stream hold (harness timing.c): on unless LS_HOLD=0. */
+static int hold_on(void)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    const char *h = getenv("LS_HOLD");
+    return !(h && !strcmp(h, "0"));
 }
 
 /* Median per-launch time (us) of R back-to-back launches (graph = 0) or of a graph replay of
- * them (graph = 1). 0 on success. */
+ * them (graph = 1), through the harness timer: 3 warm-up rounds, then exactly `samples`. */
 static int time_case(const prepared *c, ls_stream s, int graph, int samples, double *us)
 {
-    ls_event *e0, *e1;
-    ls_graph *g = NULL;
-    if (be->event_create(&e0) || be->event_create(&e1))
-        return -1;
-    int rc = 0;
-    if (graph) {
-        rc = be->graph_begin(s);
-        for (int r = 0; r < c->R && !rc; r++)
-            rc = launch(c, r, s);
-        ls_graph *tmp = NULL;
-        int rc2 = be->graph_end(s, &tmp); /* always end the capture */
-        g = tmp;
-        rc = rc ? rc : rc2;
-        for (int w = 0; w < 3 && !rc; w++)
-            rc = be->graph_launch(g, s);
-    } else {
-        for (int w = 0; w < 3 && !rc; w++)
-            for (int r = 0; r < c->R && !rc; r++)
-                rc = launch(c, r, s);
-    }
-    rc = rc ? rc : be->sync(s);
+    ls_timing_config cfg = {
+        .be = be, .stream = s, .regime = LS_CACHE_ROTATE, .graph = graph, .n_rot = c->R, .warmup = 3,
+        .min_samples = samples, .max_samples = samples, .hold = hold_on(),
+    };
     double *t = (double *)malloc(sizeof(double) * (size_t)samples);
-    for (int i = 0; i < samples && !rc; i++) {
-        rc = be->event_record(e0, s);
-        if (graph)
-            rc = rc ? rc : be->graph_launch(g, s);
-        else
-            for (int r = 0; r < c->R && !rc; r++)
-                rc = launch(c, r, s);
-        rc = rc ? rc : be->event_record(e1, s);
-        rc = rc ? rc : be->event_elapsed_us(e0, e1, &t[i]);
-        if (!rc)
-            t[i] /= c->R;
-    }
+    int n = 0;
+    ls_stats st;
+    int rc = !t || ls_time_launches(&cfg, launch_cb, (void *)c, t, samples, &n) || ls_stats_compute(t, n, &st);
     if (!rc)
-        *us = median(t, samples);
+        *us = st.median;
     free(t);
-    if (g)
-        be->graph_destroy(g);
-    be->event_destroy(e0);
-    be->event_destroy(e1);
-    return rc;
-}
-
-/* D2D copy bandwidth over `bytes` (GB/s, read + write), median of 20. */
-static int copy_peak(size_t bytes, ls_stream s, double *gbps)
-{
-    void *a = be->mem_alloc(bytes), *b = be->mem_alloc(bytes);
-    if (!a || !b)
-        return -1;
-    be->mem_set(a, 0x5a, bytes, s);
-    ls_event *e0, *e1;
-    if (be->event_create(&e0) || be->event_create(&e1))
-        return -1;
-    double t[20];
-    int rc = be->copy_d2d(b, a, bytes, s) || be->copy_d2d(a, b, bytes, s) || be->sync(s);
-    for (int i = 0; i < 20 && !rc; i++) {
-        rc = be->event_record(e0, s) || be->copy_d2d(i % 2 ? a : b, i % 2 ? b : a, bytes, s) ||
-             be->event_record(e1, s) || be->event_elapsed_us(e0, e1, &t[i]);
-    }
-    if (!rc)
-        *gbps = 2.0 * (double)bytes / (median(t, 20) * 1e3);
-    be->event_destroy(e0);
-    be->event_destroy(e1);
-    be->mem_free(a);
-    be->mem_free(b);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -528,7 +475,7 @@ int main(int argc, char **argv)
         return 1;
     }
     double peak = 0;
-    if (copy_peak((size_t)1 << 30, s, &peak)) {
+    if (ls_measure_copy_peak(be, (size_t)1 << 30, &peak)) {
         fprintf(stderr, "kernel_speed: copy peak: %s\n", ls_last_error());
         return 1;
     }
@@ -543,10 +490,12 @@ int main(int argc, char **argv)
     /* the kernel tuning knobs of this run (each launcher reads its own; unset = default) */
     const char *cv = getenv("LS_CONV_VARIANT"), *sv = getenv("LS_STATE_VARIANT");
     const char *dv = getenv("LS_DELTA_VARIANT"), *uv = getenv("LS_SSU_VARIANT"), *pv = getenv("LS_PDL");
-    char variant[200];
-    snprintf(variant, sizeof variant, "conv=%.32s state=%.32s delta=%.32s ssu=%.32s pdl=%s", cv && *cv ? cv : "default",
-             sv && *sv ? sv : "default", dv && *dv ? dv : "default", uv && *uv ? uv : "default",
-             pv && !strcmp(pv, "0") ? "off" : "on");
+    const char *cp = getenv("LS_CONV_PREFETCH");
+    char variant[240];
+    snprintf(variant, sizeof variant, "conv=%.32s state=%.32s delta=%.32s ssu=%.32s pdl=%s hold=%s conv_prefetch=%s",
+             cv && *cv ? cv : "default", sv && *sv ? sv : "default", dv && *dv ? dv : "default",
+             uv && *uv ? uv : "default", pv && !strcmp(pv, "0") ? "off" : "on", hold_on() ? "on" : "off",
+             cp && !strcmp(cp, "0") ? "off" : "on");
     printf("\ndevice %s, %d SMs, L2 %lld MB; D2D copy (1 GiB, read+write): %.1f GB/s; %d samples; variants %s\n\n",
            info.name, info.sm_count, (long long)(info.l2_bytes >> 20), peak, samples, variant);
     printf("| op | model | B | T | R | bytes | stream us | graph us | GB/s | %% of copy |\n");

@@ -10,8 +10,10 @@
  * Every case: a pool of slots larger than the batch, random distinct slots, some rows -1, state/
  * inter/y poisoned whole (0xFF) identically on host and device. y within 2 bf16 ulps (+1e-5);
  * state and inter windows bit-exact (they are copies of inputs); untouched bytes stay poison.
- * The matrix runs once per vector-path kernel variant (LS_CONV_VARIANT = tile1, tile2, pipe,
- * pipe_deep, vec, then the default; pipe and pipe_deep also take the window-major cases).
+ * The matrix runs once per kernel variant (LS_CONV_VARIANT = tile1, tile2, pipe, pipe_deep, vec,
+ * scalar, then the default; pipe and pipe_deep also take the window-major cases), and for vec
+ * with its slot guess off and always wrong (LS_CONV_SPECULATE = off, miss). Every case gives
+ * the pool's slot count (p.slots), so the default vec runs guess the slot before the PDL wait.
  * pipe_deep runs conv_pipe on a 2-row-slice grid, so each thread walks B/2 rows and the
  * pipeline's steady state, padding rows inside it and its ends are checked at small B (plain
  * pipe only walks several rows per thread once B x C/1024 exceeds a full wave of blocks).
@@ -77,7 +79,7 @@ static void conv_params(const conv_case *k, int slots, ls_conv_params *p, void *
         p->inter_stride_c = k->inter_wmaj ? 1 : N;
         p->inter_stride_w = k->inter_wmaj ? k->C : 1;
     }
-    (void)slots;
+    p->slots = slots; /* lets conv_vec8 guess the slot before the PDL wait */
 }
 
 /* One case end to end; returns nothing, failures are counted by LS_CHECK. */
@@ -263,16 +265,22 @@ int main(void)
 {
     be = gt_init();
     bad_params();
-    /* every vector-path kernel variant of the launcher (LS_CONV_VARIANT), then the default
-     * choice (knob unset: conv_vec8 or tile1 by shape) last */
-    const char *variants[] = {"tile1", "tile2", "pipe", "pipe_deep", "vec", NULL};
+    /* every kernel variant of the launcher (LS_CONV_VARIANT; scalar = conv_scalar even where the
+     * vector path applies), conv_vec8's slot guess off and always wrong (LS_CONV_SPECULATE: the
+     * reload path), then the default choice (knobs unset: conv_vec8 or tile1 by shape) last */
+    const char *variants[][2] = {{"tile1", NULL}, {"tile2", NULL}, {"pipe", NULL},  {"pipe_deep", NULL}, {"vec", NULL},
+                                 {"vec", "miss"}, {"vec", "off"},  {"scalar", NULL}, {NULL, NULL}};
     const int nv = (int)(sizeof variants / sizeof variants[0]);
     for (int v = 0; v < nv; v++) {
-        printf("=== LS_CONV_VARIANT=%s\n", variants[v] ? variants[v] : "(unset: default)");
-        if (variants[v])
-            setenv("LS_CONV_VARIANT", variants[v], 1);
-        else
-            unsetenv("LS_CONV_VARIANT");
+        printf("=== LS_CONV_VARIANT=%s LS_CONV_SPECULATE=%s\n", variants[v][0] ? variants[v][0] : "(unset: default)",
+               variants[v][1] ? variants[v][1] : "(unset: on)");
+        for (int k = 0; k < 2; k++) {
+            const char *env = k ? "LS_CONV_SPECULATE" : "LS_CONV_VARIANT";
+            if (variants[v][k])
+                setenv(env, variants[v][k], 1);
+            else
+                unsetenv(env);
+        }
         run_matrix(gt_quick(), 0x5eedc0471ull + (uint64_t)v);
     }
     return ls_test_exit();

@@ -22,7 +22,7 @@ static const char *expected_header =
     "case,mechanism,op,variant,model,tp,batch,draft_tokens,layers,conv_dtype,state_dtype,"
     "pool_slots,cache_regime,graph,samples,time_us_median,time_us_p10,time_us_p90,time_us_mean,"
     "time_us_stddev,bytes,gbps,copy_peak_gbps,pct_of_copy_peak,max_rel_err,status,"
-    "repetition,rotated,time_us_min,time_us_max";
+    "repetition,rotated,time_us_min,time_us_max,held";
 
 static char dir[64];
 
@@ -125,6 +125,7 @@ static void fill_row(ls_row *r, const ls_provenance *p, int batch)
     r->batch = batch;
     r->draft_tokens = 4;
     r->layers = 48;
+    r->held = 1;
     snprintf(r->cache_regime, sizeof r->cache_regime, "rotate");
     const double us[] = {2.0, 2.5, 1.5, 2.0};
     ls_stats st;
@@ -170,7 +171,7 @@ static void test_header_and_rows(void)
 
     static char f[64][256];
     int ncols = split_csv(ls_csv_header(), f, 64);
-    LS_CHECK_EQ_INT(ncols, 46);
+    LS_CHECK_EQ_INT(ncols, 47);
     LS_CHECK_EQ_INT(split_csv(row1, f, 64), ncols);
     LS_CHECK(strcmp(f[column("model")], "we,ird \"model\"") == 0);
     LS_CHECK(strcmp(f[column("host")], "node,1") == 0);
@@ -180,6 +181,7 @@ static void test_header_and_rows(void)
     LS_CHECK(strcmp(f[column("batch")], "64") == 0);
     LS_CHECK(strcmp(f[column("bytes")], "1000000") == 0);
     LS_CHECK(strcmp(f[column("samples")], "4") == 0);
+    LS_CHECK(strcmp(f[column("held")], "1") == 0);
     LS_CHECK_NEAR(atof(f[column("time_us_median")]), 2.0, 1e-12, 0);
     LS_CHECK_NEAR(atof(f[column("time_us_min")]), 1.5, 1e-12, 0);
     LS_CHECK_NEAR(atof(f[column("gbps")]), 500.0, 1e-9, 0);

@@ -289,6 +289,132 @@ static void test_errors(void)
     LS_CHECK(strstr(ls_last_error(), "'cold'") != NULL);
 }
 
+/* ---- a fake stream hold: every operation of a sample appends one letter to a log
+ * (H hold, E event, L launch, R release, S sync, Q result query) */
+
+struct ls_hold {
+    int timeout_ms;
+};
+static struct {
+    char log[512];
+    int n, creates, destroys, time_out, fail_enqueue;
+} H;
+static void hlog(char c)
+{
+    if (H.n + 1 < (int)sizeof H.log)
+        H.log[H.n++] = c, H.log[H.n] = 0;
+}
+static int fh_create(ls_hold **out, int timeout_ms)
+{
+    static ls_hold one;
+    one.timeout_ms = timeout_ms;
+    *out = &one;
+    return H.creates++, 0;
+}
+static int fh_destroy(ls_hold *h) { return (void)h, H.destroys++, 0; }
+static int fh_enqueue(ls_hold *h, ls_stream s)
+{
+    (void)h, (void)s;
+    if (H.fail_enqueue)
+        return ls_fail("fake hold cannot be enqueued");
+    return hlog('H'), 0;
+}
+static int fh_release(ls_hold *h) { return (void)h, hlog('R'), 0; }
+static int fh_result(const ls_hold *h) { return (void)h, hlog('Q'), H.time_out; }
+static int fh_event(ls_event *e, ls_stream s)
+{
+    hlog('E');
+    return ls_backend_host()->event_record(e, s);
+}
+static int fh_sync(ls_stream s)
+{
+    hlog('S');
+    return ls_backend_host()->sync(s);
+}
+static int logged_launch(void *ctx, int rot, ls_stream s)
+{
+    hlog('L');
+    return fake_launch(ctx, rot, s);
+}
+
+static ls_backend hold_table(void)
+{
+    ls_backend be = fake_table();
+    be.hold_create = fh_create;
+    be.hold_destroy = fh_destroy;
+    be.hold_enqueue = fh_enqueue;
+    be.hold_release = fh_release;
+    be.hold_result = fh_result;
+    be.event_record = fh_event;
+    be.sync = fh_sync;
+    return be;
+}
+
+static void test_hold(void)
+{
+    ls_backend be = hold_table();
+    ls_timing_config c = base_config(&be);
+    c.hold = 1;
+    c.warmup = 0;
+    c.n_rot = 3;
+    memset(&F, 0, sizeof F);
+    memset(&H, 0, sizeof H);
+    LS_CHECK(ls_timing_holds(&c));
+    ls_timer *t = ls_timer_create(&c, logged_launch, &F);
+    LS_REQUIRE(t != NULL);
+    double us = -1;
+    LS_CHECK_EQ_INT(ls_timer_sample(t, &us), 0);
+    /* the whole sample is queued behind the hold; released after the stop event, checked after
+     * the sync */
+    LS_CHECK(strcmp(H.log, "HELLLERSQ") == 0);
+    LS_CHECK(us >= SPIN_US * 0.95);
+    ls_timer_destroy(t);
+    LS_CHECK(H.creates == 1 && H.destroys == 1);
+
+    /* graph mode: the replay (whose launches the fake does not log) between the events */
+    c.graph = 1;
+    t = ls_timer_create(&c, logged_launch, &F);
+    LS_REQUIRE(t != NULL);
+    H.n = 0, H.log[0] = 0; /* the capture's eager round and sync are not part of a sample */
+    int replays = F.graph_launches;
+    LS_CHECK_EQ_INT(ls_timer_sample(t, &us), 0);
+    LS_CHECK(strcmp(H.log, "HEERSQ") == 0);
+    LS_CHECK_EQ_INT(F.graph_launches, replays + 1);
+    ls_timer_destroy(t);
+    c.graph = 0;
+
+    /* a timed-out hold fails the sample, naming the cause */
+    H.n = 0, H.time_out = 1;
+    int n = 0;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, logged_launch, &F, samples, 4096, &n), -1);
+    LS_CHECK(strstr(ls_last_error(), "hold timed out") != NULL);
+    LS_CHECK(strstr(ls_last_error(), "n_rot = 3") != NULL);
+    H.time_out = 0;
+
+    /* a hold that cannot be enqueued fails the sample before anything is launched */
+    H.n = 0, H.log[0] = 0, H.fail_enqueue = 1;
+    t = ls_timer_create(&c, logged_launch, &F);
+    LS_REQUIRE(t != NULL);
+    LS_CHECK_EQ_INT(ls_timer_sample(t, &us), -1);
+    LS_CHECK(strstr(ls_last_error(), "fake hold cannot be enqueued") != NULL);
+    LS_CHECK(strchr(H.log, 'L') == NULL);
+    ls_timer_destroy(t);
+    H.fail_enqueue = 0;
+
+    /* no hold: not asked for, in profile mode, or a backend without one */
+    H.creates = 0, H.n = 0, H.log[0] = 0;
+    c.hold = 0;
+    LS_CHECK(!ls_timing_holds(&c));
+    LS_CHECK_EQ_INT(ls_time_launches(&c, logged_launch, &F, samples, 4096, &n), 0);
+    c.hold = 1, c.profile = 1;
+    LS_CHECK(!ls_timing_holds(&c));
+    LS_CHECK_EQ_INT(ls_time_launches(&c, logged_launch, &F, samples, 4096, &n), 0);
+    LS_CHECK(H.creates == 0 && strchr(H.log, 'H') == NULL);
+    c.profile = 0;
+    c.be = ls_backend_host();
+    LS_CHECK(!ls_timing_holds(&c));
+}
+
 static void test_copy_peak(void)
 {
     double gbps = -1;
@@ -306,6 +432,7 @@ int main(void)
     test_graph_and_profile();
     test_timer_api();
     test_errors();
+    test_hold();
     test_copy_peak();
     return ls_test_exit();
 }

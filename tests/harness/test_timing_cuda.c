@@ -2,9 +2,11 @@
  * test_timing_cuda.c — the harness on a real GPU (label gpu; exit 77 without one): event timing
  * of device copies in the rotate, hot and flush regimes, eager and graph mode (the timer's own
  * stream), profile mode, the >= 1 GiB copy peak, provenance of the device and hwloc binding to
- * the GPU's local CPUs.
+ * the GPU's local CPUs; the stream hold (it holds, releases, times out) and held timing.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <string.h>
+#include <time.h>
 
 #include "ls_harness.h"
 #include "ls_test.h"
@@ -35,6 +37,57 @@ static int run(const ls_timing_config *c, bufs *b, ls_stats *st)
         return -1;
     }
     return ls_stats_compute(us, n, st);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* The stream hold itself: work queued behind it waits for the release, an event queued after it
+ * is stamped at the release (so it does not count the wait), and an unreleased hold times out. */
+static void test_hold(const ls_backend *be, void *buf)
+{
+    ls_stream s = NULL;
+    ls_event *ea, *eb, *e0, *e1;
+    ls_hold *h = NULL, *h_short = NULL;
+    LS_REQUIRE(be->stream_create(&s) == 0);
+    LS_REQUIRE(be->event_create(&ea) == 0 && be->event_create(&eb) == 0);
+    LS_REQUIRE(be->event_create(&e0) == 0 && be->event_create(&e1) == 0);
+    LS_REQUIRE(be->hold_create(&h, 5000) == 0 && be->hold_create(&h_short, 50) == 0);
+    LS_CHECK_EQ_INT(be->hold_create(&h, 0), -1);
+
+    LS_CHECK_EQ_INT(be->event_record(ea, s), 0);
+    LS_CHECK_EQ_INT(be->hold_enqueue(h, s), 0);
+    LS_CHECK_EQ_INT(be->event_record(eb, s), 0);
+    LS_CHECK_EQ_INT(be->event_record(e0, s), 0);
+    LS_CHECK_EQ_INT(be->mem_set(buf, 7, 4096, s), 0);
+    LS_CHECK_EQ_INT(be->event_record(e1, s), 0);
+    sleep_ms(30);
+    LS_CHECK_EQ_INT(be->hold_release(h), 0);
+    LS_CHECK_EQ_INT(be->sync(s), 0);
+    LS_CHECK_EQ_INT(be->hold_result(h), 0);
+    double held_us = 0, work_us = 0;
+    LS_CHECK_EQ_INT(be->event_elapsed_us(ea, eb, &held_us), 0);
+    LS_CHECK_EQ_INT(be->event_elapsed_us(e0, e1, &work_us), 0);
+    printf("hold: held %.0f us (host slept 30 ms), work behind it %.1f us\n", held_us, work_us);
+    LS_CHECK(held_us > 25000.0 && held_us < 4000000.0);
+    LS_CHECK(work_us >= 0.0 && work_us < 1000.0);
+
+    /* never released: gives up after its 50 ms, and says so */
+    LS_CHECK_EQ_INT(be->event_record(ea, s), 0);
+    LS_CHECK_EQ_INT(be->hold_enqueue(h_short, s), 0);
+    LS_CHECK_EQ_INT(be->event_record(eb, s), 0);
+    LS_CHECK_EQ_INT(be->sync(s), 0);
+    LS_CHECK_EQ_INT(be->hold_result(h_short), 1);
+    LS_CHECK_EQ_INT(be->event_elapsed_us(ea, eb, &held_us), 0);
+    LS_CHECK(held_us > 45000.0 && held_us < 1000000.0);
+
+    LS_CHECK_EQ_INT(be->hold_destroy(h), 0);
+    LS_CHECK_EQ_INT(be->hold_destroy(h_short), 0);
+    be->event_destroy(ea), be->event_destroy(eb), be->event_destroy(e0), be->event_destroy(e1);
+    be->stream_destroy(s);
 }
 
 int main(void)
@@ -107,6 +160,27 @@ int main(void)
         LS_CHECK(all[i]->n >= 20 && all[i]->median > 1.0 && all[i]->median < 1e4);
         LS_CHECK(gbps > 0.2 * peak && gbps < 1.5 * peak);
     }
+
+    /* held samples: the same copies, never slower than unheld ones (their start event waits
+     * for the whole round to be queued instead of the first launch) */
+    c.regime = LS_CACHE_ROTATE;
+    c.n_rot = N_ROT;
+    c.flush_buf = NULL;
+    c.flush_bytes = 0;
+    c.graph = 0;
+    LS_CHECK(ls_timing_holds(&c) == 0);
+    c.hold = 1;
+    LS_CHECK(ls_timing_holds(&c) == 1);
+    ls_stats held;
+    LS_CHECK_EQ_INT(run(&c, &b, &held), 0);
+    printf("rotate held   median %8.2f us (unheld %.2f us)\n", held.median, rot.median);
+    LS_CHECK(held.n >= 20 && held.median > 1.0 && held.median < rot.median * 1.1);
+    c.graph = 1;
+    LS_CHECK_EQ_INT(run(&c, &b, &held), 0);
+    printf("graph held    median %8.2f us (unheld %.2f us)\n", held.median, graph.median);
+    LS_CHECK(held.n >= 20 && held.median > 1.0 && held.median < graph.median * 1.1);
+    c.hold = 0;
+    test_hold(be, b.dst[0]);
 
     /* profile mode: exactly LS_PROFILE_SAMPLES samples */
     double us[16];

@@ -50,6 +50,7 @@ int main(void)
     EXPECT_BAD(p.inter_stride_slot = 10, "inter_stride_slot=10");
     EXPECT_BAD(p.inter_stride_w = -1, "inter_stride_w=-1");
     EXPECT_BAD(p.inter_stride_t = 2, "inter_stride_t=2");
+    EXPECT_BAD(p.slots = -3, "slots=-3");
 
     /* Valid variants: no bias, no inter, window-major strides, transposed x, T=1 with any
      * t stride (extent 1 dims are free), fp32 weights and state. */
@@ -76,6 +77,21 @@ int main(void)
     for (size_t i = 0; i < F.xy_n; i++)
         nan_y += F.y[i] == 0xFFFF;
     LS_CHECK_EQ_INT(nan_y, F.xy_n);
+    /* A given slot count is a contract on the indices: the ref names the row that breaks it. */
+    bad = F.p;
+    int32_t max_slot = -1, max_row = 0;
+    for (int r = 0; r < bad.batch; r++)
+        if (bad.slot_idx[r] > max_slot)
+            max_slot = bad.slot_idx[r], max_row = r;
+    LS_REQUIRE(max_slot >= 0);
+    bad.slots = max_slot; /* one too few */
+    char want[96];
+    snprintf(want, sizeof want, "slot_idx[%d]=%d is not below slots=%d", (int)max_row, (int)max_slot, (int)max_slot);
+    LS_CHECK_EQ_INT(ls_ref_conv_update(&bad), -1);
+    LS_CHECK(strstr(ls_last_error(), want) != NULL);
+    LS_CHECK(memcmp(state0, F.state, F.state_n * 2) == 0);
+    bad.slots = max_slot + 1; /* exactly enough */
+    LS_CHECK_EQ_INT(ls_ref_conv_update(&bad), 0);
     free(state0);
     fx_conv_free(&F);
     return ls_test_exit();

@@ -94,6 +94,7 @@ int main(void)
     /* graphs unsupported (NULL entries), profiler is a no-op */
     LS_CHECK(be->graph_begin == NULL && be->graph_end == NULL);
     LS_CHECK(be->graph_launch == NULL && be->graph_destroy == NULL);
+    LS_CHECK(be->hold_create == NULL && be->hold_enqueue == NULL && be->hold_release == NULL);
     LS_CHECK_EQ_INT(be->profiler_start(), 0);
     LS_CHECK_EQ_INT(be->profiler_stop(), 0);
 

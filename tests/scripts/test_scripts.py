@@ -98,6 +98,21 @@ class CompareDecisions(Base):
             self.assertEqual(decision_of(out, r["case"]), "SAME")
         self.assertIn("10 SAME", out)
         self.assertIn("geomean after/before: 1.0000 (+0.00%) over 10 cases", out)
+        self.assertNotIn("stream hold differs", out)
+
+    def test_held_change_is_noted(self):
+        # BEFORE without the held column (older files: unheld), AFTER held: compared, with a note
+        rows = suite()
+        held = [dict(r, held="1") for r in rows]
+        before = self.csv("before.csv", rows)
+        after = self.csv("after.csv", held, synth.COLUMNS + ["held"])
+        rc, out, err = run(PY, COMPARE, before, after)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("10 SAME", out)
+        self.assertIn("note: the stream hold differs (held 0 before, 1 after)", out)
+        # the same setting on both sides: no note
+        rc, out, err = run(PY, COMPARE, after, after)
+        self.assertNotIn("stream hold differs", out)
 
     def test_one_case_20pct_slower_is_slower_exit_1(self):
         before = suite()
