@@ -12,6 +12,8 @@
  *    the slot before the PDL wait (one dependent load less at small batch).
  *    Needs bf16 state, C % 8 == 0, unit channel stride of x/y, 16-byte aligned bases and
  *    strides that keep every 8-channel group 16-byte aligned (true for every preset).
+ *  - conv_vec2 (channel-major single-token decode with bf16 weights, B <= 16): 2 channels per
+ *    thread, the shortest dependent chain (x, weights and the guessed state beside the index);
  *  - conv_cm_tile (tile1: the default for channel-major state except small-batch decode; tile2;
  *    both prefetch their state into L2 before the PDL wait) and conv_pipe (conv_pipe.cu):
  *    alternatives to conv_vec8 under the same conditions, chosen by cm_variant / LS_CONV_VARIANT;
@@ -121,6 +123,86 @@ __global__ void __launch_bounds__(128, (vec8_min_blocks<WMAJ, WT, INTER>())) con
             conv_store_win8<N, WMAJ, WMAJ>(
                 (uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (WMAJ ? c0 : (int64_t)c0 * N),
                 p.state_stride_w, win);
+    }
+}
+
+/*
+ * conv_vec2: single-token decode of a channel-major bf16 state with bf16 weights, one thread per
+ * (row, 2 channels): 4x the threads of conv_vec8 and a quarter of its per-thread math, for the
+ * batches where the kernel is one dependent chain (B = 1: 2048 threads on 16 SMs instead of 512
+ * on 4). The two channels' W-1 columns are 2(W-1) contiguous bf16 = W-1 aligned 32-bit words
+ * (c0 even), their weights W words, x and y one word each. Slot guess as conv_vec8; x and the
+ * weights are issued beside the index (measured: 1.07 us at B = 1 against 1.16 with the
+ * weights after it, and 1.29 for conv_vec8; kernels.md).
+ */
+template <int W>
+__global__ void __launch_bounds__(128) conv_vec2(const conv_args a)
+{
+    constexpr int N = W - 1;
+    const ls_conv_params &p = a.p;
+    const int g = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    int guess = -1;
+    if (a.spec && g < a.groups) {
+        guess = __ldcg(p.slot_idx + blockIdx.y);
+        if (a.spec == 2 && guess >= 0) /* tests: always wrong, so the reload path runs */
+            guess = guess + 1 < p.slots ? guess + 1 : 0;
+        if ((unsigned)guess >= (unsigned)p.slots)
+            guess = -1;
+    }
+    ls_pdl_wait();
+    ls_pdl_trigger();
+    if (g >= a.groups)
+        return;
+    const int c0 = g * 2;
+    const uint32_t *wq = (const uint32_t *)((const uint16_t *)p.weight + (int64_t)c0 * W);
+    const uint32_t *bq = (const uint32_t *)((const uint16_t *)p.bias + c0);
+    for (int r = (int)blockIdx.y; r < p.batch; r += (int)gridDim.y, guess = -1) {
+        const uint32_t xw = __ldg((const uint32_t *)(p.x + (int64_t)r * p.x_stride_b + c0));
+        uint32_t win[N], wt[W], bw = 0;
+        if (guess >= 0) {
+            const uint32_t *st = (const uint32_t *)((const uint16_t *)p.state + (int64_t)guess * p.state_stride_slot +
+                                                    (int64_t)c0 * N);
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                win[k] = st[k];
+        }
+        const int s = p.slot_idx[r];
+#pragma unroll
+        for (int k = 0; k < W; k++)
+            wt[k] = __ldg(wq + k);
+        if (p.bias)
+            bw = __ldg(bq);
+        if (s < 0)
+            continue;
+        uint32_t *st = (uint32_t *)((uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (int64_t)c0 * N);
+        if (s != guess)
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                win[k] = st[k];
+        /* channel c in {0,1}: window element j at c*N + j, weight j at c*W + j (packed bf16) */
+        float y2[2];
+        uint32_t nw[N];
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            nw[k] = 0;
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            float acc = pk_get(&bw, c);
+#pragma unroll
+            for (int j = 0; j < N; j++)
+                acc = fmaf(pk_get(wt, c * W + j), pk_get(win, c * N + j), acc);
+            acc = fmaf(pk_get(wt, c * W + N), pk_get(&xw, c), acc);
+            y2[c] = p.silu ? ls_silu_fast(acc) : acc;
+#pragma unroll
+            for (int j = 0; j < N - 1; j++)
+                pk_set(nw, c * N + j, pk_raw(win, c * N + j + 1));
+            pk_set(nw, c * N + N - 1, pk_raw(&xw, c));
+        }
+        *(uint32_t *)(p.y + (int64_t)r * p.y_stride_b + c0) = ls_pack_bf16x2(y2[0], y2[1]);
+        if (!p.disable_state_update)
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                st[k] = nw[k];
     }
 }
 
@@ -400,12 +482,13 @@ static int launch_tile_w(const conv_args &a, cudaStream_t st)
  * switch it with setenv): unset = the default below; "vec" (conv_vec8), "tile1" / "tile2"
  * (conv_cm_tile with 1 or 2 tiles per warp; channel-major only), "pipe" (conv_pipe, persistent
  * and pipelined, both orientations), "pipe_deep" (conv_pipe on a 2-row-slice grid: tests only),
- * "scalar" (conv_scalar, one thread per channel, even where the vector path applies).
- * Measured on the H200 (results/h200/kernels.md): tile1 is the fastest channel-major kernel
- * except single-token decode of small batches, where conv_vec8's shorter chain wins by ~0.1 us;
- * tile2 and pipe were slower everywhere and stay as tested candidates. Other values select the
- * default. */
-enum { CM_DEFAULT = -1, CM_VEC = 0, CM_TILE1, CM_TILE2, CM_PIPE, CM_PIPE_DEEP, CM_SCALAR };
+ * "scalar" (conv_scalar, one thread per channel, even where the vector path applies), "vec2"
+ * (conv_vec2: single-token decode with bf16 weights; otherwise the default).
+ * Measured on the H200 (results/h200/kernels.md), channel-major single-token decode: conv_vec2
+ * up to B = 16 (1.07 us at B = 1, 1.24 at B = 8 against conv_vec8's 1.29 / 1.37; level at 32,
+ * slower at 64), conv_vec8 below B = 64, tile1 from 64 and for every verify; tile2 and pipe were
+ * slower everywhere and stay as tested candidates. Other values select the default. */
+enum { CM_DEFAULT = -1, CM_VEC = 0, CM_TILE1, CM_TILE2, CM_PIPE, CM_PIPE_DEEP, CM_SCALAR, CM_VEC2 };
 static int cm_variant(void)
 {
     const char *v = getenv("LS_CONV_VARIANT");
@@ -423,6 +506,8 @@ static int cm_variant(void)
         return CM_PIPE_DEEP;
     if (!strcmp(v, "scalar"))
         return CM_SCALAR;
+    if (!strcmp(v, "vec2"))
+        return CM_VEC2;
     return CM_DEFAULT;
 }
 
@@ -449,9 +534,17 @@ static int conv_spec_mode(void)
 template <int W>
 static int launch_cm_w(conv_args a, cudaStream_t st)
 {
+    const bool vec2_ok = a.p.tokens == 1 && !a.p.inter && a.p.weight_dtype == LS_BF16;
     int v = cm_variant();
     if (v == CM_DEFAULT)
-        v = (a.p.tokens == 1 && a.p.batch < 64) ? CM_VEC : CM_TILE1;
+        v = a.p.tokens > 1 ? CM_TILE1 : a.p.batch <= 16 && vec2_ok ? CM_VEC2 : a.p.batch < 64 ? CM_VEC : CM_TILE1;
+    if (v == CM_VEC2 && vec2_ok) {
+        a.groups = a.p.channels / 2;
+        const int threads = a.groups >= 128 ? 128 : (int)ls_ceil_div(a.groups, 32) * 32;
+        dim3 grid((unsigned)ls_ceil_div(a.groups, threads), (unsigned)(a.p.batch < 65535 ? a.p.batch : 65535));
+        LS_CUDA_LAUNCH((conv_vec2<W>), grid, threads, 0, st, a);
+        return 0;
+    }
     switch (v) {
     case CM_TILE1: a.groups = (int32_t)ls_ceil_div(a.p.channels, 256); return launch_tile_w<W, 1>(a, st);
     case CM_TILE2: a.groups = (int32_t)ls_ceil_div(a.p.channels, 256); return launch_tile_w<W, 2>(a, st);

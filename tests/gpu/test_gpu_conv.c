@@ -11,8 +11,9 @@
  * inter/y poisoned whole (0xFF) identically on host and device. y within 2 bf16 ulps (+1e-5);
  * state and inter windows bit-exact (they are copies of inputs); untouched bytes stay poison.
  * The matrix runs once per kernel variant (LS_CONV_VARIANT = tile1, tile2, pipe, pipe_deep, vec,
- * scalar, then the default; pipe and pipe_deep also take the window-major cases), and for vec
- * with its slot guess off and always wrong (LS_CONV_SPECULATE = off, miss). Every case gives
+ * scalar, vec2, then the default; pipe and pipe_deep also take the window-major cases; vec2
+ * takes the single-token bf16-weight cases), and for vec with its slot guess off and always
+ * wrong, for vec2 always wrong (LS_CONV_SPECULATE = off, miss). Every case gives
  * the pool's slot count (p.slots), so the default vec runs guess the slot before the PDL wait.
  * pipe_deep runs conv_pipe on a 2-row-slice grid, so each thread walks B/2 rows and the
  * pipeline's steady state, padding rows inside it and its ends are checked at small B (plain
@@ -247,6 +248,10 @@ static void run_matrix(int quick, uint64_t seed)
             k = synth_case(name, 4, 1, 264, W, 0, LS_F32, LS_BF16, wm, 0, 0, 1, 0, 0);
             run_case(&k, &seed);
         }
+    /* single-token decode with bf16 weights and no state write over 264 channels (conv_vec2's
+     * partial last block, conv_vec8's 33 groups) */
+    conv_case kd = synth_case("synth/decode-dsu-bf16w", 5, 1, 264, 4, 1, LS_BF16, LS_BF16, 0, 0, 0, 1, 1, 0);
+    run_case(&kd, &seed);
     /* a partial last channel tile (264 = 256 + 8 channels) for the tile kernel */
     conv_case kp = synth_case("synth/partial-tile", 5, 4, 264, 4, 1, LS_BF16, LS_BF16, 0, 1, 0, 0, 1, 0);
     run_case(&kp, &seed);
@@ -269,7 +274,8 @@ int main(void)
      * vector path applies), conv_vec8's slot guess off and always wrong (LS_CONV_SPECULATE: the
      * reload path), then the default choice (knobs unset: conv_vec8 or tile1 by shape) last */
     const char *variants[][2] = {{"tile1", NULL}, {"tile2", NULL}, {"pipe", NULL},  {"pipe_deep", NULL}, {"vec", NULL},
-                                 {"vec", "miss"}, {"vec", "off"},  {"scalar", NULL}, {NULL, NULL}};
+                                 {"vec", "miss"}, {"vec", "off"},  {"scalar", NULL}, {"vec2", NULL},
+                                 {"vec2", "miss"}, {NULL, NULL}};
     const int nv = (int)(sizeof variants / sizeof variants[0]);
     for (int v = 0; v < nv; v++) {
         printf("=== LS_CONV_VARIANT=%s LS_CONV_SPECULATE=%s\n", variants[v][0] ? variants[v][0] : "(unset: default)",
