@@ -102,9 +102,10 @@ typedef struct ls_conv_params {
     void *inter;                  /* optional: element (s, t, c, w) */
     int64_t inter_stride_slot, inter_stride_t, inter_stride_c, inter_stride_w;
     int32_t slots;                /* optional: slots of the state view (0 = not given). When
-                                   * given, every index must be < slots, and a backend may read
-                                   * the state at the index it sees before the previous kernel
-                                   * of the stream has finished, re-checking it afterwards */
+                                   * given, every index must be < slots, and a backend may
+                                   * prefetch or read the state at the index it sees before the
+                                   * previous kernel of the stream has finished (a read is
+                                   * re-checked against the index afterwards) */
 } ls_conv_params;
 
 /* ---------------------------------------- gated delta rule: GDN (§2.2, §2.3) and KDA (§2.5) */

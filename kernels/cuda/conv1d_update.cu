@@ -254,9 +254,11 @@ static __device__ __forceinline__ void tile_swap_out(uint4 *sm, const uint32_t w
  * Before the PDL wait (while the previous kernel of the stream may still run), a warp pulls its
  * tiles' state and first-token x into L2, at the slot the index holds now: the read of the
  * index goes to L2 only (ld.cg, so no stale copy stays in L1 for the real read after the
- * wait), and a prefetch changes no value, so a stale or garbage index costs one wasted
- * prefetch and nothing else (L2 is the point of coherence: a later write by the previous
- * kernel updates the prefetched line). The loads after the wait then hit L2 for the CTAs that
+ * wait), and a prefetch changes no value, so a stale index costs one wasted prefetch and
+ * nothing else (L2 is the point of coherence: a later write by the previous kernel updates the
+ * prefetched line). The state is prefetched only when the caller gives the view's slot count
+ * (p.slots) and the index is below it, so even a garbage index never names an address outside
+ * the state view. The loads after the wait then hit L2 for the CTAs that
  * were resident early: at large B the first wave's index -> state chain no longer waits on
  * DRAM.
  */
@@ -272,7 +274,7 @@ static __device__ __forceinline__ void tile_prefetch(const ls_conv_params &p, ui
         const int c0 = (int)(tile0 + i - (uint32_t)row * tiles_per_row) * 256;
         const int nbytes = min(256, p.channels - c0) * N * 2; /* the tile's state, contiguous */
         const int s = __ldcg(p.slot_idx + row);
-        if (s >= 0 && lane * 128 < nbytes)
+        if ((unsigned)s < (unsigned)p.slots && lane * 128 < nbytes) /* never outside the view */
             ls_prefetch_l2((const char *)p.state + ((int64_t)s * p.state_stride_slot + (int64_t)c0 * N) * 2 + lane * 128);
         else if (lane >= 28) /* x of token 0: 512 bytes, 4 lines */
             ls_prefetch_l2((const char *)(p.x + (int64_t)row * p.x_stride_b + c0) + (lane - 28) * 128);
