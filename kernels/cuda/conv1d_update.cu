@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(128) conv_vec2(const conv_args a)
         return;
     const int c0 = g * 2;
     const uint32_t *wq = (const uint32_t *)((const uint16_t *)p.weight + (int64_t)c0 * W);
-    const uint32_t *bq = (const uint32_t *)((const uint16_t *)p.bias + c0);
+    const uint32_t *bq = p.bias ? (const uint32_t *)((const uint16_t *)p.bias + c0) : NULL;
     for (int r = (int)blockIdx.y; r < p.batch; r += (int)gridDim.y, guess = -1) {
         const uint32_t xw = __ldg((const uint32_t *)(p.x + (int64_t)r * p.x_stride_b + c0));
         uint32_t win[N], wt[W], bw = 0;
@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(128) conv_vec2(const conv_args a)
 #pragma unroll
         for (int k = 0; k < W; k++)
             wt[k] = __ldg(wq + k);
-        if (p.bias)
+        if (bq)
             bw = __ldg(bq);
         if (s < 0)
             continue;
@@ -272,11 +272,11 @@ static __device__ __forceinline__ void tile_prefetch(const ls_conv_params &p, ui
             return;
         const int row = (int)((tile0 + i) / tiles_per_row);
         const int c0 = (int)(tile0 + i - (uint32_t)row * tiles_per_row) * 256;
-        const int nbytes = min(256, p.channels - c0) * N * 2; /* the tile's state, contiguous */
+        const int nc = min(256, p.channels - c0), nbytes = nc * N * 2; /* the tile's state, contiguous */
         const int s = __ldcg(p.slot_idx + row);
         if ((unsigned)s < (unsigned)p.slots && lane * 128 < nbytes) /* never outside the view */
             ls_prefetch_l2((const char *)p.state + ((int64_t)s * p.state_stride_slot + (int64_t)c0 * N) * 2 + lane * 128);
-        else if (lane >= 28) /* x of token 0: 512 bytes, 4 lines */
+        else if (lane >= 28 && (lane - 28) * 128 < nc * 2) /* x of token 0: up to 512 bytes, 4 lines */
             ls_prefetch_l2((const char *)(p.x + (int64_t)row * p.x_stride_b + c0) + (lane - 28) * 128);
     }
 }
