@@ -65,6 +65,18 @@ static __device__ __forceinline__ void vec8_load_win(const ls_conv_params &p, in
     }
 }
 
+/* The slot guess of the small-batch kernels, read BEFORE the PDL wait: the index of the block's
+ * row through L2 (ld.cg: no stale copy stays in L1), -1 when it is padding or not below p.slots
+ * (a garbage value never names an address outside the state view). a.spec == 2 (tests) makes
+ * every guess wrong, so the reload path runs. */
+static __device__ __forceinline__ int slot_guess(const conv_args &a)
+{
+    int guess = __ldcg(a.p.slot_idx + blockIdx.y);
+    if (a.spec == 2 && guess >= 0)
+        guess = guess + 1 < a.p.slots ? guess + 1 : 0;
+    return (unsigned)guess < (unsigned)a.p.slots ? guess : -1;
+}
+
 /* Blocks per SM asked of ptxas: 10 (48 registers, no spill) for the channel-major bf16 decode
  * instance (GDN / Mamba2 decode: 40 warps per SM instead of 36 when it serves a large batch);
  * the others keep their natural count (a cap makes them spill). */
@@ -79,14 +91,7 @@ __global__ void __launch_bounds__(128, (vec8_min_blocks<WMAJ, WT, INTER>())) con
     constexpr int N = W - 1;
     const ls_conv_params &p = a.p;
     const int g = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-    int guess = -1;
-    if (a.spec && g < a.groups) {
-        guess = __ldcg(p.slot_idx + blockIdx.y);
-        if (a.spec == 2 && guess >= 0) /* tests: always wrong, so the reload path runs */
-            guess = guess + 1 < p.slots ? guess + 1 : 0;
-        if ((unsigned)guess >= (unsigned)p.slots) /* also -1 (padding) */
-            guess = -1;
-    }
+    int guess = a.spec && g < a.groups ? slot_guess(a) : -1; /* reset to -1 after the first row */
     ls_pdl_wait();
     ls_pdl_trigger();
     if (g >= a.groups)
@@ -141,14 +146,7 @@ __global__ void __launch_bounds__(128) conv_vec2(const conv_args a)
     constexpr int N = W - 1;
     const ls_conv_params &p = a.p;
     const int g = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-    int guess = -1;
-    if (a.spec && g < a.groups) {
-        guess = __ldcg(p.slot_idx + blockIdx.y);
-        if (a.spec == 2 && guess >= 0) /* tests: always wrong, so the reload path runs */
-            guess = guess + 1 < p.slots ? guess + 1 : 0;
-        if ((unsigned)guess >= (unsigned)p.slots)
-            guess = -1;
-    }
+    int guess = a.spec && g < a.groups ? slot_guess(a) : -1; /* reset to -1 after the first row */
     ls_pdl_wait();
     ls_pdl_trigger();
     if (g >= a.groups)
