@@ -515,10 +515,7 @@ static int cm_variant(void)
  * LS_CONV_PREFETCH=0 (read once per process), for A/B runs. */
 static int conv_prefetch_on(void)
 {
-    static const int on = [] {
-        const char *s = getenv("LS_CONV_PREFETCH");
-        return !(s && !strcmp(s, "0"));
-    }();
+    static const int on = ls_env_on("LS_CONV_PREFETCH");
     return on;
 }
 
@@ -527,8 +524,9 @@ static int conv_prefetch_on(void)
  * reload path). Other values: the default. */
 static int conv_spec_mode(void)
 {
-    const char *v = getenv("LS_CONV_SPECULATE");
-    return v && !strcmp(v, "off") ? 0 : v && !strcmp(v, "miss") ? 2 : 1;
+    static const char *const names[] = {"on", "off", "miss"}; /* unset: index 0 */
+    const ls_knob k = ls_knob_read("LS_CONV_SPECULATE", names, 3);
+    return k.v == 1 ? 0 : k.v == 2 ? 2 : 1;
 }
 
 template <int W>

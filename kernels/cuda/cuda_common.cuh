@@ -52,12 +52,16 @@ extern "C" int ls_cuda_sm_count(void);
 static __device__ __forceinline__ void ls_pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 static __device__ __forceinline__ void ls_pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 
+/* An on/off switch in the environment: on unless the variable is exactly "0". */
+static inline bool ls_env_on(const char *name)
+{
+    const char *s = getenv(name);
+    return !(s && !strcmp(s, "0"));
+}
+
 inline bool ls_pdl_enabled()
 {
-    static const bool on = [] {
-        const char *s = getenv("LS_PDL");
-        return !(s && !strcmp(s, "0"));
-    }();
+    static const bool on = ls_env_on("LS_PDL");
     return on;
 }
 
