@@ -83,6 +83,7 @@ int bench_ssu_setup(bench_ctx *x)
         q->state = ls_pool_temporal(x->pool, l);
         q->state_stride_slot = item;
         q->slot_idx = x->slots_dev;
+        q->slots = ls_pool_slots(x->pool); /* the view's slot count: lets a backend guess early */
         if (spec) {
             q->inter = ls_pool_spec_temporal(x->pool, l);
             q->inter_stride_slot = item * T;

@@ -156,6 +156,14 @@ int ls_conv_params_check(const ls_conv_params *p)
     return 0;
 }
 
+int ls_slots_check(const char *op, const int32_t *slot_idx, int32_t batch, int32_t slots)
+{
+    for (int32_t r = 0; slots > 0 && r < batch; r++)
+        if (slot_idx[r] >= slots)
+            return ls_fail("%s: slot_idx[%d]=%d is not below slots=%d", op, (int)r, (int)slot_idx[r], (int)slots);
+    return 0;
+}
+
 int ls_delta_params_check(const ls_delta_params *p, int per_channel_gate)
 {
     if (per_channel_gate != 0 && per_channel_gate != 1)
@@ -186,6 +194,8 @@ int ls_delta_params_check(const ls_delta_params *p, int per_channel_gate)
     NEED_PTR(op, p->o, "o");
     NEED_PTR(op, p->state, "state");
     NEED_PTR(op, p->slot_idx, "slot_idx");
+    if (p->slots < 0)
+        return ls_fail("%s: slots=%d is negative", op, (int)p->slots);
     int64_t slot = mul_sat(p->heads_v, p->dk, p->dv);
     TRY(check_slot_stride(op, "state_stride_slot", p->state_stride_slot, slot));
     if (p->inter)
@@ -220,6 +230,8 @@ int ls_ssu_params_check(const ls_ssu_params *p)
     NEED_PTR(op, p->y, "y");
     NEED_PTR(op, p->state, "state");
     NEED_PTR(op, p->slot_idx, "slot_idx");
+    if (p->slots < 0)
+        return ls_fail("ssu: slots=%d is negative", (int)p->slots);
     int64_t slot = mul_sat(p->nheads, p->head_dim, p->dstate);
     TRY(check_slot_stride(op, "state_stride_slot", p->state_stride_slot, slot));
     if (p->inter)

@@ -146,6 +146,8 @@ typedef struct ls_delta_params {
     const int32_t *slot_idx;
     void *inter;                  /* optional */
     int64_t inter_stride_slot;    /* elements between slots; step stride is HV*K*V */
+    int32_t slots;                /* optional: slots of the state view (0 = not given); the
+                                   * contract of ls_conv_params.slots */
 } ls_delta_params;
 
 /* ----------------------------------------- Mamba2 selective state update (SPEC §2.6) */
@@ -177,6 +179,8 @@ typedef struct ls_ssu_params {
     const int32_t *slot_idx;
     void *inter;
     int64_t inter_stride_slot;
+    int32_t slots;                /* optional: slots of the state view (0 = not given); the
+                                   * contract of ls_conv_params.slots */
 } ls_ssu_params;
 
 /* ----------------------------------------------- state ops over a whole pool (SPEC §1.5, §2.4) */
@@ -307,6 +311,9 @@ int ls_ref_state_zero(const ls_state_params *p);
 
 /* Validation shared by both backends: returns 0 or ls_fail(...) naming the bad field. */
 int ls_conv_params_check(const ls_conv_params *p);
+/* The contract of a given slot count (slots > 0): every index below it; host indices only.
+ * Returns 0 or ls_fail naming the first row that breaks it. */
+int ls_slots_check(const char *op, const int32_t *slot_idx, int32_t batch, int32_t slots);
 int ls_delta_params_check(const ls_delta_params *p, int per_channel_gate);
 int ls_ssu_params_check(const ls_ssu_params *p);
 int ls_state_params_check(const ls_state_params *p, int need_src, int need_spec);

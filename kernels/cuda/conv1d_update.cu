@@ -65,16 +65,10 @@ static __device__ __forceinline__ void vec8_load_win(const ls_conv_params &p, in
     }
 }
 
-/* The slot guess of the small-batch kernels, read BEFORE the PDL wait: the index of the block's
- * row through L2 (ld.cg: no stale copy stays in L1), -1 when it is padding or not below p.slots
- * (a garbage value never names an address outside the state view). a.spec == 2 (tests) makes
- * every guess wrong, so the reload path runs. */
+/* The slot guess of the small-batch kernels (ls_slot_guess): the first row of the block. */
 static __device__ __forceinline__ int slot_guess(const conv_args &a)
 {
-    int guess = __ldcg(a.p.slot_idx + blockIdx.y);
-    if (a.spec == 2 && guess >= 0)
-        guess = guess + 1 < a.p.slots ? guess + 1 : 0;
-    return (unsigned)guess < (unsigned)a.p.slots ? guess : -1;
+    return ls_slot_guess(a.p.slot_idx, (int)blockIdx.y, a.p.slots, a.spec);
 }
 
 /* Blocks per SM asked of ptxas: 10 (48 registers, no spill) for the channel-major bf16 decode
@@ -519,15 +513,6 @@ static int conv_prefetch_on(void)
     return on;
 }
 
-/* conv_vec8's slot guess when p->slots is given, LS_CONV_SPECULATE (read at each launch, so a
- * test can switch it): unset or "on" 1, "off" 0, "miss" 2 (every guess wrong: tests the
- * reload path). Other values: the default. */
-static int conv_spec_mode(void)
-{
-    static const char *const names[] = {"on", "off", "miss"}; /* unset: index 0 */
-    const ls_knob k = ls_knob_read("LS_CONV_SPECULATE", names, 3);
-    return k.v == 1 ? 0 : k.v == 2 ? 2 : 1;
-}
 
 template <int W>
 static int launch_cm_w(conv_args a, cudaStream_t st)
@@ -594,7 +579,7 @@ extern "C" int ls_cuda_conv_update(const ls_conv_params *p, ls_stream s)
     conv_args a;
     a.p = *p;
     a.prefetch = conv_prefetch_on();
-    a.spec = p->slots > 0 ? conv_spec_mode() : 0;
+    a.spec = ls_spec_mode("LS_CONV_SPECULATE", p->slots);
     int swm = 0, iwm = 0;
     if (cm_variant() != CM_SCALAR && conv_vec_ok(p, &swm, &iwm)) {
         a.groups = p->channels / 8;

@@ -16,7 +16,7 @@ struct conv_args {
     int32_t groups;      /* channel groups per row (C/8 for conv_vec8, C for conv_scalar) */
     int32_t inter_wmaj;  /* conv_vec8: inter windows are window-major (stride_c == 1) */
     int32_t prefetch;    /* conv_cm_tile: warm L2 before the PDL wait (LS_CONV_PREFETCH=0: off) */
-    int32_t spec;        /* conv_vec8: 0 no slot guess, 1 guess (p.slots given), 2 wrong guess (tests) */
+    int32_t spec;        /* conv_vec8 / conv_vec2 slot guess: an ls_spec (OFF; AUTO = ON; MISS for tests) */
 };
 
 /* --------------------------------------------------------------------- vector path */

@@ -10,7 +10,8 @@
  *  - programmatic dependent launch (ls_launch, ls_pdl_wait / ls_pdl_trigger) and LS_CUDA_LAUNCH:
  *    launch + LS_CUDA_CHECK_LAUNCH in one statement;
  *  - bulk asynchronous copies (TMA) into shared memory through an mbarrier;
- *  - ls_knob_read: a tuning knob (environment variable naming a kernel variant).
+ *  - ls_knob_read: a tuning knob (environment variable naming a kernel variant);
+ *  - the slot guess before the PDL wait (ls_slot_guess) and its switch (ls_spec_mode).
  *
  * Everything here is static inline; include it from .cu files only.
  */
@@ -51,6 +52,28 @@ extern "C" int ls_cuda_sm_count(void);
  */
 static __device__ __forceinline__ void ls_pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 static __device__ __forceinline__ void ls_pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
+/*
+ * The slot guess read BEFORE the PDL wait (conv, SSU and delta-rule kernels): the index of row r
+ * through L2 (ld.cg, so no stale copy stays in L1 for the real read after the wait), -1 when it
+ * is padding or not below `slots` (the view's slot count; 0 = not given: no guess), so even a
+ * garbage value never names an address outside the state view. A kernel may prefetch its state
+ * into L2 at the guess before the wait and load it right after the wait, beside the real index;
+ * it keeps those values only when the real index equals the guess (the state itself is always
+ * read after the wait, so a stale guess costs a reload, never a stale value). mode: an ls_spec
+ * (LS_SPEC_MISS makes every guess wrong, so tests run the reload path).
+ */
+enum ls_spec { LS_SPEC_OFF = 0, LS_SPEC_AUTO = 1, LS_SPEC_ON = 2, LS_SPEC_MISS = 3 };
+
+static __device__ __forceinline__ int ls_slot_guess(const int32_t *slot_idx, int r, int slots, int mode)
+{
+    if (mode == LS_SPEC_OFF)
+        return -1;
+    int guess = __ldcg(slot_idx + r);
+    if (mode == LS_SPEC_MISS && guess >= 0)
+        guess = guess + 1 < slots ? guess + 1 : 0;
+    return (unsigned)guess < (unsigned)slots ? guess : -1;
+}
 
 /* An on/off switch in the environment: on unless the variable is exactly "0". */
 static inline bool ls_env_on(const char *name)
@@ -164,6 +187,36 @@ static inline ls_knob ls_knob_read(const char *env, const char *const *names, in
         if (!strcmp(s, names[i]))
             k.v = i;
     return k;
+}
+
+/*
+ * The slot-guess mode of a launch (ls_slot_guess) from environment variable `env`, read at each
+ * launch so a test can switch it: unset (or another value) LS_SPEC_AUTO, the launcher's own
+ * choice; "on" LS_SPEC_ON, "off" LS_SPEC_OFF, "miss" LS_SPEC_MISS (every guess wrong). Always
+ * LS_SPEC_OFF when the caller gave no slot count.
+ */
+static inline int ls_spec_mode(const char *env, int slots)
+{
+    static const char *const names[] = {"auto", "off", "on", "miss"}; /* unset: index 0 */
+    static const int modes[] = {LS_SPEC_AUTO, LS_SPEC_OFF, LS_SPEC_ON, LS_SPEC_MISS};
+    if (slots <= 0)
+        return LS_SPEC_OFF;
+    const ls_knob k = ls_knob_read(env, names, 4);
+    return k.v < 0 ? LS_SPEC_AUTO : modes[k.v];
+}
+
+/* Whether `blocks` CTAs of `threads` threads of `kernel` are all resident at once (one wave).
+ * The occupancy is queried once per kernel and CTA size (threads a multiple of 32, <= 1024). */
+template <typename Kernel>
+static inline bool ls_one_wave(Kernel kernel, unsigned blocks, int threads)
+{
+    static int per_sm[33]; /* by warps per CTA; 0 = not queried yet */
+    int &n = per_sm[threads / 32];
+    if (n == 0 && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return (long long)blocks <= (long long)n * ls_cuda_sm_count();
 }
 
 /* True when p is 16-byte aligned (host or device). */

@@ -15,6 +15,8 @@
  * FAST (ds = 128 or 256, aligned): vector accesses with immediate row strides. Generic (any
  * ds <= 256, any alignment): scalar predicated accesses, NCH = 8, RP = 2.
  * softplus/exp of the decay use full-precision expf/log1pf (ls_rec::softplus_precise).
+ * A grid resident all at once (small batch) guesses the slot before the PDL wait and prefetches
+ * its state into L2 meanwhile (spec_for, ls_slot_guess).
  */
 #include "delta_rule.cuh" /* ls_rec:: 4-wide accesses */
 
@@ -45,9 +47,37 @@ __device__ __forceinline__ float sum_n_lanes(float x)
  * rows per lane. ONE_TOKEN: T = 1 at compile time. CS: streaming (evict-first) hints on the state
  * and inter accesses (LS_SSU_VARIANT=cs). Warp w (ordered r, h, row block; row block fastest).
  */
+/* The warp's state tile (rows row0 + i * LANES_R, chunks n0 + j * CHUNK) from src, all loads
+ * issued at once; zero where src is NULL (padding) or the row is past hd. */
+template <typename ST, int NCH, int RP, bool FAST, bool CS>
+__device__ __forceinline__ void load_tile(const ST *src, int row0, int n0, int hd, int ds, float S[RP][NCH][4])
+{
+#pragma unroll
+    for (int i = 0; i < RP; i++) {
+        const int row = row0 + i * LANES_R;
+#pragma unroll
+        for (int j = 0; j < NCH; j++) {
+            const int n = n0 + j * CHUNK;
+            if (src && row < hd)
+                ls_rec::load4<FAST, CS>(src + (long long)row * ds + n, ds - n, S[i][j]);
+            else
+                S[i][j][0] = S[i][j][1] = S[i][j][2] = S[i][j][3] = 0.0f;
+        }
+    }
+}
+
+/*
+ * ST: float or uint16_t (bf16) state. NCH: 32-column chunks per lane (FAST: ds = 32*NCH). RP:
+ * rows per lane. ONE_TOKEN: T = 1 at compile time. CS: streaming (evict-first) hints on the state
+ * and inter accesses (LS_SSU_VARIANT=cs). Warp w (ordered r, h, row block; row block fastest).
+ * spec (FAST only; the launcher's choice, spec_for): the slot guess (ls_slot_guess). Before the
+ * PDL wait the warp prefetches its tile at the guessed slot into L2 (its rows are contiguous:
+ * WR x ds elements); after the wait it loads the tile there beside the real index and loads
+ * again only when the two differ.
+ */
 template <typename ST, int NCH, int RP, bool FAST, bool ONE_TOKEN, bool CS = false>
 __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(FAST, ONE_TOKEN))
-ssu_kernel(const ls_ssu_params p)
+ssu_kernel(const ls_ssu_params p, int spec)
 {
     constexpr int WR = LANES_R * RP; /* rows per warp */
     const int lane = threadIdx.x & 31;
@@ -61,32 +91,31 @@ ssu_kernel(const ls_ssu_params p)
     const long long rh = gw / rblocks;
     const int h = (int)(rh % nh);
     const int r = (int)(rh / nh);
+    const long long head = (long long)h * hd * ds;
+    const int guess = FAST && r < p.batch ? ls_slot_guess(p.slot_idx, r, p.slots, spec) : -1;
+    if (guess >= 0) { /* the tile's WR rows are contiguous: one line per lane per 4 KiB */
+        const char *t = (const char *)((const ST *)p.state + guess * p.state_stride_slot + head + (long long)rb * WR * ds);
+        const int bytes = min(WR, hd - rb * WR) * ds * (int)sizeof(ST);
+        for (int off = lane * 128; off < bytes; off += 32 * 128)
+            ls_prefetch_l2(t + off);
+    }
     ls_pdl_wait();
     ls_pdl_trigger();
     if (r >= p.batch)
         return; /* whole warp */
 
     const int g = h / (nh / ng);
-    const int slot = p.slot_idx[r];
-    const long long head = (long long)h * hd * ds;
     const int row0 = rb * WR + lr;  /* row of i = 0; row i is row0 + i * LANES_R */
     const int n0 = ln * 4;          /* column of chunk 0; chunk j is n0 + j * CHUNK */
 
-    /* ---- state tile: all loads first */
+    /* ---- state tile: all loads first (at the guess beside the index, then again on a miss) */
     float S[RP][NCH][4];
-    const ST *src = slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr;
-#pragma unroll
-    for (int i = 0; i < RP; i++) {
-        const int row = row0 + i * LANES_R;
-#pragma unroll
-        for (int j = 0; j < NCH; j++) {
-            const int n = n0 + j * CHUNK;
-            if (src && row < hd)
-                ls_rec::load4<FAST, CS>(src + (long long)row * ds + n, ds - n, S[i][j]);
-            else
-                S[i][j][0] = S[i][j][1] = S[i][j][2] = S[i][j][3] = 0.0f;
-        }
-    }
+    if (guess >= 0)
+        load_tile<ST, NCH, RP, FAST, CS>((const ST *)p.state + guess * p.state_stride_slot + head, row0, n0, hd, ds, S);
+    const int slot = p.slot_idx[r];
+    if (slot != guess || slot < 0) /* a miss, or padding (no guess either): zeros */
+        load_tile<ST, NCH, RP, FAST, CS>(slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr,
+                                         row0, n0, hd, ds, S);
 
     if (!ONE_TOKEN) /* verify: later tokens' B, C rows into L2 under the state loads */
         for (int t = 1; t < T; t++) {
@@ -174,13 +203,28 @@ static int fast_chunks(const ls_ssu_params *p)
     return ok ? p->dstate / CHUNK : 0;
 }
 
+/*
+ * The slot guess (LS_SSU_SPECULATE; auto = unset): by default only for a grid that is resident
+ * all at once. Measured on the H200 (results/h200/kernels.md): B = 1 3.35 -> 2.96 us, B = 4 6.95
+ * -> 6.75 us, but 8-15 % slower from B = 8 (several waves) to B = 32, level at 64 and 128.
+ */
+template <typename Kernel>
+static int spec_for(const ls_ssu_params *p, Kernel kernel, unsigned blocks, int warps)
+{
+    const int spec = ls_spec_mode("LS_SSU_SPECULATE", p->slots);
+    return spec == LS_SPEC_AUTO && !ls_one_wave(kernel, blocks, 32 * warps) ? LS_SPEC_OFF : spec;
+}
+
 template <typename ST, int NCH, int RP, bool CS = false>
 static int launch_mode(const ls_ssu_params *p, unsigned blocks, int warps, cudaStream_t st)
 {
-    if (p->tokens == 1)
-        LS_CUDA_LAUNCH((ssu_kernel<ST, NCH, RP, true, true, CS>), blocks, 32 * warps, 0, st, *p);
-    else
-        LS_CUDA_LAUNCH((ssu_kernel<ST, NCH, RP, true, false, CS>), blocks, 32 * warps, 0, st, *p);
+    if (p->tokens == 1) {
+        const int spec = spec_for(p, ssu_kernel<ST, NCH, RP, true, true, CS>, blocks, warps);
+        LS_CUDA_LAUNCH((ssu_kernel<ST, NCH, RP, true, true, CS>), blocks, 32 * warps, 0, st, *p, spec);
+    } else {
+        const int spec = spec_for(p, ssu_kernel<ST, NCH, RP, true, false, CS>, blocks, warps);
+        LS_CUDA_LAUNCH((ssu_kernel<ST, NCH, RP, true, false, CS>), blocks, 32 * warps, 0, st, *p, spec);
+    }
     return 0;
 }
 
@@ -233,7 +277,7 @@ static int launch_typed(const ls_ssu_params *p, int nch, cudaStream_t st)
                       : (cs ? launch_mode<ST, 8, 2, true>(p, nb, warps, st) : launch_mode<ST, 8, 2>(p, nb, warps, st));
     /* generic: the T loop serves decode too */
     LS_CUDA_LAUNCH((ssu_kernel<ST, NCH_GENERIC, rows_per_lane(NCH_GENERIC, false), false, false>), nb, 32 * warps, 0,
-                   st, *p);
+                   st, *p, 0);
     return 0;
 }
 

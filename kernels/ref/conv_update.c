@@ -97,12 +97,8 @@ static int conv_range(void *vctx, int64_t begin, int64_t end)
 
 int ls_ref_conv_update(const ls_conv_params *p)
 {
-    if (ls_conv_params_check(p))
+    if (ls_conv_params_check(p) || ls_slots_check("conv", p->slot_idx, p->batch, p->slots))
         return -1;
-    for (int32_t r = 0; p->slots > 0 && r < p->batch; r++) /* the contract of a given slot count */
-        if (p->slot_idx[r] >= p->slots)
-            return ls_fail("conv: slot_idx[%d]=%d is not below slots=%d", (int)r, (int)p->slot_idx[r],
-                           (int)p->slots);
     const int64_t C = p->channels, W = p->width;
     double *w = malloc(sizeof(double) * (size_t)(C * W + C));
     if (!w)

@@ -136,7 +136,8 @@ static int delta_range(void *vctx, int64_t begin, int64_t end)
 
 static int delta_run(const ls_delta_params *p, int per_channel)
 {
-    if (ls_delta_params_check(p, per_channel))
+    if (ls_delta_params_check(p, per_channel) ||
+        ls_slots_check(per_channel ? "kda" : "gdn", p->slot_idx, p->batch, p->slots))
         return -1;
     delta_ctx cx = {.p = p, .per_channel = per_channel};
     double work = 6.0 * (double)p->tokens * (double)p->dk * (double)p->dv;

@@ -93,7 +93,7 @@ static int ssu_range(void *vctx, int64_t begin, int64_t end)
 
 int ls_ref_ssu(const ls_ssu_params *p)
 {
-    if (ls_ssu_params_check(p))
+    if (ls_ssu_params_check(p) || ls_slots_check("ssu", p->slot_idx, p->batch, p->slots))
         return -1;
     double work = 5.0 * (double)p->tokens * (double)p->head_dim * (double)p->dstate;
     return ls_ref_parallel((int64_t)p->batch * p->nheads, work, ssu_range, (void *)p);

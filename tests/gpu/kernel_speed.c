@@ -24,8 +24,9 @@
  * An op that fails at run time (not implemented yet, out of memory) prints n/a and its error.
  * Output: a markdown table on stdout; CSV (one row per case) to --csv. The kernel tuning knobs
  * in the environment (LS_CONV_VARIANT, LS_STATE_VARIANT, LS_DELTA_VARIANT, LS_SSU_VARIANT) and
- * LS_PDL (programmatic dependent launch, on unless 0), LS_HOLD and LS_CONV_PREFETCH are printed
- * in the header line and recorded in the CSV's variant column.
+ * LS_PDL (programmatic dependent launch, on unless 0), LS_HOLD, LS_CONV_PREFETCH and the slot
+ * guesses (LS_CONV_SPECULATE, LS_SSU_SPECULATE: speculate=conv/ssu) are printed in the header
+ * line and recorded in the CSV's variant column.
  */
 #include <math.h>
 #include <stdio.h>
@@ -259,6 +260,7 @@ static void prep_delta(prepared *c, const ls_shape *sh, int B, int T, int kda, u
         p->state = st + (size_t)r * S1 * hs * 4;
         p->state_stride_slot = (int64_t)hs;
         p->slot_idx = idx;
+        p->slots = S1;
         if (in) {
             p->inter = in + (size_t)r * S1 * T * hs * 4;
             p->inter_stride_slot = (int64_t)T * hs;
@@ -300,6 +302,7 @@ static void prep_ssu(prepared *c, const ls_shape *sh, int B, int T, uint64_t *se
         p->state = st + (size_t)r * S1 * hs * 4;
         p->state_stride_slot = (int64_t)hs;
         p->slot_idx = idx;
+        p->slots = S1;
         if (in) {
             p->inter = in + (size_t)r * S1 * T * hs * 4;
             p->inter_stride_slot = (int64_t)T * hs;
@@ -491,11 +494,13 @@ int main(int argc, char **argv)
     const char *cv = getenv("LS_CONV_VARIANT"), *sv = getenv("LS_STATE_VARIANT");
     const char *dv = getenv("LS_DELTA_VARIANT"), *uv = getenv("LS_SSU_VARIANT"), *pv = getenv("LS_PDL");
     const char *cp = getenv("LS_CONV_PREFETCH");
-    char variant[240];
-    snprintf(variant, sizeof variant, "conv=%.32s state=%.32s delta=%.32s ssu=%.32s pdl=%s hold=%s conv_prefetch=%s",
+    const char *cs = getenv("LS_CONV_SPECULATE"), *us = getenv("LS_SSU_SPECULATE");
+    char variant[320];
+    snprintf(variant, sizeof variant,
+             "conv=%.32s state=%.32s delta=%.32s ssu=%.32s pdl=%s hold=%s conv_prefetch=%s speculate=%.8s/%.8s",
              cv && *cv ? cv : "default", sv && *sv ? sv : "default", dv && *dv ? dv : "default",
              uv && *uv ? uv : "default", pv && !strcmp(pv, "0") ? "off" : "on", hold_on() ? "on" : "off",
-             cp && !strcmp(cp, "0") ? "off" : "on");
+             cp && !strcmp(cp, "0") ? "off" : "on", cs && *cs ? cs : "auto", us && *us ? us : "auto");
     printf("\ndevice %s, %d SMs, L2 %lld MB; D2D copy (1 GiB, read+write): %.1f GB/s; %d samples; variants %s\n\n",
            info.name, info.sm_count, (long long)(info.l2_bytes >> 20), peak, samples, variant);
     printf("| op | model | B | T | R | bytes | stream us | graph us | GB/s | %% of copy |\n");

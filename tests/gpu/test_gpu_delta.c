@@ -28,7 +28,7 @@
  * everything above, the others the large-batch cases that reach their kernels (run_large).
  * The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at tp 2 shapes), so
  * B = 257 covers it there; "bulk" forces it from B = 9 on. A bogus value checks that the
- * launchers reject it, naming it.
+ * launchers reject it, naming it. Every case gives the pool's slot count (p.slots).
  */
 #include <math.h>
 #include <stdio.h>
@@ -107,6 +107,7 @@ static void run_case(const ls_backend *be, const dcase *c, uint64_t seed)
         .disable_state_update = c->disable, .scale = (float)(1.0 / sqrt((double)K)),
         .state_dtype = c->sdt, .state_stride_slot = (int64_t)sstride,
         .inter_stride_slot = c->use_inter ? (int64_t)istride : 0,
+        .slots = slots, /* the reference checks every index against it */
     };
     ls_delta_params ph = p, pd = p;
     ph.q = q.h, ph.k = k.h, ph.v = v.h, ph.a = a.h, ph.b = bb.h, ph.A_log = alog.h;

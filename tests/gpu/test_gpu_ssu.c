@@ -20,10 +20,15 @@
  * The matrix runs once per kernel variant (LS_SSU_VARIANT = narrow, cs, then unset = the
  * default, last), each in a child process of this binary (gpu_variants.h); the default runs
  * everything above, the others the large-batch cases that reach their kernels (run_large). A
- * bogus value checks that the launcher rejects it, naming it.
+ * bogus value checks that the launcher rejects it, naming it. Every case gives the pool's slot
+ * count (p.slots), so the fast kernels of one-wave grids guess the slot before the PDL wait; the
+ * default child then runs the quick matrices again with that guess off, forced on at every
+ * batch, and always wrong (LS_SSU_SPECULATE).
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_test.h"
@@ -96,6 +101,7 @@ static void run_case(const ls_backend *be, const scase *c, uint64_t seed)
         .batch = B, .tokens = T, .nheads = nh, .head_dim = hd, .dstate = ds, .ngroups = ng,
         .disable_state_update = c->disable, .state_dtype = c->sdt,
         .state_stride_slot = (int64_t)sstride, .inter_stride_slot = c->use_inter ? (int64_t)istride : 0,
+        .slots = slots, /* lets the kernel guess the slot before the PDL wait */
     };
     ls_ssu_params ph = p, pd = p;
     ph.x = x.h, ph.dt = dt.h, ph.Bm = Bm.h, ph.Cm = Cm.h, ph.z = c->gate ? z.h : NULL;
@@ -265,6 +271,17 @@ int main(int argc, char **argv)
         if (be == ls_backend_cuda()) /* the cuda launcher's limits (the host reference has others) */
             check_bad_input(be);
         run_full(be, quick, seed);
+        /* the slot guess (read per launch; by default only for one-wave grids, B <= 3 here) off,
+         * forced on, then always wrong (the reload path), over the small-batch matrix (narrow
+         * tiles) and B = 64 (wide tiles, several waves) */
+        static const char *const spec[] = {"off", "on", "miss"};
+        for (int i = 0; i < 3; i++) {
+            printf("=== LS_SSU_SPECULATE=%s\n", spec[i]);
+            setenv("LS_SSU_SPECULATE", spec[i], 1);
+            run_full(be, 1, seed + 17 + (uint64_t)i);
+            run_large(be, 1, seed + 29 + (uint64_t)i);
+        }
+        unsetenv("LS_SSU_SPECULATE");
     } else {
         run_large(be, quick, seed + strlen(var)); /* a different draw per variant */
     }

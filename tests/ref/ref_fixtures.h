@@ -10,6 +10,7 @@
 #include "ls_kernels.h"
 #include "ls_test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,35 @@ enum {
     FX_X_CT = 16,        /* x and y stored [B, C, T] (transposed view as in GDN verify) */
     FX_NO_UPDATE = 32    /* disable_state_update */
 };
+
+/*
+ * The contract of a given slot count (ls_slots_check): run(params) is the op on a params struct
+ * whose `slots` field is *slots and whose indices are idx[0..B). With slots one short of the
+ * largest index the op fails, naming that row, and leaves the state (state_bytes at state)
+ * untouched; with exactly enough it runs. *slots is 0 (not given) afterwards.
+ */
+static inline void fx_slots_contract(int (*run)(void *), void *params, int32_t *slots, const int32_t *idx, int B,
+                                     const void *state, size_t state_bytes)
+{
+    int32_t max_slot = -1, max_row = 0;
+    for (int r = 0; r < B; r++)
+        if (idx[r] > max_slot)
+            max_slot = idx[r], max_row = r;
+    LS_REQUIRE(max_slot >= 0);
+    void *before = fx_dup(state, state_bytes);
+    char want[96];
+    snprintf(want, sizeof want, "slot_idx[%d]=%d is not below slots=%d", (int)max_row, (int)max_slot, (int)max_slot);
+    *slots = max_slot; /* one too few */
+    LS_CHECK_EQ_INT(run(params), -1);
+    if (!strstr(ls_last_error(), want))
+        fprintf(stderr, "  message \"%s\" lacks \"%s\"\n", ls_last_error(), want);
+    LS_CHECK(strstr(ls_last_error(), want) != NULL);
+    LS_CHECK(memcmp(before, state, state_bytes) == 0);
+    *slots = max_slot + 1; /* exactly enough */
+    LS_CHECK_EQ_INT(run(params), 0);
+    *slots = 0;
+    free(before);
+}
 
 typedef struct fx_conv {
     ls_conv_params p;

@@ -16,6 +16,9 @@ static fx_delta F;
         LS_CHECK(strstr(ls_last_error(), want) != NULL);                                           \
     } while (0)
 
+static int run_gdn(void *p) { return ls_ref_gdn((const ls_delta_params *)p); }
+static int run_kda(void *p) { return ls_ref_kda((const ls_delta_params *)p); }
+
 int main(void)
 {
     uint64_t sd = 12;
@@ -50,6 +53,7 @@ int main(void)
     EXPECT_BAD(0, p.o = NULL, "o is NULL");
     EXPECT_BAD(0, p.state = NULL, "state is NULL");
     EXPECT_BAD(0, p.slot_idx = NULL, "slot_idx is NULL");
+    EXPECT_BAD(1, p.slots = -2, "kda: slots=-2");
     EXPECT_BAD(0, p.state_stride_slot = 127, "state_stride_slot=127"); /* HV*K*V = 128 */
     EXPECT_BAD(1, p.inter_stride_slot = 383, "inter_stride_slot=383"); /* T*128 = 384 */
 
@@ -66,6 +70,12 @@ int main(void)
     LS_CHECK_EQ_INT(ls_ref_kda(&p), -1);
     LS_CHECK(strstr(ls_last_error(), "kda: heads_v=3") != NULL);
     LS_CHECK(F.o[0] == 0xFFFF);
+
+    /* A given slot count is a contract on the indices: both kernels name the row that breaks it. */
+    p = F.p;
+    const size_t state_bytes = F.state_n * ls_dtype_size(F.p.state_dtype);
+    fx_slots_contract(run_gdn, &p, &p.slots, p.slot_idx, p.batch, F.state, state_bytes);
+    fx_slots_contract(run_kda, &p, &p.slots, p.slot_idx, p.batch, F.state, state_bytes);
     fx_delta_free(&F);
     return ls_test_exit();
 }

@@ -5,6 +5,8 @@
 
 static fx_ssu F;
 
+static int run_ssu(void *p) { return ls_ref_ssu((const ls_ssu_params *)p); }
+
 #define EXPECT_BAD(stmt, want)                                                                     \
     do {                                                                                           \
         ls_ssu_params p = F.p;                                                                     \
@@ -43,6 +45,7 @@ int main(void)
     EXPECT_BAD(p.y = NULL, "y is NULL");
     EXPECT_BAD(p.state = NULL, "state is NULL");
     EXPECT_BAD(p.slot_idx = NULL, "slot_idx is NULL");
+    EXPECT_BAD(p.slots = -1, "ssu: slots=-1");
     EXPECT_BAD(p.state_stride_slot = 59, "state_stride_slot=59"); /* 4*3*5 = 60 */
     EXPECT_BAD(p.inter_stride_slot = 0, "inter_stride_slot=0");
 
@@ -55,6 +58,11 @@ int main(void)
     LS_CHECK_EQ_INT(ls_ref_ssu(&p), -1);
     LS_CHECK(strstr(ls_last_error(), "ngroups=8") != NULL);
     LS_CHECK(F.y[0] == 0xFFFF);
+
+    /* A given slot count is a contract on the indices: the ref names the row that breaks it. */
+    p = F.p;
+    fx_slots_contract(run_ssu, &p, &p.slots, p.slot_idx, p.batch, F.state,
+                      F.state_n * ls_dtype_size(F.p.state_dtype));
     fx_ssu_free(&F);
     return ls_test_exit();
 }
