@@ -119,12 +119,9 @@ __global__ void __launch_bounds__(128) conv_pipe(const conv_args a)
 template <int W, bool WMAJ, typename WT, bool INTER>
 static int launch_pipe_k(const conv_args &a, cudaStream_t st, bool deep)
 {
-    static int per_sm = 0; /* resident blocks per SM of this instance (benign race: same value) */
-    if (per_sm <= 0) {
-        int n = 0;
-        LS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, conv_pipe<W, WMAJ, WT, INTER>, 128, 0));
-        per_sm = n > 0 ? n : 1;
-    }
+    const int per_sm = ls_resident_per_sm<conv_pipe<W, WMAJ, WT, INTER>>(128);
+    if (per_sm <= 0)
+        return ls_fail("cuda conv: the occupancy query of conv_pipe failed");
     const int64_t gx = ls_ceil_div(a.groups, 128), wave = (int64_t)per_sm * ls_cuda_sm_count();
     const int64_t k = ls_ceil_div((int64_t)a.p.batch * gx, wave > gx ? wave : gx);
     int64_t gy = deep ? 2 : ls_ceil_div(a.p.batch, k);

@@ -205,18 +205,23 @@ static inline int ls_spec_mode(const char *env, int slots)
     return k.v < 0 ? LS_SPEC_AUTO : modes[k.v];
 }
 
-/* Whether `blocks` CTAs of `threads` threads of `kernel` are all resident at once (one wave).
- * The occupancy is queried once per kernel and CTA size (threads a multiple of 32, <= 1024). */
-template <typename Kernel>
-static inline bool ls_one_wave(Kernel kernel, unsigned blocks, int threads)
+/* Resident CTAs per SM of kernel K at `threads` threads per CTA (a multiple of 32, <= 1024),
+ * queried once per kernel and CTA size (a benign race: every thread stores the same value); 0
+ * when the query fails (its error cleared). Usage: ls_resident_per_sm<kern<...>>(128). */
+template <auto K>
+static inline int ls_resident_per_sm(int threads)
 {
     static int per_sm[33]; /* by warps per CTA; 0 = not queried yet */
     int &n = per_sm[threads / 32];
-    if (n == 0 && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
+    if (n <= 0) {
+        int q = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&q, K, threads, 0) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+        n = q;
     }
-    return (long long)blocks <= (long long)n * ls_cuda_sm_count();
+    return n;
 }
 
 /* True when p is 16-byte aligned (host or device). */

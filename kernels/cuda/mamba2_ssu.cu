@@ -15,8 +15,8 @@
  * FAST (ds = 128 or 256, aligned): vector accesses with immediate row strides. Generic (any
  * ds <= 256, any alignment): scalar predicated accesses, NCH = 8, RP = 2.
  * softplus/exp of the decay use full-precision expf/log1pf (ls_rec::softplus_precise).
- * A grid resident all at once (small batch) guesses the slot before the PDL wait and prefetches
- * its state into L2 meanwhile (spec_for, ls_slot_guess).
+ * A grid that takes at most half of the GPU (small batch) guesses the slot before the PDL wait
+ * and prefetches its state into L2 meanwhile (spec_for, ls_slot_guess).
  */
 #include "delta_rule.cuh" /* ls_rec:: 4-wide accesses */
 
@@ -204,25 +204,31 @@ static int fast_chunks(const ls_ssu_params *p)
 }
 
 /*
- * The slot guess (LS_SSU_SPECULATE; auto = unset): by default only for a grid that is resident
- * all at once. Measured on the H200 (results/h200/kernels.md): B = 1 3.35 -> 2.96 us, B = 4 6.95
- * -> 6.75 us, but 8-15 % slower from B = 8 (several waves) to B = 32, level at 64 and 128.
+ * The slot guess (LS_SSU_SPECULATE; auto = unset): by default only for a grid that takes at most
+ * half of the GPU's resident CTA slots. Work before the PDL wait pays only when the CTA becomes
+ * resident while the previous kernel still runs, i.e. when both grids fit beside each other (half
+ * each for a predecessor of the same size). Measured on the H200 (results/h200/kernels.md):
+ * B = 1 3.32 -> 2.93 us, B = 4 6.91 -> 6.72 us (256 CTAs of 528), but B = 8 (512 CTAs) 11.4 ->
+ * 12.7 us, and level (within 1 %) at B = 64-128.
  */
-template <typename Kernel>
-static int spec_for(const ls_ssu_params *p, Kernel kernel, unsigned blocks, int warps)
+template <auto K>
+static int spec_for(const ls_ssu_params *p, unsigned blocks, int warps)
 {
     const int spec = ls_spec_mode("LS_SSU_SPECULATE", p->slots);
-    return spec == LS_SPEC_AUTO && !ls_one_wave(kernel, blocks, 32 * warps) ? LS_SPEC_OFF : spec;
+    if (spec != LS_SPEC_AUTO)
+        return spec;
+    const long long slots = (long long)ls_resident_per_sm<K>(32 * warps) * ls_cuda_sm_count();
+    return 2LL * blocks <= slots ? LS_SPEC_AUTO : LS_SPEC_OFF;
 }
 
 template <typename ST, int NCH, int RP, bool CS = false>
 static int launch_mode(const ls_ssu_params *p, unsigned blocks, int warps, cudaStream_t st)
 {
     if (p->tokens == 1) {
-        const int spec = spec_for(p, ssu_kernel<ST, NCH, RP, true, true, CS>, blocks, warps);
+        const int spec = spec_for<ssu_kernel<ST, NCH, RP, true, true, CS>>(p, blocks, warps);
         LS_CUDA_LAUNCH((ssu_kernel<ST, NCH, RP, true, true, CS>), blocks, 32 * warps, 0, st, *p, spec);
     } else {
-        const int spec = spec_for(p, ssu_kernel<ST, NCH, RP, true, false, CS>, blocks, warps);
+        const int spec = spec_for<ssu_kernel<ST, NCH, RP, true, false, CS>>(p, blocks, warps);
         LS_CUDA_LAUNCH((ssu_kernel<ST, NCH, RP, true, false, CS>), blocks, 32 * warps, 0, st, *p, spec);
     }
     return 0;

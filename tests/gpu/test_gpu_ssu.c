@@ -21,7 +21,7 @@
  * default, last), each in a child process of this binary (gpu_variants.h); the default runs
  * everything above, the others the large-batch cases that reach their kernels (run_large). A
  * bogus value checks that the launcher rejects it, naming it. Every case gives the pool's slot
- * count (p.slots), so the fast kernels of one-wave grids guess the slot before the PDL wait; the
+ * count (p.slots), so the fast kernels of small grids guess the slot before the PDL wait; the
  * default child then runs the quick matrices again with that guess off, forced on at every
  * batch, and always wrong (LS_SSU_SPECULATE).
  */
@@ -271,9 +271,9 @@ int main(int argc, char **argv)
         if (be == ls_backend_cuda()) /* the cuda launcher's limits (the host reference has others) */
             check_bad_input(be);
         run_full(be, quick, seed);
-        /* the slot guess (read per launch; by default only for one-wave grids, B <= 3 here) off,
-         * forced on, then always wrong (the reload path), over the small-batch matrix (narrow
-         * tiles) and B = 64 (wide tiles, several waves) */
+        /* the slot guess (read per launch; by default only for grids that take at most half of
+         * the GPU, B <= 3 here) off, forced on, then always wrong (the reload path), over the
+         * small-batch matrix (narrow tiles) and B = 64 (wide tiles, several waves) */
         static const char *const spec[] = {"off", "on", "miss"};
         for (int i = 0; i < 3; i++) {
             printf("=== LS_SSU_SPECULATE=%s\n", spec[i]);
