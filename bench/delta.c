@@ -94,7 +94,7 @@ int bench_delta_setup(bench_ctx *x, int kda)
         dp->state = ls_pool_temporal(x->pool, l);
         dp->state_stride_slot = item;
         dp->slot_idx = x->slots_dev;
-        dp->slots = ls_pool_slots(x->pool); /* the view's slot count: lets a backend guess early */
+        dp->slots = ls_pool_slots(x->pool); /* the view's slot count: the index contract */
         if (spec) {
             dp->inter = ls_pool_spec_temporal(x->pool, l);
             dp->inter_stride_slot = item * T;

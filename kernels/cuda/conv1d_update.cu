@@ -513,7 +513,6 @@ static int conv_prefetch_on(void)
     return on;
 }
 
-
 template <int W>
 static int launch_cm_w(conv_args a, cudaStream_t st)
 {

@@ -54,7 +54,7 @@ static __device__ __forceinline__ void ls_pdl_wait() { asm volatile("griddepcont
 static __device__ __forceinline__ void ls_pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 
 /*
- * The slot guess read BEFORE the PDL wait (conv, SSU and delta-rule kernels): the index of row r
+ * The slot guess read BEFORE the PDL wait (the conv and SSU kernels): the index of row r
  * through L2 (ld.cg, so no stale copy stays in L1 for the real read after the wait), -1 when it
  * is padding or not below `slots` (the view's slot count; 0 = not given: no guess), so even a
  * garbage value never names an address outside the state view. A kernel may prefetch its state
@@ -166,7 +166,8 @@ static inline cudaError_t ls_allow_smem(void (*kernel)(KArgs...), size_t bytes)
  * default (an unset or empty variable selects it too). v = the index, or -1 for a value that is
  * not in the list; raw = the value as read (cut to 31 characters), for the launcher's error
  * message. Callers read it ONCE per process and keep the result (a function-local static in an
- * inline function: one copy per program, thread-safe initialisation), never per launch.
+ * inline function: one copy per program, thread-safe initialisation), never per launch; the
+ * slot-guess switch (ls_spec_mode) is the one exception, so tests can flip it between launches.
  */
 struct ls_knob {
     int v;

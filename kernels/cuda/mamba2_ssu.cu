@@ -42,11 +42,6 @@ __device__ __forceinline__ float sum_n_lanes(float x)
     return x;
 }
 
-/*
- * ST: float or uint16_t (bf16) state. NCH: 32-column chunks per lane (FAST: ds = 32*NCH). RP:
- * rows per lane. ONE_TOKEN: T = 1 at compile time. CS: streaming (evict-first) hints on the state
- * and inter accesses (LS_SSU_VARIANT=cs). Warp w (ordered r, h, row block; row block fastest).
- */
 /* The warp's state tile (rows row0 + i * LANES_R, chunks n0 + j * CHUNK) from src, all loads
  * issued at once; zero where src is NULL (padding) or the row is past hd. */
 template <typename ST, int NCH, int RP, bool FAST, bool CS>
