@@ -57,7 +57,7 @@
 template <int N, bool WMAJ>
 static __device__ __forceinline__ void vec8_load_win(const ls_conv_params &p, int s, int c0, uint32_t win[4 * N])
 {
-    const uint16_t *st = (const uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (WMAJ ? c0 : (int64_t)c0 * N);
+    const uint16_t *st = conv_state8<N, WMAJ>(p, s, c0);
 #pragma unroll
     for (int k = 0; k < N; k++) {
         uint4 v = ls_ld16(st + (WMAJ ? k * p.state_stride_w : 8 * k));
@@ -119,9 +119,7 @@ __global__ void __launch_bounds__(128, (vec8_min_blocks<WMAJ, WT, INTER>())) con
             }
         }
         if (!p.disable_state_update)
-            conv_store_win8<N, WMAJ, WMAJ>(
-                (uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (WMAJ ? c0 : (int64_t)c0 * N),
-                p.state_stride_w, win);
+            conv_store_win8<N, WMAJ, WMAJ>(conv_state8<N, WMAJ>(p, s, c0), p.state_stride_w, win);
     }
 }
 
@@ -152,8 +150,7 @@ __global__ void __launch_bounds__(128) conv_vec2(const conv_args a)
         const uint32_t xw = __ldg((const uint32_t *)(p.x + (int64_t)r * p.x_stride_b + c0));
         uint32_t win[N], wt[W], bw = 0;
         if (guess >= 0) {
-            const uint32_t *st = (const uint32_t *)((const uint16_t *)p.state + (int64_t)guess * p.state_stride_slot +
-                                                    (int64_t)c0 * N);
+            const uint32_t *st = (const uint32_t *)conv_state8<N, false>(p, guess, c0);
 #pragma unroll
             for (int k = 0; k < N; k++)
                 win[k] = st[k];
@@ -166,7 +163,7 @@ __global__ void __launch_bounds__(128) conv_vec2(const conv_args a)
             bw = __ldg(bq);
         if (s < 0)
             continue;
-        uint32_t *st = (uint32_t *)((uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (int64_t)c0 * N);
+        uint32_t *st = (uint32_t *)conv_state8<N, false>(p, s, c0);
         if (s != guess)
 #pragma unroll
             for (int k = 0; k < N; k++)

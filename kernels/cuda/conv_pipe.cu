@@ -28,12 +28,6 @@
  * The per-row token loop repeats conv_vec8's on purpose: sharing it as a helper changed ptxas's
  * allocation of the measured default (conv_vec8 W=4 decode 60 -> 64 registers).
  */
-template <int N, bool WMAJ>
-static __device__ __forceinline__ uint16_t *conv_state8(const ls_conv_params &p, int s, int c0)
-{
-    return (uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (WMAJ ? c0 : (int64_t)c0 * N);
-}
-
 /* Stage fill: x (row r < B) and, when s >= 0, the W-1 state vectors; always one commit group. */
 template <int N, bool WMAJ>
 static __device__ __forceinline__ void conv_pipe_issue(const ls_conv_params &p, uint4 (*stg)[128], int tid, int r,

@@ -121,6 +121,15 @@ static __device__ __forceinline__ void conv_step8(const ls_conv_params &p, int c
     conv_step8<W, WMAJ, WT>(p, cw, xv, win, yf);
 }
 
+/* The state of slot s at channel c0 (a group's first channel) in either orientation: the
+ * window's W-1 columns start here (window-major: columns stride_w apart; channel-major: the
+ * group's 8(W-1) values contiguous). */
+template <int N, bool WMAJ>
+static __device__ __forceinline__ uint16_t *conv_state8(const ls_conv_params &p, int s, int c0)
+{
+    return (uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (WMAJ ? c0 : (int64_t)c0 * N);
+}
+
 /* Store a packed window (layout FROM) in orientation TO: W-1 16-byte vectors at base, columns
  * stride_w apart when TO is window-major, contiguous when channel-major. */
 template <int N, bool FROM, bool TO>
