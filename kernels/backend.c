@@ -1,15 +1,15 @@
 /*
- * backend.c — the backend registry: ls_backend_get(name), ls_backend_host() and, in builds
- * without CUDA, the ls_backend_cuda() stub. With CUDA the real ls_backend_cuda() lives in
+ * backend.c — the backend registry: ls_runtime_get(name), ls_runtime_host() and, in builds
+ * without CUDA, the ls_runtime_cuda() stub. With CUDA the real ls_runtime_cuda() lives in
  * kernels/cuda/backend_cuda.cu.
  */
 #include "ls_kernels.h"
 #include "ref/ls_ref.h"
 
-const ls_backend *ls_backend_host(void) { return ls_ref_host_table(); }
+const ls_runtime *ls_runtime_host(void) { return ls_ref_host_table(); }
 
 #ifndef LS_HAVE_CUDA
-const ls_backend *ls_backend_cuda(void)
+const ls_runtime *ls_runtime_cuda(void)
 {
     ls_fail("backend: cuda: built without CUDA (nvcc not found or LINSTATE_CUDA=OFF)");
     return NULL;
@@ -17,16 +17,16 @@ const ls_backend *ls_backend_cuda(void)
 #endif
 
 /* "host" or "cuda"; anything else (or NULL) -> NULL with an error naming the value. */
-const ls_backend *ls_backend_get(const char *name)
+const ls_runtime *ls_runtime_get(const char *name)
 {
     if (!name) {
         ls_fail("backend: name is NULL (expected host or cuda)");
         return NULL;
     }
     if (strcmp(name, "host") == 0)
-        return ls_backend_host();
+        return ls_runtime_host();
     if (strcmp(name, "cuda") == 0)
-        return ls_backend_cuda();
+        return ls_runtime_cuda();
     ls_fail("backend: unknown backend '%s' (expected host or cuda)", name);
     return NULL;
 }

@@ -1,10 +1,11 @@
 /*
- * ls_kernels.h — the op API of linstate: dtypes, one params struct per kernel family, and the
- * backend op table through which pool and bench code reach memory, timing and every kernel.
+ * ls_kernels.h — the op API of linstate: dtypes, one params struct per op, the runtime table
+ * (memory, streams, events, graphs: how bytes move and time is kept) and the implementation
+ * ABI (ls_impl: a named set of op functions with its tuning knobs; also the plugin ABI).
  *
- * Two backends implement the table: "host" (kernels/ref, float64-accumulating oracle, runs
- * anywhere) and "cuda" (kernels/cuda, built when nvcc is found). Pool and bench code never call
- * a kernel directly; they call ls_backend_get(name)->op(...).
+ * Two runtimes: "host" (kernels/ref, runs anywhere) and "cuda" (kernels/cuda, built when nvcc
+ * is found). Built-in impls: "host" (the float64-accumulating oracle) and "linstate" (the CUDA
+ * kernels). Pool and bench code never call a kernel directly; they call an impl's op.
  *
  * Conventions shared by every op (SPEC §2):
  *  - all pointers in a params struct point into the backend's memory (device memory for cuda);
@@ -217,9 +218,22 @@ typedef struct ls_state_params {
     const int32_t *step;          /* accept only */
 } ls_state_params;
 
-/* ---------------------------------------------------------------- backend op table */
+/* ---------------------------------------------------------------- the runtime */
 
-#define LS_BACKEND_ABI 2
+/*
+ * A runtime moves bytes and keeps time: device selection, memory, copies, streams, events, CUDA
+ * graphs, the stream hold. Two exist: "cuda" (kernels/cuda/backend_cuda.cu, built when nvcc is
+ * found) and "host" (kernels/ref/host_backend.c: plain memory, wall-clock events). Kernels are
+ * not part of it: they belong to implementations (ls_impl below), which run on a runtime.
+ */
+#define LS_RUNTIME_ABI 3
+
+/* Runtime capability bits (ls_runtime.caps). */
+#define LS_RT_DEVICE_MEMORY 1u /* memory is a device's, separate from the host's: a copy peak, the
+                                * memory budget and the hwloc binding refer to that device */
+#define LS_RT_GRAPHS 2u        /* graph_begin/end/launch/destroy are set */
+#define LS_RT_HOLD 4u          /* hold_* are set (the stream hold) */
+#define LS_RT_PCI 8u           /* device_info gives a PCI bus id (hwloc locality of the device) */
 
 typedef void *ls_stream;          /* NULL = the backend's default stream */
 typedef struct ls_event ls_event; /* opaque timestamp */
@@ -239,9 +253,10 @@ typedef struct ls_device_info {
     char pci_bus_id[32];          /* "" for host */
 } ls_device_info;
 
-typedef struct ls_backend {
-    int abi_version;              /* LS_BACKEND_ABI */
+typedef struct ls_runtime {
+    int abi_version;              /* LS_RUNTIME_ABI */
     const char *name;             /* "host" or "cuda" */
+    unsigned caps;                /* LS_RT_* capability bits: callers test these, never the name */
 
     /* device selection and description */
     int (*device_count)(void);
@@ -285,20 +300,120 @@ typedef struct ls_backend {
     int (*hold_release)(ls_hold *h);
     int (*hold_result)(const ls_hold *h);
 
-    /* kernels */
-    int (*conv_update)(const ls_conv_params *p, ls_stream s);
-    int (*gdn)(const ls_delta_params *p, ls_stream s);
-    int (*kda)(const ls_delta_params *p, ls_stream s);
-    int (*ssu)(const ls_ssu_params *p, ls_stream s);
-    int (*state_copy)(const ls_state_params *p, ls_stream s);
-    int (*state_accept)(const ls_state_params *p, ls_stream s);
-    int (*state_zero)(const ls_state_params *p, ls_stream s);
-} ls_backend;
+} ls_runtime;
+
+/* ------------------------------------------------------ implementations (docs/plugin-abi.md) */
+
+/*
+ * An implementation ("impl") is a named set of op functions on one runtime, the tuning knobs it
+ * declares and its capability bits. Built in: "linstate" (the CUDA kernels, runtime cuda) and
+ * "host" (the float64 reference, runtime host, the oracle every impl is verified against). A
+ * plugin is a shared library exporting LS_IMPL_ENTRY_SYMBOL (see ls_impl_entry_fn); this block is
+ * its whole ABI and is versioned by LS_IMPL_ABI.
+ *
+ * Ops: NULL = the impl does not have that op (a benchmark of it gives `skipped:unsupported`).
+ * Each op takes the op's params (pointers in the runtime's memory), the effective tuning and
+ * the stream, returns 0, or non-zero on failure (then last_error, when set, says why). An op
+ * must not read the environment: everything that changes what it runs is a knob.
+ */
+#define LS_IMPL_ABI 1
+#define LS_IMPL_ENTRY_SYMBOL "linstate_impl_v1"
+#define LS_MAX_KNOBS 16
+
+typedef enum ls_op {
+    LS_OP_CONV_UPDATE = 0,
+    LS_OP_GDN,
+    LS_OP_KDA,
+    LS_OP_SSU,
+    LS_OP_STATE_COPY,
+    LS_OP_STATE_ACCEPT,
+    LS_OP_STATE_ZERO,
+    LS_OP_COUNT
+} ls_op;
+
+/* One tuning knob. name: [a-z0-9_.]+ ("conv.variant"); values: the allowed values separated by
+ * '|', the first being the default ("auto|vec8|vec2|scalar"); help: one line. */
+typedef struct ls_knob_def {
+    const char *name;
+    const char *values;
+    const char *help;
+} ls_knob_def;
+
+/* The effective tuning of a call: v[i] is the index of knob i's value in its values list (0 =
+ * default), for i < n = the impl's n_knobs. Built and validated by the harness (ls_tuning_parse). */
+typedef struct ls_tuning {
+    int32_t n;
+    int32_t v[LS_MAX_KNOBS];
+} ls_tuning;
+
+/* Impl capability bits (ls_impl.caps). */
+#define LS_IMPL_GRAPH 1u   /* ops may be captured in a CUDA graph and queued behind a stream hold:
+                            * they never synchronise, allocate or read back while launching */
+
+typedef struct ls_impl {
+    int abi_version;              /* LS_IMPL_ABI */
+    const char *name;             /* [a-z0-9_-]+; the CSV `impl` column */
+    const char *version;          /* free text recorded in every row's provenance ("" if none) */
+    const char *runtime;          /* "cuda" or "host": the runtime whose memory and streams it takes */
+    unsigned caps;                /* LS_IMPL_* */
+    const ls_knob_def *knobs;     /* n_knobs entries (<= LS_MAX_KNOBS); NULL when none */
+    int32_t n_knobs;
+
+    int (*conv_update)(const ls_conv_params *p, const ls_tuning *t, ls_stream s);
+    int (*gdn)(const ls_delta_params *p, const ls_tuning *t, ls_stream s);
+    int (*kda)(const ls_delta_params *p, const ls_tuning *t, ls_stream s);
+    int (*ssu)(const ls_ssu_params *p, const ls_tuning *t, ls_stream s);
+    int (*state_copy)(const ls_state_params *p, const ls_tuning *t, ls_stream s);
+    int (*state_accept)(const ls_state_params *p, const ls_tuning *t, ls_stream s);
+    int (*state_zero)(const ls_state_params *p, const ls_tuning *t, ls_stream s);
+
+    /* Optional: the reason of this thread's last failed op ("" or NULL when unknown). */
+    const char *(*last_error)(void);
+    /* Optional: what op `op` would launch for these params and tuning on device `dev` (kernel
+     * name, grid, flags) as one line into buf; pointers in params may be NULL. 0 or non-zero. */
+    int (*explain)(ls_op op, const void *params, const ls_tuning *t, const ls_device_info *dev,
+                   char *buf, size_t cap);
+} ls_impl;
+
+/* The plugin entry point: returns the impl for the caller's ABI version, or NULL when the plugin
+ * does not speak it. Exported as `const ls_impl *linstate_impl_v1(int abi_version)`. */
+typedef const ls_impl *(*ls_impl_entry_fn)(int abi_version);
+
+/* ------------------------------------------------------ impl registry (kernels/impl.c) */
+
+/* Built-in impls and loaded plugins, by name; NULL with the error set when unknown. */
+const ls_impl *ls_impl_get(const char *name);
+/* The default impl of a runtime: "linstate" on cuda, "host" on host. */
+const ls_impl *ls_impl_default(const ls_runtime *rt);
+/* Loads a plugin with dlopen and registers it; NULL with a one-line error (missing file, missing
+ * entry symbol, ABI or name mismatch, name already taken). Loading the same path twice returns
+ * the impl registered the first time. */
+const ls_impl *ls_impl_load(const char *path);
+int ls_impl_count(void);
+const ls_impl *ls_impl_at(int i);
+/* The impl's function for op (NULL when it lacks it); the op's name ("conv_update", "gdn", ...). */
+const void *ls_impl_op(const ls_impl *im, ls_op op);
+const char *ls_op_name(ls_op op);
+/* After a failed op: the impl's own reason if it gives one, else ls_last_error(). */
+const char *ls_impl_error(const ls_impl *im);
+
+/* The default tuning (every knob at its first value). */
+void ls_tuning_default(const ls_impl *im, ls_tuning *out);
+/* Applies "knob=value[,knob=value...]" on top of *t. Unknown knob or value: -1 with a one-line
+ * error naming it and the allowed names/values. "" changes nothing. */
+int ls_tuning_parse(const ls_impl *im, const char *spec, ls_tuning *t);
+/* The stable string of a tuning: every knob, in declaration order, "name=value" joined by ','
+ * ("" for an impl without knobs). Returns the length, or -1 when cap is too small. */
+int ls_tuning_string(const ls_impl *im, const ls_tuning *t, char *buf, size_t cap);
+/* The index of knob `name` in im->knobs, or -1. */
+int ls_knob_index(const ls_impl *im, const char *name);
+/* The value (string) of knob i in t, written into buf (cap bytes); buf. */
+const char *ls_knob_value(const ls_impl *im, const ls_tuning *t, int i, char *buf, size_t cap);
 
 /* "host" always exists; "cuda" only when built with CUDA (returns NULL otherwise, error set). */
-const ls_backend *ls_backend_get(const char *name);
-const ls_backend *ls_backend_host(void);
-const ls_backend *ls_backend_cuda(void); /* NULL when not built with CUDA */
+const ls_runtime *ls_runtime_get(const char *name);
+const ls_runtime *ls_runtime_host(void);
+const ls_runtime *ls_runtime_cuda(void); /* NULL when not built with CUDA */
 
 /* Host reference kernels (kernels/ref): the same contract, host pointers, float64 accumulation. */
 int ls_ref_conv_update(const ls_conv_params *p);

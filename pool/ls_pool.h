@@ -113,16 +113,20 @@ typedef struct ls_pool_config {
     int32_t capacity;            /* S allocatable slots (the pool holds S+1) */
     ls_pad_policy pad;
     ls_zero_policy zero;
+    const ls_impl *impl;         /* whose state_copy / accept / zero the slot operations use;
+                                  * NULL = the runtime's default impl (ls_impl_default) */
+    const ls_tuning *tuning;     /* its tuning; NULL = the impl's defaults */
 } ls_pool_config;
 
 typedef struct ls_pool ls_pool;
 
 /* NULL on failure (bad descriptor, out of memory: ls_last_error says which). Buffers start zeroed. */
-ls_pool *ls_pool_create(const ls_state_desc *d, const ls_pool_config *cfg, const ls_backend *be);
+ls_pool *ls_pool_create(const ls_state_desc *d, const ls_pool_config *cfg, const ls_runtime *be);
 void ls_pool_destroy(ls_pool *p);
 
 const ls_state_desc *ls_pool_desc(const ls_pool *p);
-const ls_backend *ls_pool_backend(const ls_pool *p);
+const ls_runtime *ls_pool_runtime(const ls_pool *p);
+const ls_impl *ls_pool_impl(const ls_pool *p);
 int32_t ls_pool_capacity(const ls_pool *p);       /* S */
 int32_t ls_pool_slots(const ls_pool *p);          /* S + 1 */
 int32_t ls_pool_padding_slot(const ls_pool *p);   /* S or 0 */

@@ -22,25 +22,42 @@ static int mul_i64(int64_t a, int64_t b, int64_t *out)
 }
 
 /* The pool needs these entries of the table; a backend missing one is rejected by name. */
-static int backend_check(const ls_backend *be)
+static int backend_check(const ls_runtime *be)
 {
     if (!be)
         return ls_fail("pool: create: backend is NULL");
-    if (be->abi_version != LS_BACKEND_ABI)
+    if (be->abi_version != LS_RUNTIME_ABI)
         return ls_fail("pool: create: backend '%s' has ABI %d, expected %d",
-                       be->name ? be->name : "?", be->abi_version, LS_BACKEND_ABI);
+                       be->name ? be->name : "?", be->abi_version, LS_RUNTIME_ABI);
     const struct { const char *name; int present; } need[] = {
         {"mem_alloc", be->mem_alloc != NULL},     {"mem_free", be->mem_free != NULL},
         {"mem_set", be->mem_set != NULL},         {"copy_h2d", be->copy_h2d != NULL},
         {"copy_d2d", be->copy_d2d != NULL},       {"sync", be->sync != NULL},
-        {"state_copy", be->state_copy != NULL},   {"state_accept", be->state_accept != NULL},
-        {"state_zero", be->state_zero != NULL},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
         if (!need[i].present)
             return ls_fail("pool: create: backend '%s' lacks %s", be->name ? be->name : "?",
                            need[i].name);
     return 0;
+}
+
+/* The impl whose state ops serve the slot operations: given or the runtime's default; it must
+ * run on this runtime and have all three state ops. */
+static const ls_impl *impl_pick(const ls_pool_config *cfg, const ls_runtime *be)
+{
+    const ls_impl *im = cfg->impl ? cfg->impl : ls_impl_default(be);
+    if (!im)
+        return NULL;
+    if (strcmp(im->runtime, be->name) != 0) {
+        ls_fail("pool: create: impl '%s' runs on runtime %s, the pool is on %s", im->name, im->runtime, be->name);
+        return NULL;
+    }
+    if (!im->state_copy || !im->state_accept || !im->state_zero) {
+        ls_fail("pool: create: impl '%s' lacks %s", im->name,
+                !im->state_copy ? "state_copy" : !im->state_accept ? "state_accept" : "state_zero");
+        return NULL;
+    }
+    return im;
 }
 
 static int config_check(const ls_pool_config *cfg)
@@ -59,7 +76,7 @@ static int config_check(const ls_pool_config *cfg)
 }
 
 /* One zeroed backend allocation of `bytes`; NULL with the error set. */
-static void *alloc_zeroed(const ls_backend *be, int64_t bytes, const char *what, int b)
+static void *alloc_zeroed(const ls_runtime *be, int64_t bytes, const char *what, int b)
 {
     if ((uint64_t)bytes > SIZE_MAX) {
         ls_fail("pool: create: %s buffer %d of %lld bytes exceeds the address space", what, b,
@@ -79,7 +96,7 @@ static void *alloc_zeroed(const ls_backend *be, int64_t bytes, const char *what,
 /* Backend buffers: main [L, S+1, item] and, with T > 0, spec [L, S+1, T, item]; index scratch. */
 static int alloc_buffers(ls_pool *p)
 {
-    const ls_backend *be = p->be;
+    const ls_runtime *be = p->be;
     const int64_t T = p->desc.spec_tokens;
     for (int b = 0; b < p->n_buf; b++) {
         int64_t main_bytes, spec_bytes = 0;
@@ -117,7 +134,7 @@ static int alloc_host(ls_pool *p)
 /* Frees whatever a (possibly half-built) pool holds; no sync, and no error of its own. */
 static void pool_release(ls_pool *p)
 {
-    const ls_backend *be = p->be;
+    const ls_runtime *be = p->be;
     for (int b = 0; b < p->n_buf; b++) {
         if (p->main[b])
             be->mem_free(p->main[b]);
@@ -138,9 +155,12 @@ static void pool_release(ls_pool *p)
  * zeroing (so kernels on any stream see zeros). On any failure whatever was allocated is released
  * and NULL is returned with ls_last_error() naming the cause.
  */
-ls_pool *ls_pool_create(const ls_state_desc *d, const ls_pool_config *cfg, const ls_backend *be)
+ls_pool *ls_pool_create(const ls_state_desc *d, const ls_pool_config *cfg, const ls_runtime *be)
 {
     if (ls_state_desc_check(d) || config_check(cfg) || backend_check(be))
+        return NULL;
+    const ls_impl *im = impl_pick(cfg, be);
+    if (!im)
         return NULL;
     ls_pool *p = calloc(1, sizeof *p);
     if (!p) {
@@ -150,6 +170,13 @@ ls_pool *ls_pool_create(const ls_state_desc *d, const ls_pool_config *cfg, const
     p->desc = *d;
     p->cfg = *cfg;
     p->be = be;
+    p->impl = im;
+    if (cfg->tuning && cfg->tuning->n == im->n_knobs)
+        p->tuning = *cfg->tuning;
+    else
+        ls_tuning_default(im, &p->tuning);
+    p->cfg.impl = im;
+    p->cfg.tuning = NULL; /* the copy above is the pool's own */
     p->slots = cfg->capacity + 1;
     p->n_buf = d->n_conv + 1;
     for (int i = 0; i < d->n_conv; i++)
@@ -173,7 +200,8 @@ void ls_pool_destroy(ls_pool *p)
 /* ------------------------------------------------------------------------ accessors */
 
 const ls_state_desc *ls_pool_desc(const ls_pool *p) { return &p->desc; }
-const ls_backend *ls_pool_backend(const ls_pool *p) { return p->be; }
+const ls_runtime *ls_pool_runtime(const ls_pool *p) { return p->be; }
+const ls_impl *ls_pool_impl(const ls_pool *p) { return p->impl; }
 int32_t ls_pool_capacity(const ls_pool *p) { return p->cfg.capacity; }
 int32_t ls_pool_slots(const ls_pool *p) { return p->slots; }
 int32_t ls_pool_padding_slot(const ls_pool *p)

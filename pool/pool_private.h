@@ -15,7 +15,9 @@
 struct ls_pool {
     ls_state_desc desc;
     ls_pool_config cfg;
-    const ls_backend *be;
+    const ls_runtime *be;
+    const ls_impl *impl;               /* state ops of the slot operations */
+    ls_tuning tuning;
     int32_t slots;                     /* S + 1 */
     int32_t n_buf;                     /* n_conv + 1; temporal is buffer n_buf - 1 */
     void *main[LS_MAX_BUFFERS];        /* [layers, slots, item[b]] bytes */

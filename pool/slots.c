@@ -57,7 +57,7 @@ static int check_count(const char *op, int32_t n, const void *a, const void *b)
 static int zero_rows(ls_pool *p, int32_t n, const int32_t *dst)
 {
     ls_state_params sp;
-    if (ls_pool_upload_rows(p, n, NULL, dst, NULL, &sp) || p->be->state_zero(&sp, NULL))
+    if (ls_pool_upload_rows(p, n, NULL, dst, NULL, &sp) || p->impl->state_zero(&sp, &p->tuning, NULL))
         return -1;
     return p->be->sync(NULL);
 }
@@ -133,7 +133,7 @@ int ls_pool_free(ls_pool *p, int32_t n, const int32_t *slots)
  */
 static int copy_rows(ls_pool *p, int32_t n, const int32_t *src, const int32_t *dst)
 {
-    const ls_backend *be = p->be;
+    const ls_runtime *be = p->be;
     int32_t *plain_src = p->host_idx, *plain_dst = p->host_idx + p->slots;
     int32_t *staged = p->host_idx + 2 * (size_t)p->slots; /* row indices */
     int32_t n_plain = 0, n_staged = 0;
@@ -164,7 +164,7 @@ static int copy_rows(ls_pool *p, int32_t n, const int32_t *src, const int32_t *d
         if (dir == 1 && n_plain > 0) {
             ls_state_params sp;
             rc = ls_pool_upload_rows(p, n_plain, plain_src, plain_dst, NULL, &sp) ||
-                 be->state_copy(&sp, NULL);
+                 p->impl->state_copy(&sp, &p->tuning, NULL);
         }
         char *t = tmp;
         for (int32_t j = 0; j < n_staged && rc == 0; j++) {
@@ -262,7 +262,7 @@ int ls_pool_accept(ls_pool *p, int32_t n, const int32_t *slots, const int32_t *s
     if (rc || k == 0)
         return rc;
     ls_state_params sp;
-    if (ls_pool_upload_rows(p, k, NULL, dst, step, &sp) || p->be->state_accept(&sp, NULL))
+    if (ls_pool_upload_rows(p, k, NULL, dst, step, &sp) || p->impl->state_accept(&sp, &p->tuning, NULL))
         return -1;
     return p->be->sync(NULL);
 }

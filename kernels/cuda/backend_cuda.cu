@@ -1,5 +1,5 @@
 /*
- * backend_cuda.cu — the "cuda" ls_backend table: device selection/description, cudaMalloc memory,
+ * backend_cuda.cu — the "cuda" ls_runtime table: device selection/description, cudaMalloc memory,
  * copies, streams, CUDA events, CUDA graphs by stream capture, profiler control, and the kernel
  * launchers (ls_cuda_* from the other .cu files of this folder).
  *
@@ -381,9 +381,10 @@ static int cuda_hold_result(const ls_hold *h)
 
 /* Designated initializers (in declaration order; nvcc accepts them in C++17): a constant-
  * initialised table, no run-time construction and no C++ runtime needed by C callers. */
-static const ls_backend cuda_backend = {
-    .abi_version = LS_BACKEND_ABI,
+static const ls_runtime cuda_backend = {
+    .abi_version = LS_RUNTIME_ABI,
     .name = "cuda",
+    .caps = LS_RT_DEVICE_MEMORY | LS_RT_GRAPHS | LS_RT_HOLD | LS_RT_PCI,
     .device_count = cuda_device_count,
     .set_device = cuda_set_device,
     .device_info = cuda_device_info,
@@ -411,13 +412,6 @@ static const ls_backend cuda_backend = {
     .hold_enqueue = cuda_hold_enqueue,
     .hold_release = cuda_hold_release,
     .hold_result = cuda_hold_result,
-    .conv_update = ls_cuda_conv_update,
-    .gdn = ls_cuda_gdn,
-    .kda = ls_cuda_kda,
-    .ssu = ls_cuda_ssu,
-    .state_copy = ls_cuda_state_copy,
-    .state_accept = ls_cuda_state_accept,
-    .state_zero = ls_cuda_state_zero,
 };
 
-extern "C" const ls_backend *ls_backend_cuda(void) { return &cuda_backend; }
+extern "C" const ls_runtime *ls_runtime_cuda(void) { return &cuda_backend; }

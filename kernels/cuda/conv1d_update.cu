@@ -565,7 +565,7 @@ static int launch_scalar_w(const conv_args &a, cudaStream_t st)
  * Validates, then picks conv_vec8 when conv_vec_ok holds, else conv_scalar, instantiated for
  * the width (2..4), the state orientation and the weight dtype. Asynchronous on stream s.
  */
-extern "C" int ls_cuda_conv_update(const ls_conv_params *p, ls_stream s)
+extern "C" int ls_cuda_conv_update(const ls_conv_params *p, const ls_tuning *t, ls_stream s)
 {
     if (ls_conv_params_check(p))
         return -1;

@@ -5,7 +5,7 @@
  */
 #include "delta_rule.cuh"
 
-extern "C" int ls_cuda_gdn(const ls_delta_params *p, ls_stream s)
+extern "C" int ls_cuda_gdn(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
 {
     return ls_delta::launch<false>(p, s);
 }

@@ -11,14 +11,26 @@
 extern "C" {
 #endif
 
+/* The knobs of the "linstate" impl (impl_linstate.cu), indices into ls_tuning.v. */
+enum {
+    LS_KNOB_PDL = 0,
+    LS_KNOB_CONV_VARIANT,
+    LS_KNOB_CONV_PREFETCH,
+    LS_KNOB_CONV_SPECULATE,
+    LS_KNOB_DELTA_VARIANT,
+    LS_KNOB_SSU_VARIANT,
+    LS_KNOB_SSU_SPECULATE,
+    LS_KNOB_COUNT
+};
+
 /* Launchers: validate params (ls_*_params_check), launch on stream s, check the launch. */
-int ls_cuda_conv_update(const ls_conv_params *p, ls_stream s);
-int ls_cuda_gdn(const ls_delta_params *p, ls_stream s);
-int ls_cuda_kda(const ls_delta_params *p, ls_stream s);
-int ls_cuda_ssu(const ls_ssu_params *p, ls_stream s);
-int ls_cuda_state_copy(const ls_state_params *p, ls_stream s);
-int ls_cuda_state_accept(const ls_state_params *p, ls_stream s);
-int ls_cuda_state_zero(const ls_state_params *p, ls_stream s);
+int ls_cuda_conv_update(const ls_conv_params *p, const ls_tuning *t, ls_stream s);
+int ls_cuda_gdn(const ls_delta_params *p, const ls_tuning *t, ls_stream s);
+int ls_cuda_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s);
+int ls_cuda_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s);
+int ls_cuda_state_copy(const ls_state_params *p, const ls_tuning *t, ls_stream s);
+int ls_cuda_state_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s);
+int ls_cuda_state_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s);
 
 #ifdef __cplusplus
 }

@@ -285,7 +285,7 @@ static int launch_typed(const ls_ssu_params *p, int nch, cudaStream_t st)
 } /* namespace ls_ssu */
 
 /* Validate, pick the instantiation (state dtype x ds path x decode/verify), launch, check. */
-extern "C" int ls_cuda_ssu(const ls_ssu_params *p, ls_stream s)
+extern "C" int ls_cuda_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s)
 {
     if (ls_ssu_params_check(p))
         return -1;

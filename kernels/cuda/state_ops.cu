@@ -176,6 +176,6 @@ static int state_launch(const ls_state_params *p, int op, ls_stream s)
     }
 }
 
-extern "C" int ls_cuda_state_copy(const ls_state_params *p, ls_stream s) { return state_launch(p, OP_COPY, s); }
-extern "C" int ls_cuda_state_accept(const ls_state_params *p, ls_stream s) { return state_launch(p, OP_ACCEPT, s); }
-extern "C" int ls_cuda_state_zero(const ls_state_params *p, ls_stream s) { return state_launch(p, OP_ZERO, s); }
+extern "C" int ls_cuda_state_copy(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return state_launch(p, OP_COPY, s); }
+extern "C" int ls_cuda_state_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return state_launch(p, OP_ACCEPT, s); }
+extern "C" int ls_cuda_state_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return state_launch(p, OP_ZERO, s); }

@@ -1,5 +1,5 @@
 /*
- * host_backend.c — the "host" ls_backend: plain memory, wall-clock events and the float64
+ * host_backend.c — the "host" ls_runtime: plain memory, wall-clock events and the float64
  * reference kernels, so the pool, the benchmark sweeps, the CSV and the comparison scripts all
  * run on a machine without a GPU.
  *
@@ -17,6 +17,7 @@
 #define _GNU_SOURCE /* sysconf(_SC_PHYS_PAGES, _SC_LEVEL2_CACHE_SIZE), clock_gettime */
 
 #include "ls_ref.h"
+#include "../impl_internal.h"
 
 #include <stdlib.h>
 #include <stdio.h>
@@ -168,17 +169,10 @@ static int host_event_elapsed_us(ls_event *start, ls_event *stop, double *us)
 
 static int host_profiler_noop(void) { return 0; }
 
-static int host_conv(const ls_conv_params *p, ls_stream s) { return ls_ref_conv_update(p); }
-static int host_gdn(const ls_delta_params *p, ls_stream s) { return ls_ref_gdn(p); }
-static int host_kda(const ls_delta_params *p, ls_stream s) { return ls_ref_kda(p); }
-static int host_ssu(const ls_ssu_params *p, ls_stream s) { return ls_ref_ssu(p); }
-static int host_copy_op(const ls_state_params *p, ls_stream s) { return ls_ref_state_copy(p); }
-static int host_accept(const ls_state_params *p, ls_stream s) { return ls_ref_state_accept(p); }
-static int host_zero(const ls_state_params *p, ls_stream s) { return ls_ref_state_zero(p); }
-
-static const ls_backend host_table = {
-    .abi_version = LS_BACKEND_ABI,
+static const ls_runtime host_table = {
+    .abi_version = LS_RUNTIME_ABI,
     .name = "host",
+    .caps = 0, /* host memory, no graphs, no hold, no PCI locality */
     .device_count = host_device_count,
     .set_device = host_set_device,
     .device_info = host_device_info,
@@ -206,6 +200,30 @@ static const ls_backend host_table = {
     .hold_enqueue = NULL,
     .hold_release = NULL,
     .hold_result = NULL,
+};
+
+const ls_runtime *ls_ref_host_table(void) { return &host_table; }
+
+/* ------------------------------------------------------------------ the "host" impl */
+
+/* The reference ops with the impl signature: no knobs, the stream is ignored (host ops run when
+ * called). */
+static int host_conv(const ls_conv_params *p, const ls_tuning *t, ls_stream s) { return ls_ref_conv_update(p); }
+static int host_gdn(const ls_delta_params *p, const ls_tuning *t, ls_stream s) { return ls_ref_gdn(p); }
+static int host_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s) { return ls_ref_kda(p); }
+static int host_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s) { return ls_ref_ssu(p); }
+static int host_copy_op(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return ls_ref_state_copy(p); }
+static int host_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return ls_ref_state_accept(p); }
+static int host_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return ls_ref_state_zero(p); }
+
+static const ls_impl host_impl = {
+    .abi_version = LS_IMPL_ABI,
+    .name = "host",
+    .version = "float64 reference",
+    .runtime = "host",
+    .caps = 0,
+    .knobs = NULL,
+    .n_knobs = 0,
     .conv_update = host_conv,
     .gdn = host_gdn,
     .kda = host_kda,
@@ -213,6 +231,8 @@ static const ls_backend host_table = {
     .state_copy = host_copy_op,
     .state_accept = host_accept,
     .state_zero = host_zero,
+    .last_error = NULL, /* ls_last_error() already holds the reason */
+    .explain = NULL,
 };
 
-const ls_backend *ls_ref_host_table(void) { return &host_table; }
+const ls_impl *ls_impl_host_table(void) { return &host_impl; }

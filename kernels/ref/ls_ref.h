@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The "host" backend table (ref/host_backend.c); reached through ls_backend_host(). */
-const ls_backend *ls_ref_host_table(void);
+/* The "host" backend table (ref/host_backend.c); reached through ls_runtime_host(). */
+const ls_runtime *ls_ref_host_table(void);
 
 /*
  * Work split over independent items [0, n): fn(ctx, begin, end) is called on disjoint ranges,
