@@ -262,7 +262,7 @@ int64_t ls_bytes_pd_transfer(int64_t per_req, int64_t T, int after_with_spec);
 
 /* Device-independent run settings the runner hands to every case. */
 typedef struct bench_env {
-    const ls_backend *be;
+    const ls_runtime *be;
     ls_device_info dev;
     int64_t budget_bytes;    /* memory a case may use on the backend */
     ls_cache_regime cache;
@@ -272,7 +272,7 @@ typedef struct bench_env {
 typedef struct bench_ctx {
     const bench_case *c;
     const bench_env *env;
-    const ls_backend *be;
+    const ls_runtime *be;
     uint64_t rng;            /* per-case PRNG state (seeded from the case key) */
     ls_pool *pool;
     int n_rot;               /* layers in the pool that launches rotate over */
@@ -380,7 +380,7 @@ typedef struct bench_result {
 
 typedef struct bench_runner {
     const bench_opts *o;
-    const ls_backend *be;
+    const ls_runtime *be;
     const bench_plan *plan;
     bench_device *devs;
     int n_devs;
@@ -403,7 +403,7 @@ typedef struct bench_runner {
 double bench_wall_s(void);
 /* Per device: select, bind (unless --no-bind), provenance, copy peak, flush buffer, budget.
  * 0, or -1 after printing the error. */
-int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_backend *be, const bench_plan *plan,
+int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be, const bench_plan *plan,
                       const int *devices, int n_devices);
 /* Registers every plan case with the Google Benchmark shim (GB runs them; rows come from us). */
 void bench_runner_register(bench_runner *R);

@@ -144,7 +144,7 @@ int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_
  * chunk, then doubling copies of what is already filled, so a buffer of any size costs about
  * log2(total / chunk) copies on the default stream (in order, so each reads finished data).
  */
-static int tile(const ls_backend *be, char *dst, int64_t total, const void *src, int64_t chunk)
+static int tile(const ls_runtime *be, char *dst, int64_t total, const void *src, int64_t chunk)
 {
     int64_t done = total < chunk ? total : chunk;
     if (be->copy_d2d(dst, src, (size_t)done, NULL) != 0)

@@ -19,11 +19,11 @@
 #include "bench.h"
 
 /* The backend: --backend, else cuda when built and a device is visible, else host. 0 or 2. */
-static int pick_backend(const bench_opts *o, const ls_backend **out)
+static int pick_backend(const bench_opts *o, const ls_runtime **out)
 {
-    const ls_backend *be;
+    const ls_runtime *be;
     if (o->backend) {
-        be = ls_backend_get(o->backend);
+        be = ls_runtime_get(o->backend);
         if (!be) {
             fprintf(stderr, "linstate-bench: --backend %s: not available (%s)\n", o->backend, ls_last_error());
             return 2;
@@ -33,9 +33,9 @@ static int pick_backend(const bench_opts *o, const ls_backend **out)
             return 2;
         }
     } else {
-        be = ls_backend_cuda();
+        be = ls_runtime_cuda();
         if (!be || be->device_count() < 1)
-            be = ls_backend_host();
+            be = ls_runtime_host();
         ls_clear_error();
     }
     *out = be;
@@ -43,7 +43,7 @@ static int pick_backend(const bench_opts *o, const ls_backend **out)
 }
 
 /* --devices: all visible, or the listed indices (each must exist). 0 or 2. */
-static int pick_devices(const bench_opts *o, const ls_backend *be, int *devs, int *n)
+static int pick_devices(const bench_opts *o, const ls_runtime *be, int *devs, int *n)
 {
     int count = be->device_count();
     *n = 0;
@@ -92,7 +92,7 @@ static int make_parent_dirs(const char *path)
 
 /* results/<gpu-name-slug | host>/<UTC timestamp>.csv, e.g. results/h200/20251129T135600Z.csv
  * (the device name lower-cased, non-alphanumerics as '-', a leading "nvidia-" dropped). */
-static void default_out(const ls_backend *be, int device, char *buf, size_t cap)
+static void default_out(const ls_runtime *be, int device, char *buf, size_t cap)
 {
     char slug[96] = "host";
     ls_device_info info;
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
         return rc;
     o.filter = filter;
 
-    const ls_backend *be;
+    const ls_runtime *be;
     int devs[BENCH_MAX_LIST], n_devs;
     if ((rc = pick_backend(&o, &be)) || (rc = pick_devices(&o, be, devs, &n_devs)))
         return rc;

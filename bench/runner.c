@@ -45,7 +45,7 @@ double bench_wall_s(void)
  */
 static int device_init(bench_runner *R, bench_device *D, int index)
 {
-    const ls_backend *be = R->be;
+    const ls_runtime *be = R->be;
     memset(D, 0, sizeof *D);
     D->index = index;
     if (be->set_device(index) != 0 || be->device_info(index, &D->env.dev) != 0 ||
@@ -103,7 +103,7 @@ static void select_device(bench_runner *R, bench_device *D)
     R->cur_dev = D;
 }
 
-int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_backend *be, const bench_plan *plan,
+int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be, const bench_plan *plan,
                       const int *devices, int n_devices)
 {
     memset(R, 0, sizeof *R);

@@ -12,7 +12,7 @@
 
 /* Allocates src and dst of `bytes` each, halving when the device is full, down to the floor
  * min(bytes, LS_COPY_PEAK_HOST_BYTES). 0 with both set, or -1 (error set) when nothing fits. */
-static int alloc_pair(const ls_backend *be, size_t *bytes, void **src, void **dst)
+static int alloc_pair(const ls_runtime *be, size_t *bytes, void **src, void **dst)
 {
     size_t floor_b = *bytes < LS_COPY_PEAK_HOST_BYTES ? *bytes : LS_COPY_PEAK_HOST_BYTES;
     for (size_t b = *bytes; b >= floor_b; b /= 2) {
@@ -40,7 +40,7 @@ static int alloc_pair(const ls_backend *be, size_t *bytes, void **src, void **ds
  * plus write) / median time. The source is memset first so the copy moves real pages. Nothing
  * else is on the stream. Host backend: capped at LS_COPY_PEAK_HOST_BYTES, noted on stderr.
  */
-int ls_measure_copy_peak(const ls_backend *be, size_t bytes, double *gbps)
+int ls_measure_copy_peak(const ls_runtime *be, size_t bytes, double *gbps)
 {
     if (!be || !gbps)
         return ls_fail("ls_measure_copy_peak: NULL %s", be ? "gbps" : "backend");

@@ -43,7 +43,7 @@ int ls_cache_regime_parse(const char *s, ls_cache_regime *out); /* 0 or -1 */
 typedef int (*ls_launch_fn)(void *ctx, int rot, ls_stream s);
 
 typedef struct ls_timing_config {
-    const ls_backend *be;
+    const ls_runtime *be;
     ls_stream stream;
     ls_cache_regime regime;
     int graph;               /* 1: capture n_rot launches in a graph, time replays */
@@ -96,7 +96,7 @@ int ls_timer_sample(ls_timer *t, double *us);
 void ls_timer_destroy(ls_timer *t);
 
 /* Device-to-device copy bandwidth (read + write bytes / time), GB/s, over >= bytes. */
-int ls_measure_copy_peak(const ls_backend *be, size_t bytes, double *gbps);
+int ls_measure_copy_peak(const ls_runtime *be, size_t bytes, double *gbps);
 /* Median of several timed copies after a warm-up one. The host backend caps the buffer at
  * LS_COPY_PEAK_HOST_BYTES and says so on stderr; on a device that cannot hold 2 x bytes the
  * size is halved (with a note) down to the same floor. */
@@ -117,7 +117,7 @@ typedef struct ls_provenance {
     int numa_node;           /* -1 if unknown */
 } ls_provenance;
 
-int ls_provenance_fill(ls_provenance *p, const ls_backend *be, int device_index);
+int ls_provenance_fill(ls_provenance *p, const ls_runtime *be, int device_index);
 /* git_commit/git_dirty: env LS_GIT_COMMIT / LS_GIT_DIRTY when set (for trees copied without
  * .git), else `git rev-parse HEAD` / `git status --porcelain` run now in the source tree, else
  * "unknown" and git_dirty = -1 (written as an empty CSV cell). cpuset "" and numa_node -1 until
@@ -187,7 +187,7 @@ void ls_nvtx_range_pop(void);
 
 /* Bind this thread and its host allocations to the CPUs local to device `index` of backend be
  * (host backend: one core). Fills cpuset/numa in prov when non-NULL. 0 ok; -1 error (message). */
-int ls_bind_to_device(const ls_backend *be, int index, ls_provenance *prov);
+int ls_bind_to_device(const ls_runtime *be, int index, ls_provenance *prov);
 /* Failures are warnings, never fatal: -1 means the thread could not be bound (the caller prints
  * ls_last_error() as a warning and goes on); a failed memory binding only warns on stderr. Either
  * way prov->cpuset / numa_node describe where the thread may actually run afterwards. */

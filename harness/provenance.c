@@ -100,7 +100,7 @@ static void fill_git(ls_provenance *p)
     }
 }
 
-int ls_provenance_fill(ls_provenance *p, const ls_backend *be, int device_index)
+int ls_provenance_fill(ls_provenance *p, const ls_runtime *be, int device_index)
 {
     if (!p || !be)
         return ls_fail("ls_provenance_fill: NULL %s", p ? "backend" : "provenance");

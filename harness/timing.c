@@ -80,10 +80,10 @@ static int check_config(const ls_timing_config *c, ls_launch_fn fn)
 {
     if (!c || !c->be || !fn)
         return ls_fail("timing: NULL %s", !c ? "config" : !c->be ? "backend" : "launch callback");
-    const ls_backend *be = c->be;
-    if (be->abi_version != LS_BACKEND_ABI)
+    const ls_runtime *be = c->be;
+    if (be->abi_version != LS_RUNTIME_ABI)
         return ls_fail("timing: backend '%s' has abi_version %d, expected %d", be->name,
-                       be->abi_version, LS_BACKEND_ABI);
+                       be->abi_version, LS_RUNTIME_ABI);
     if (!be->event_create || !be->event_destroy || !be->event_record || !be->event_elapsed_us ||
         !be->sync)
         return ls_fail("timing: backend '%s' lacks events or sync", be->name);
@@ -107,7 +107,7 @@ static int check_config(const ls_timing_config *c, ls_launch_fn fn)
 
 int ls_timing_holds(const ls_timing_config *c)
 {
-    const ls_backend *be = c ? c->be : NULL;
+    const ls_runtime *be = c ? c->be : NULL;
     return be && c->hold && !c->profile && be->hold_create && be->hold_destroy && be->hold_enqueue &&
            be->hold_release && be->hold_result;
 }
@@ -116,7 +116,7 @@ int ls_timing_holds(const ls_timing_config *c)
  * and first-launch work never happen inside the capture. No NVTX range: capture is not replay. */
 static int capture_graph(ls_timer *t)
 {
-    const ls_backend *be = t->cfg.be;
+    const ls_runtime *be = t->cfg.be;
     if (launch_round(t) || be->sync(t->cfg.stream))
         return -1;
     if (be->graph_begin(t->cfg.stream))
@@ -136,7 +136,7 @@ static int capture_graph(ls_timer *t)
  * reset between samples) can push the one "warmup" phase of the case itself. */
 static int warm_up(ls_timer *t)
 {
-    const ls_backend *be = t->cfg.be;
+    const ls_runtime *be = t->cfg.be;
     int rc = 0;
     if (t->cfg.warmup == 0)
         return 0;
@@ -154,7 +154,7 @@ static int warm_up(ls_timer *t)
  * non-blocking stream does not wait for) is complete. */
 static int own_stream_for_graph(ls_timer *t)
 {
-    const ls_backend *be = t->cfg.be;
+    const ls_runtime *be = t->cfg.be;
     if (!t->cfg.graph || t->cfg.stream)
         return 0;
     if (!be->stream_create || !be->stream_destroy)
@@ -178,7 +178,7 @@ ls_timer *ls_timer_create(const ls_timing_config *cfg, ls_launch_fn fn, void *ct
     t->cfg = *cfg;
     t->fn = fn;
     t->ctx = ctx;
-    const ls_backend *be = cfg->be;
+    const ls_runtime *be = cfg->be;
     if (own_stream_for_graph(t) || be->event_create(&t->start) || be->event_create(&t->stop) ||
         (ls_timing_holds(cfg) && be->hold_create(&t->hold, LS_HOLD_TIMEOUT_MS)) ||
         (cfg->graph && capture_graph(t)) || warm_up(t)) {
@@ -192,7 +192,7 @@ int ls_timer_sample(ls_timer *t, double *us)
 {
     if (!t || !us)
         return ls_fail("ls_timer_sample: NULL %s", t ? "us" : "timer");
-    const ls_backend *be = t->cfg.be;
+    const ls_runtime *be = t->cfg.be;
     ls_stream s = t->cfg.stream;
     if (t->cfg.regime == LS_CACHE_FLUSH &&
         be->mem_set(t->cfg.flush_buf, 0x5a, t->cfg.flush_bytes, s))
@@ -236,7 +236,7 @@ void ls_timer_destroy(ls_timer *t)
 {
     if (!t)
         return;
-    const ls_backend *be = t->cfg.be;
+    const ls_runtime *be = t->cfg.be;
     if (t->graph)
         be->graph_destroy(t->graph);
     if (t->start)
@@ -255,7 +255,7 @@ void ls_timer_destroy(ls_timer *t)
 /* Profile mode: exactly min(LS_PROFILE_SAMPLES, cap) samples between profiler start and stop. */
 static int sample_profile(ls_timer *t, double *samples_us, int cap, int *n_out)
 {
-    const ls_backend *be = t->cfg.be;
+    const ls_runtime *be = t->cfg.be;
     int n_target = cap < LS_PROFILE_SAMPLES ? cap : LS_PROFILE_SAMPLES;
     if (be->profiler_start && be->profiler_start())
         return -1;

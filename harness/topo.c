@@ -34,7 +34,7 @@ static int current_core(hwloc_topology_t topo, hwloc_cpuset_t set)
 }
 
 /* The CPU set to bind to for device `index` of backend be; -1 with the error set. */
-static int target_cpuset(hwloc_topology_t topo, const ls_backend *be, int index, hwloc_cpuset_t set)
+static int target_cpuset(hwloc_topology_t topo, const ls_runtime *be, int index, hwloc_cpuset_t set)
 {
 #if defined(LS_HAVE_CUDA)
     if (strcmp(be->name, "cuda") == 0) {
@@ -61,7 +61,7 @@ static void record(hwloc_topology_t topo, ls_provenance *prov)
     hwloc_bitmap_free(nodes);
 }
 
-int ls_bind_to_device(const ls_backend *be, int index, ls_provenance *prov)
+int ls_bind_to_device(const ls_runtime *be, int index, ls_provenance *prov)
 {
     if (!be)
         return ls_fail("ls_bind_to_device: NULL backend");

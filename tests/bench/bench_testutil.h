@@ -21,7 +21,7 @@ typedef struct bt_case {
 } bt_case;
 
 /* variant NULL = the default variant. Exits the test if the selection is not exactly one case. */
-static inline void bt_setup(bt_case *t, const ls_backend *be, const char *family, const char *model, int batch,
+static inline void bt_setup(bt_case *t, const ls_runtime *be, const char *family, const char *model, int batch,
                             int draft, ls_dtype dt, const char *variant, int64_t budget)
 {
     bench_opts o;

@@ -18,7 +18,7 @@ static const int64_t budget = (int64_t)1 << 30;
 static bt_case setup_ok(const char *family, const char *model, int batch, int draft, const char *variant)
 {
     bt_case t;
-    bt_setup(&t, ls_backend_host(), family, model, batch, draft, LS_F32, variant, budget);
+    bt_setup(&t, ls_runtime_host(), family, model, batch, draft, LS_F32, variant, budget);
     LS_REQUIRE(t.setup_rc == 0);
     return t;
 }

@@ -11,7 +11,7 @@
 
 #include "bench_testutil.h"
 
-static ls_backend fake;
+static ls_runtime fake;
 static int mode; /* which fault the fake backend injects */
 static int64_t budget = (int64_t)1 << 30; /* memory budget of the cases below */
 
@@ -35,7 +35,7 @@ static int fake_delta(const ls_delta_params *p, ls_stream s, int kda)
     ls_delta_params q = *p;
     if (mode == NO_INTER)
         q.inter = NULL;
-    int rc = kda ? ls_backend_host()->kda(&q, s) : ls_backend_host()->gdn(&q, s);
+    int rc = kda ? ls_runtime_host()->kda(&q, s) : ls_runtime_host()->gdn(&q, s);
     if (mode == BAD_OUT)
         bump_bf16(&p->o[0]);
     if (mode == BAD_STATE)
@@ -55,7 +55,7 @@ static int fake_kda(const ls_delta_params *p, ls_stream s)
 
 static int fake_ssu(const ls_ssu_params *p, ls_stream s)
 {
-    int rc = ls_backend_host()->ssu(p, s);
+    int rc = ls_runtime_host()->ssu(p, s);
     if (mode == BAD_OUT)
         bump_bf16(&p->y[(int64_t)p->batch * p->tokens * p->nheads * p->head_dim - 1]);
     return rc;
@@ -63,7 +63,7 @@ static int fake_ssu(const ls_ssu_params *p, ls_stream s)
 
 static int fake_conv(const ls_conv_params *p, ls_stream s)
 {
-    return mode == NOOP ? 0 : ls_backend_host()->conv_update(p, s);
+    return mode == NOOP ? 0 : ls_runtime_host()->conv_update(p, s);
 }
 
 static int fake_copy_d2d(void *dst, const void *src, size_t bytes, ls_stream s)
@@ -79,36 +79,36 @@ static const void *clone_real;
 static int record_copy_d2d(void *dst, const void *src, size_t bytes, ls_stream s)
 {
     clone_real = src;
-    return ls_backend_host()->copy_d2d(dst, src, bytes, s);
+    return ls_runtime_host()->copy_d2d(dst, src, bytes, s);
 }
 
 static int fake_conv_on_real(const ls_conv_params *p, ls_stream s)
 {
     ls_conv_params q = *p;
-    if (ls_backend_host()->conv_update(p, s) != 0 || !clone_real)
+    if (ls_runtime_host()->conv_update(p, s) != 0 || !clone_real)
         return clone_real ? -1 : 0;
     q.state = (void *)clone_real;
-    return ls_backend_host()->conv_update(&q, s);
+    return ls_runtime_host()->conv_update(&q, s);
 }
 
 static int fake_copy(const ls_state_params *p, ls_stream s)
 {
-    return mode == NOOP ? 0 : ls_backend_host()->state_copy(p, s);
+    return mode == NOOP ? 0 : ls_runtime_host()->state_copy(p, s);
 }
 
 static int fake_accept(const ls_state_params *p, ls_stream s)
 {
-    return mode == NOOP ? 0 : ls_backend_host()->state_accept(p, s);
+    return mode == NOOP ? 0 : ls_runtime_host()->state_accept(p, s);
 }
 
 static int fake_zero(const ls_state_params *p, ls_stream s)
 {
-    return mode == NOOP ? 0 : ls_backend_host()->state_zero(p, s);
+    return mode == NOOP ? 0 : ls_runtime_host()->state_zero(p, s);
 }
 
 /* Sets up the one case selected by (family, model, B, T, dtype, variant) on be and verifies it.
  * Returns the verification error; *tol gets the case's tolerance (-1 when setup said OOM). */
-static double verify_variant(const ls_backend *be, const char *family, const char *model, int batch, int draft,
+static double verify_variant(const ls_runtime *be, const char *family, const char *model, int batch, int draft,
                              ls_dtype dt, const char *variant, double *tol)
 {
     bt_case t;
@@ -136,7 +136,7 @@ static double verify_variant(const ls_backend *be, const char *family, const cha
 }
 
 /* The default variant of the selected case. */
-static double verify_case(const ls_backend *be, const char *family, const char *model, int batch, int draft,
+static double verify_case(const ls_runtime *be, const char *family, const char *model, int batch, int draft,
                           ls_dtype dt, double *tol)
 {
     return verify_variant(be, family, model, batch, draft, dt, NULL, tol);
@@ -168,13 +168,13 @@ static void honest_variants(void)
     double tol;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int b = 1; b <= 10; b += 9) {
-            double err = verify_variant(ls_backend_host(), cases[i].family, cases[i].model, b, cases[i].draft,
+            double err = verify_variant(ls_runtime_host(), cases[i].family, cases[i].model, b, cases[i].draft,
                                         LS_F32, cases[i].variant, &tol);
             if (err != 0)
                 fprintf(stderr, "%s %s %s B=%d: err %g\n", cases[i].family, cases[i].model, cases[i].variant, b, err);
             LS_CHECK(err == 0);
         }
-    double err = verify_variant(ls_backend_host(), "pool/accept", "kimi-linear-48b-a3b", 3, 2, LS_BF16, "per-tensor",
+    double err = verify_variant(ls_runtime_host(), "pool/accept", "kimi-linear-48b-a3b", 3, 2, LS_BF16, "per-tensor",
                                 &tol);
     LS_CHECK(err == 0);
 }
@@ -196,20 +196,20 @@ static void honest(void)
     double tol;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int b = 1; b <= 10; b += 9) { /* 10 > BENCH_VERIFY_ROWS: the sampled sub-batch */
-            double err = verify_case(ls_backend_host(), cases[i].family, cases[i].model, b, cases[i].draft, LS_F32,
+            double err = verify_case(ls_runtime_host(), cases[i].family, cases[i].model, b, cases[i].draft, LS_F32,
                                      &tol);
             if (err != 0)
                 fprintf(stderr, "%s %s B=%d: err %g\n", cases[i].family, cases[i].model, b, err);
             LS_CHECK(err == 0);
         }
-    double err = verify_case(ls_backend_host(), "gdn/verify", "qwen3-next-80b-a3b", 4, 2, LS_BF16, &tol);
+    double err = verify_case(ls_runtime_host(), "gdn/verify", "qwen3-next-80b-a3b", 4, 2, LS_BF16, &tol);
     LS_CHECK(err == 0);
     LS_CHECK(tol > 0);
 }
 
 static void faulty(void)
 {
-    fake = *ls_backend_host();
+    fake = *ls_runtime_host();
     fake.gdn = fake_gdn;
     fake.kda = fake_kda;
     fake.ssu = fake_ssu;
@@ -267,12 +267,12 @@ static void faulty(void)
     mode = OK;
 
     /* clone with a copy_d2d that copies nothing: the conv reads the NaN-poisoned clone. */
-    fake = *ls_backend_host();
+    fake = *ls_runtime_host();
     fake.copy_d2d = fake_copy_d2d;
     err = verify_variant(&fake, "conv1d_update/verify", "qwen3-next-80b-a3b", 3, 2, LS_F32, "clone", &tol);
     LS_CHECK(isinf(err));
     /* clone whose conv also shifts the real state: the untouched check fails. */
-    fake = *ls_backend_host();
+    fake = *ls_runtime_host();
     fake.conv_update = fake_conv_on_real;
     fake.copy_d2d = record_copy_d2d;
     err = verify_variant(&fake, "conv1d_update/verify", "qwen3-next-80b-a3b", 3, 2, LS_F32, "clone", &tol);
@@ -288,7 +288,7 @@ static void over_budget(void)
     budget = 4 << 20;
     for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
         int draft = strstr(fams[i], "decode") ? 1 : 4; /* decode is planned only for T = 1 */
-        verify_case(ls_backend_host(), fams[i], "qwen3-next-80b-a3b", 64, draft, LS_F32, &tol);
+        verify_case(ls_runtime_host(), fams[i], "qwen3-next-80b-a3b", 64, draft, LS_F32, &tol);
         if (tol != -1)
             fprintf(stderr, "%s: no BENCH_OOM with a 4 MiB budget\n", fams[i]);
         LS_CHECK(tol == -1);

@@ -10,7 +10,7 @@
 
 #include "ls_test.h"
 
-static const ls_backend *g_be;
+static const ls_runtime *g_be;
 
 /* Prints the reason with the backend's last error and exits 1 (a setup failure, not a check). */
 static void gt_die(const char *what)
@@ -19,12 +19,12 @@ static void gt_die(const char *what)
     exit(1);
 }
 
-const ls_backend *gt_init(void)
+const ls_runtime *gt_init(void)
 {
     /* LS_GPU_TEST_BACKEND=host runs the test against the host backend (reference vs itself):
      * a self-test of the test's plumbing on machines without a GPU. */
     const char *name = getenv("LS_GPU_TEST_BACKEND");
-    const ls_backend *be = name && *name ? ls_backend_get(name) : ls_backend_cuda();
+    const ls_runtime *be = name && *name ? ls_runtime_get(name) : ls_runtime_cuda();
     if (!be || be->device_count() <= 0) {
         printf("no GPU\n");
         exit(77);

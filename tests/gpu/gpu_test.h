@@ -28,7 +28,7 @@ extern "C" {
 /* The cuda backend, device 0 selected, its name printed. No backend or no device: prints
  * "no GPU" and exits 77 (CTest skip). LS_GPU_TEST_BACKEND=host substitutes the host backend
  * (the reference compared with itself): a self-test of a test's plumbing without a GPU. */
-const ls_backend *gt_init(void);
+const ls_runtime *gt_init(void);
 
 /* 1 when LS_GPU_TEST_QUICK is set to a non-zero value (smaller matrices for compute-sanitizer). */
 int gt_quick(void);

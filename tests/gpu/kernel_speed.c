@@ -38,7 +38,7 @@
 #include "ls_harness.h"
 #include "ls_pool.h"
 
-static const ls_backend *be;
+static const ls_runtime *be;
 
 /* ------------------------------------------------------------------ SPEC §4 minimum bytes */
 

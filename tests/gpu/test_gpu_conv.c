@@ -42,7 +42,7 @@ typedef struct conv_case {
     int x_cmajor;        /* x stored as [B, C, T] (strided view; forces the scalar path) */
 } conv_case;
 
-static const ls_backend *be;
+static const ls_runtime *be;
 
 /* Point a params struct at one set of buffers (host or device side of the mirrors). */
 static void conv_params(const conv_case *k, int slots, ls_conv_params *p, void *x, void *y, void *w, void *bias,

@@ -52,7 +52,7 @@ typedef struct dcase {
 
 static double g_worst_state_ratio, g_worst_o_ratio;
 
-static void run_case(const ls_backend *be, const dcase *c, uint64_t seed)
+static void run_case(const ls_runtime *be, const dcase *c, uint64_t seed)
 {
     const int B = c->B, T = c->T, H = c->H, HV = c->HV, K = c->K, V = c->V;
     const int slots = B + 3 + B / 8;
@@ -143,7 +143,7 @@ static void run_case(const ls_backend *be, const dcase *c, uint64_t seed)
 }
 
 /* Case from a preset at a tp; T decides the mode (see the file comment). */
-static void preset_case(const ls_backend *be, const ls_model *m, int tp, int B, int T, ls_dtype sdt,
+static void preset_case(const ls_runtime *be, const ls_model *m, int tp, int B, int T, ls_dtype sdt,
                         int gap, uint64_t *seed)
 {
     ls_shape s;
@@ -155,7 +155,7 @@ static void preset_case(const ls_backend *be, const ls_model *m, int tp, int B, 
 }
 
 /* Bad input reaches the caller as an error naming the value, with nothing launched. */
-static void check_bad_input(const ls_backend *be)
+static void check_bad_input(const ls_runtime *be)
 {
     ls_delta_params p = {.batch = 1, .tokens = 1, .heads_qk = 1, .heads_v = 1, .dk = 200, .dv = 16,
                          .scale = 1.0f, .state_dtype = LS_F32, .state_stride_slot = 200 * 16};
@@ -172,11 +172,11 @@ static void check_bad_input(const ls_backend *be)
 }
 
 /* With an unknown LS_DELTA_VARIANT every launch fails before running, naming the value. */
-static void check_unknown_variant(const ls_backend *be, const char *value)
+static void check_unknown_variant(const ls_runtime *be, const char *value)
 {
     ls_delta_params p = {.batch = 1, .tokens = 1, .heads_qk = 1, .heads_v = 1, .dk = 16, .dv = 16,
                          .scale = 1.0f, .state_dtype = LS_F32, .state_stride_slot = 16 * 16};
-    if (be != ls_backend_cuda()) { /* LS_GPU_TEST_BACKEND=host: the knob is the cuda launcher's */
+    if (be != ls_runtime_cuda()) { /* LS_GPU_TEST_BACKEND=host: the knob is the cuda launcher's */
         printf("unknown variant: not checked (not the cuda backend)\n");
         return;
     }
@@ -193,7 +193,7 @@ static void check_unknown_variant(const ls_backend *be, const char *value)
 }
 
 /* The full matrix (see the file comment): the default variant. */
-static void run_full(const ls_backend *be, int quick, uint64_t seed)
+static void run_full(const ls_runtime *be, int quick, uint64_t seed)
 {
     static const int Bs[] = {1, 3, 64}, Ts[] = {1, 2, 4, 8};
     static const ls_dtype dts[] = {LS_F32, LS_BF16};
@@ -243,7 +243,7 @@ static void run_full(const ls_backend *be, int quick, uint64_t seed)
  * padding in every case (a padding row's state still evolves over the tokens of a verify).
  * LS_GPU_TEST_QUICK=1: B = 12 and B = 64 T = 1 only.
  */
-static void run_large(const ls_backend *be, int quick, uint64_t seed)
+static void run_large(const ls_runtime *be, int quick, uint64_t seed)
 {
     for (int mi = 0; mi < ls_model_count(); mi++) {
         const ls_model *m = ls_model_at(mi);
@@ -275,7 +275,7 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     const char *var = gt_variant();
-    const ls_backend *be = gt_init();
+    const ls_runtime *be = gt_init();
     const int quick = gt_quick();
     uint64_t seed = 0x5eedde17a0001ull;
     if (!strcmp(var, "no-such-variant")) {
@@ -283,7 +283,7 @@ int main(int argc, char **argv)
         return ls_test_exit();
     }
     if (!strcmp(var, "default")) {
-        if (be == ls_backend_cuda()) /* the cuda launcher's limits (the host reference has others) */
+        if (be == ls_runtime_cuda()) /* the cuda launcher's limits (the host reference has others) */
             check_bad_input(be);
         run_full(be, quick, seed);
     } else {

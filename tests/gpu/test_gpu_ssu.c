@@ -48,7 +48,7 @@ typedef struct scase {
 
 static double g_worst_state_ratio, g_worst_y_ratio;
 
-static void run_case(const ls_backend *be, const scase *c, uint64_t seed)
+static void run_case(const ls_runtime *be, const scase *c, uint64_t seed)
 {
     const int B = c->B, T = c->T, nh = c->nh, hd = c->hd, ds = c->ds, ng = c->ng;
     const int slots = B + 3 + B / 8;
@@ -136,7 +136,7 @@ static void run_case(const ls_backend *be, const scase *c, uint64_t seed)
         gt_buf_free(all[i]);
 }
 
-static void preset_case(const ls_backend *be, const ls_model *m, int tp, int B, int T, ls_dtype sdt,
+static void preset_case(const ls_runtime *be, const ls_model *m, int tp, int B, int T, ls_dtype sdt,
                         int variant, uint64_t *seed)
 {
     ls_shape s;
@@ -148,7 +148,7 @@ static void preset_case(const ls_backend *be, const ls_model *m, int tp, int B, 
 }
 
 /* Bad input reaches the caller as an error naming the value. */
-static void check_bad_input(const ls_backend *be)
+static void check_bad_input(const ls_runtime *be)
 {
     uint16_t d16[8];
     float df[8];
@@ -165,9 +165,9 @@ static void check_bad_input(const ls_backend *be)
 }
 
 /* With an unknown LS_SSU_VARIANT every launch fails before running, naming the value. */
-static void check_unknown_variant(const ls_backend *be, const char *value)
+static void check_unknown_variant(const ls_runtime *be, const char *value)
 {
-    if (be != ls_backend_cuda()) { /* LS_GPU_TEST_BACKEND=host: the knob is the cuda launcher's */
+    if (be != ls_runtime_cuda()) { /* LS_GPU_TEST_BACKEND=host: the knob is the cuda launcher's */
         printf("unknown variant: not checked (not the cuda backend)\n");
         return;
     }
@@ -184,7 +184,7 @@ static void check_unknown_variant(const ls_backend *be, const char *value)
 }
 
 /* The full matrix (see the file comment): the default variant. */
-static void run_full(const ls_backend *be, int quick, uint64_t seed)
+static void run_full(const ls_runtime *be, int quick, uint64_t seed)
 {
     static const int Bs[] = {1, 3, 64}, Ts[] = {1, 2, 4, 8};
     static const ls_dtype dts[] = {LS_F32, LS_BF16};
@@ -230,7 +230,7 @@ static void run_full(const ls_backend *be, int quick, uint64_t seed)
  * both state dtypes, T = 2 (inter + final write) fp32, T = 4 (verify) bf16, gate on every other
  * case; B = 257, T = 1, fp32, for the first preset. LS_GPU_TEST_QUICK=1: B = 64, T = 1 only.
  */
-static void run_large(const ls_backend *be, int quick, uint64_t seed)
+static void run_large(const ls_runtime *be, int quick, uint64_t seed)
 {
     int first = 1, variant = 0;
     for (int mi = 0; mi < ls_model_count(); mi++) {
@@ -260,7 +260,7 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     const char *var = gt_variant();
-    const ls_backend *be = gt_init();
+    const ls_runtime *be = gt_init();
     const int quick = gt_quick();
     uint64_t seed = 0x55a0000c0ffeeull;
     if (!strcmp(var, "no-such-variant")) {
@@ -268,7 +268,7 @@ int main(int argc, char **argv)
         return ls_test_exit();
     }
     if (!strcmp(var, "default")) {
-        if (be == ls_backend_cuda()) /* the cuda launcher's limits (the host reference has others) */
+        if (be == ls_runtime_cuda()) /* the cuda launcher's limits (the host reference has others) */
             check_bad_input(be);
         run_full(be, quick, seed);
         /* the slot guess (read per launch; by default only for grids that take at most half of

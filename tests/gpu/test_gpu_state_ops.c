@@ -19,7 +19,7 @@
 #include "ls_pool.h"
 #include "ls_test.h"
 
-static const ls_backend *be;
+static const ls_runtime *be;
 
 /* The twin pools and their buffer tables. */
 typedef struct twin {
@@ -32,7 +32,7 @@ static int twin_open(twin *t, const ls_state_desc *desc, int capacity, const cha
 {
     ls_pool_config cfg = {capacity, LS_PAD_LAST, LS_ZERO_AT_FREE};
     t->name = name;
-    t->ph = ls_pool_create(desc, &cfg, ls_backend_host());
+    t->ph = ls_pool_create(desc, &cfg, ls_runtime_host());
     t->pd = ls_pool_create(desc, &cfg, be);
     if (!t->ph || !t->pd) {
         fprintf(stderr, "pool create failed (%s): %s\n", name, ls_last_error());

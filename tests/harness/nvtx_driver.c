@@ -25,7 +25,7 @@ static ls_timing_config config(void)
 {
     ls_timing_config c;
     memset(&c, 0, sizeof c);
-    c.be = ls_backend_host();
+    c.be = ls_runtime_host();
     c.regime = LS_CACHE_ROTATE;
     c.n_rot = 2;
     c.warmup = 1;

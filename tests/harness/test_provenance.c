@@ -38,7 +38,7 @@ static int is_iso_utc(const char *s)
 
 int main(void)
 {
-    const ls_backend *be = ls_backend_host();
+    const ls_runtime *be = ls_runtime_host();
     ls_provenance p;
     memset(&p, 0x7f, sizeof p); /* poison: every field must be written */
 

@@ -90,9 +90,9 @@ static int fg_destroy(ls_graph *g)
 static int fp_start(void) { return F.prof_starts++, 0; }
 static int fp_stop(void) { return F.prof_stops++, 0; }
 
-static ls_backend fake_table(void)
+static ls_runtime fake_table(void)
 {
-    ls_backend be = *ls_backend_host();
+    ls_runtime be = *ls_runtime_host();
     be.graph_begin = fg_begin;
     be.graph_end = fg_end;
     be.graph_launch = fg_launch;
@@ -102,7 +102,7 @@ static ls_backend fake_table(void)
     return be;
 }
 
-static ls_timing_config base_config(const ls_backend *be)
+static ls_timing_config base_config(const ls_runtime *be)
 {
     ls_timing_config c;
     memset(&c, 0, sizeof c);
@@ -130,7 +130,7 @@ static int rots_cycle(int from, int to, int n_rot)
 
 static void test_rotate(void)
 {
-    ls_timing_config c = base_config(ls_backend_host());
+    ls_timing_config c = base_config(ls_runtime_host());
     memset(&F, 0, sizeof F);
     int n = -1;
     LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), 0);
@@ -175,7 +175,7 @@ static void test_rotate(void)
 
 static void test_hot_and_flush(void)
 {
-    ls_timing_config c = base_config(ls_backend_host());
+    ls_timing_config c = base_config(ls_runtime_host());
     c.regime = LS_CACHE_HOT;
     c.n_rot = 3;
     memset(&F, 0, sizeof F);
@@ -190,25 +190,25 @@ static void test_hot_and_flush(void)
     c.n_rot = 1;
     LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), -1);
     LS_CHECK(strstr(ls_last_error(), "flush") != NULL);
-    unsigned char *buf = ls_backend_host()->mem_alloc(1 << 16);
+    unsigned char *buf = ls_runtime_host()->mem_alloc(1 << 16);
     LS_REQUIRE(buf != NULL);
     memset(buf, 0, 1 << 16);
     c.flush_buf = buf;
     c.flush_bytes = 1 << 16;
     LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), 0);
     LS_CHECK(n == 5 && buf[0] != 0 && buf[(1 << 16) - 1] == buf[0]); /* the flush wrote it */
-    ls_backend_host()->mem_free(buf);
+    ls_runtime_host()->mem_free(buf);
 }
 
 static void test_graph_and_profile(void)
 {
-    ls_timing_config c = base_config(ls_backend_host());
+    ls_timing_config c = base_config(ls_runtime_host());
     c.graph = 1;
     int n = 0;
     LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), -1);
     LS_CHECK(strstr(ls_last_error(), "graph") != NULL && strstr(ls_last_error(), "host") != NULL);
 
-    ls_backend be = fake_table();
+    ls_runtime be = fake_table();
     c.be = &be;
     memset(&F, 0, sizeof F);
     LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), 0);
@@ -235,7 +235,7 @@ static void test_graph_and_profile(void)
 
 static void test_timer_api(void)
 {
-    ls_timing_config c = base_config(ls_backend_host());
+    ls_timing_config c = base_config(ls_runtime_host());
     c.warmup = 1;
     memset(&F, 0, sizeof F);
     ls_timer *t = ls_timer_create(&c, fake_launch, &F);
@@ -260,16 +260,16 @@ static void test_timer_api(void)
 
 static void test_errors(void)
 {
-    ls_timing_config c = base_config(ls_backend_host());
+    ls_timing_config c = base_config(ls_runtime_host());
     int n = 0;
     c.n_rot = 0;
     LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), -1);
     LS_CHECK(strstr(ls_last_error(), "n_rot = 0") != NULL);
-    c = base_config(ls_backend_host());
+    c = base_config(ls_runtime_host());
     c.max_samples = 0;
     LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 4096, &n), -1);
     LS_CHECK(strstr(ls_last_error(), "max_samples = 0") != NULL);
-    c = base_config(ls_backend_host());
+    c = base_config(ls_runtime_host());
     LS_CHECK_EQ_INT(ls_time_launches(&c, fake_launch, &F, samples, 0, &n), -1);
     LS_CHECK(strstr(ls_last_error(), "cap = 0") != NULL);
     LS_CHECK(ls_timer_create(&c, NULL, &F) == NULL);
@@ -324,12 +324,12 @@ static int fh_result(const ls_hold *h) { return (void)h, hlog('Q'), H.time_out; 
 static int fh_event(ls_event *e, ls_stream s)
 {
     hlog('E');
-    return ls_backend_host()->event_record(e, s);
+    return ls_runtime_host()->event_record(e, s);
 }
 static int fh_sync(ls_stream s)
 {
     hlog('S');
-    return ls_backend_host()->sync(s);
+    return ls_runtime_host()->sync(s);
 }
 static int logged_launch(void *ctx, int rot, ls_stream s)
 {
@@ -337,9 +337,9 @@ static int logged_launch(void *ctx, int rot, ls_stream s)
     return fake_launch(ctx, rot, s);
 }
 
-static ls_backend hold_table(void)
+static ls_runtime hold_table(void)
 {
-    ls_backend be = fake_table();
+    ls_runtime be = fake_table();
     be.hold_create = fh_create;
     be.hold_destroy = fh_destroy;
     be.hold_enqueue = fh_enqueue;
@@ -352,7 +352,7 @@ static ls_backend hold_table(void)
 
 static void test_hold(void)
 {
-    ls_backend be = hold_table();
+    ls_runtime be = hold_table();
     ls_timing_config c = base_config(&be);
     c.hold = 1;
     c.warmup = 0;
@@ -411,7 +411,7 @@ static void test_hold(void)
     LS_CHECK_EQ_INT(ls_time_launches(&c, logged_launch, &F, samples, 4096, &n), 0);
     LS_CHECK(H.creates == 0 && strchr(H.log, 'H') == NULL);
     c.profile = 0;
-    c.be = ls_backend_host();
+    c.be = ls_runtime_host();
     LS_CHECK(!ls_timing_holds(&c));
 }
 
@@ -419,9 +419,9 @@ static void test_copy_peak(void)
 {
     double gbps = -1;
     /* host: 1 GiB requested, capped at 64 MiB (a note on stderr) */
-    LS_CHECK_EQ_INT(ls_measure_copy_peak(ls_backend_host(), (size_t)1 << 30, &gbps), 0);
+    LS_CHECK_EQ_INT(ls_measure_copy_peak(ls_runtime_host(), (size_t)1 << 30, &gbps), 0);
     LS_CHECK(gbps > 0.05 && gbps < 1e5);
-    LS_CHECK_EQ_INT(ls_measure_copy_peak(ls_backend_host(), 100, &gbps), -1);
+    LS_CHECK_EQ_INT(ls_measure_copy_peak(ls_runtime_host(), 100, &gbps), -1);
     LS_CHECK(strstr(ls_last_error(), "bytes = 100") != NULL);
 }
 

@@ -15,7 +15,7 @@
 #define BUF_BYTES ((size_t)16 << 20)
 
 typedef struct bufs {
-    const ls_backend *be;
+    const ls_runtime *be;
     void *src[N_ROT], *dst[N_ROT];
     int launches;
 } bufs;
@@ -47,7 +47,7 @@ static void sleep_ms(int ms)
 
 /* The stream hold itself: work queued behind it waits for the release, an event queued after it
  * is stamped at the release (so it does not count the wait), and an unreleased hold times out. */
-static void test_hold(const ls_backend *be, void *buf)
+static void test_hold(const ls_runtime *be, void *buf)
 {
     ls_stream s = NULL;
     ls_event *ea, *eb, *e0, *e1;
@@ -92,7 +92,7 @@ static void test_hold(const ls_backend *be, void *buf)
 
 int main(void)
 {
-    const ls_backend *be = ls_backend_get("cuda");
+    const ls_runtime *be = ls_runtime_get("cuda");
     if (!be || be->device_count() < 1) {
         printf("no CUDA device: skipped\n");
         return 77;

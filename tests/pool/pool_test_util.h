@@ -17,10 +17,10 @@
 #include "ls_test.h"
 
 /* Backend under test: $LS_TEST_BACKEND or "host"; exit 77 (skipped) when it is unavailable. */
-static inline const ls_backend *pt_backend(void)
+static inline const ls_runtime *pt_backend(void)
 {
     const char *name = getenv("LS_TEST_BACKEND");
-    const ls_backend *be = ls_backend_get(name && *name ? name : "host");
+    const ls_runtime *be = ls_runtime_get(name && *name ? name : "host");
     if (!be) {
         fprintf(stderr, "skipped: %s\n", ls_last_error());
         exit(77);
@@ -151,7 +151,7 @@ static inline int pt_all_zero(const unsigned char *buf, int64_t n)
 /* Write the seeded pattern into every buffer and layer of one slot (main, or spec step). */
 static inline void pt_fill(const ls_pool *p, int32_t slot, int step, uint64_t seed)
 {
-    const ls_backend *be = ls_pool_backend(p);
+    const ls_runtime *be = ls_pool_runtime(p);
     unsigned char *buf = malloc((size_t)pt_max_item(p));
     LS_REQUIRE(buf != NULL);
     for (int b = 0; b < ls_pool_n_buffers(p); b++)
@@ -171,7 +171,7 @@ enum { PT_ZERO = -1 };
  */
 static inline int pt_mismatch(const ls_pool *p, int32_t slot, int step, int64_t seed)
 {
-    const ls_backend *be = ls_pool_backend(p);
+    const ls_runtime *be = ls_pool_runtime(p);
     unsigned char *got = malloc((size_t)pt_max_item(p));
     LS_REQUIRE(got != NULL);
     int bad = 0;

@@ -21,7 +21,7 @@ static struct {
     int live;
 } g;
 
-static const ls_backend *host(void) { return ls_backend_host(); }
+static const ls_runtime *host(void) { return ls_runtime_host(); }
 
 static int should_fail(int op)
 {
@@ -72,9 +72,9 @@ static int spy_zero(const ls_state_params *p, ls_stream s)
     return should_fail(OP_ZERO) ? -1 : host()->state_zero(p, s);
 }
 
-static ls_backend spy_backend(void)
+static ls_runtime spy_backend(void)
 {
-    ls_backend be = *host();
+    ls_runtime be = *host();
     be.name = "spy";
     be.mem_alloc = spy_alloc;
     be.mem_free = spy_free;
@@ -97,7 +97,7 @@ static void reset(int fail_op, int fail_at)
 
 enum { S = 4, T = 2 };
 
-static ls_pool *make(const ls_backend *be, int preset, ls_zero_policy zero)
+static ls_pool *make(const ls_runtime *be, int preset, ls_zero_policy zero)
 {
     ls_state_desc d = pt_data_desc(preset, LS_BF16, T);
     ls_pool_config cfg = {.capacity = S, .pad = LS_PAD_LAST, .zero = zero};
@@ -108,7 +108,7 @@ static ls_pool *make(const ls_backend *be, int preset, ls_zero_policy zero)
 }
 
 /* Creation fails cleanly at every allocation and every zeroing memset. */
-static void test_create_failures(const ls_backend *be, int preset)
+static void test_create_failures(const ls_runtime *be, int preset)
 {
     ls_state_desc d = pt_data_desc(preset, LS_BF16, T);
     ls_pool_config cfg = {.capacity = S};
@@ -134,7 +134,7 @@ static void test_create_failures(const ls_backend *be, int preset)
 }
 
 /* Which ops each operation issues; overlapping copies stage through copy_d2d. */
-static void test_op_counts(const ls_backend *be, int preset)
+static void test_op_counts(const ls_runtime *be, int preset)
 {
     for (int z = 0; z < 2; z++) {
         ls_pool *p = make(be, preset, (ls_zero_policy)z);
@@ -186,7 +186,7 @@ static void test_op_counts(const ls_backend *be, int preset)
         reset(-1, 0);                                                                         \
     } while (0)
 
-static void test_op_failures(const ls_backend *be, int preset)
+static void test_op_failures(const ls_runtime *be, int preset)
 {
     for (int z = 0; z < 2; z++) {
         ls_pool *p = make(be, preset, (ls_zero_policy)z);
@@ -222,7 +222,7 @@ static void test_op_failures(const ls_backend *be, int preset)
 
 int main(void)
 {
-    const ls_backend be = spy_backend();
+    const ls_runtime be = spy_backend();
     for (int i = 0; i < ls_model_count(); i++) {
         const int before = ls_test_failures;
         test_create_failures(&be, i);

@@ -54,9 +54,9 @@ static void res_free(void *p)
 
 static int res_set(void *dst, int byte, size_t bytes, ls_stream s) { return 0; }
 
-static ls_backend reserve_backend(void)
+static ls_runtime reserve_backend(void)
 {
-    ls_backend be = *ls_backend_host();
+    ls_runtime be = *ls_runtime_host();
     be.name = "reserve";
     be.mem_alloc = res_alloc;
     be.mem_free = res_free;
@@ -89,7 +89,7 @@ static int64_t infos_bytes(const ls_buf_info *v, int from, int to)
  */
 static void test_qwen_nextn(void)
 {
-    const ls_backend be = reserve_backend();
+    const ls_runtime be = reserve_backend();
     ls_state_desc d = desc_named("qwen3-next-80b-a3b", 2, LS_F32, 4);
     const int64_t per_req = 38633472;
     LS_CHECK_EQ_INT(ls_bytes_per_req(&d), per_req);
@@ -114,7 +114,7 @@ static void test_qwen_nextn(void)
 /* Kimi-Linear at tp 2 (radix forced off, no spec): S = 512 -> 513 x 21,708,800 B = 10.37 GiB. */
 static void test_kimi(void)
 {
-    const ls_backend be = reserve_backend();
+    const ls_runtime be = reserve_backend();
     ls_state_desc d = desc_named("kimi-linear-48b-a3b", 2, LS_F32, 0);
     g_reserved = 0;
     ls_pool_config cfg = {.capacity = 512, .pad = LS_PAD_LAST, .zero = LS_ZERO_AT_FREE};

@@ -76,7 +76,7 @@ static void test_invalid_desc(void)
 static void test_invalid_config(void)
 {
     ls_state_desc d = good_user_desc();
-    const ls_backend *be = pt_backend();
+    const ls_runtime *be = pt_backend();
     ls_pool_config c = {.capacity = 0};
     LS_CHECK(ls_pool_create(&d, &c, be) == NULL);
     LS_CHECK(pt_error_has("capacity 0"));
@@ -90,12 +90,12 @@ static void test_invalid_config(void)
     LS_CHECK(ls_pool_create(&d, NULL, be) == NULL);
     LS_CHECK(ls_pool_create(&d, &c, NULL) == NULL);
     LS_CHECK(pt_error_has("backend is NULL"));
-    ls_backend partial = *be;
+    ls_runtime partial = *be;
     partial.state_zero = NULL;
     LS_CHECK(ls_pool_create(&d, &c, &partial) == NULL);
     LS_CHECK(pt_error_has("lacks state_zero"));
     partial = *be;
-    partial.abi_version = LS_BACKEND_ABI + 1;
+    partial.abi_version = LS_RUNTIME_ABI + 1;
     LS_CHECK(ls_pool_create(&d, &c, &partial) == NULL);
     LS_CHECK(pt_error_has("ABI"));
 }

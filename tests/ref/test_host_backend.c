@@ -10,7 +10,7 @@
 
 int main(void)
 {
-    const ls_backend *be = ls_backend_host();
+    const ls_runtime *be = ls_runtime_host();
     LS_REQUIRE(be != NULL);
 
     /* device */

@@ -1,4 +1,4 @@
-/* ls_backend_get: "host" always, "cuda" only with CUDA, unknown names rejected by name. */
+/* ls_runtime_get: "host" always, "cuda" only with CUDA, unknown names rejected by name. */
 #include "ls_kernels.h"
 #include "ls_test.h"
 
@@ -6,28 +6,28 @@
 
 int main(void)
 {
-    const ls_backend *h = ls_backend_get("host");
+    const ls_runtime *h = ls_runtime_get("host");
     LS_REQUIRE(h != NULL);
-    LS_CHECK(h == ls_backend_host());
+    LS_CHECK(h == ls_runtime_host());
     LS_CHECK(strcmp(h->name, "host") == 0);
-    LS_CHECK_EQ_INT(h->abi_version, LS_BACKEND_ABI);
+    LS_CHECK_EQ_INT(h->abi_version, LS_RUNTIME_ABI);
 
     ls_clear_error();
-    const ls_backend *c = ls_backend_get("cuda");
+    const ls_runtime *c = ls_runtime_get("cuda");
 #ifdef LS_HAVE_CUDA
     LS_CHECK(c != NULL && strcmp(c->name, "cuda") == 0);
 #else
     LS_CHECK(c == NULL);
     LS_CHECK(strstr(ls_last_error(), "built without CUDA") != NULL);
-    LS_CHECK(ls_backend_cuda() == NULL);
+    LS_CHECK(ls_runtime_cuda() == NULL);
 #endif
 
-    LS_CHECK(ls_backend_get("tpu") == NULL);
+    LS_CHECK(ls_runtime_get("tpu") == NULL);
     LS_CHECK(strstr(ls_last_error(), "'tpu'") != NULL);
-    LS_CHECK(ls_backend_get("Host") == NULL); /* names are exact */
+    LS_CHECK(ls_runtime_get("Host") == NULL); /* names are exact */
     LS_CHECK(strstr(ls_last_error(), "'Host'") != NULL);
-    LS_CHECK(ls_backend_get("") == NULL);
-    LS_CHECK(ls_backend_get(NULL) == NULL);
+    LS_CHECK(ls_runtime_get("") == NULL);
+    LS_CHECK(ls_runtime_get(NULL) == NULL);
     LS_CHECK(strstr(ls_last_error(), "NULL") != NULL);
     return ls_test_exit();
 }
