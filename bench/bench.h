@@ -63,9 +63,17 @@ typedef struct bench_entry {
     int (*verify)(struct bench_ctx *x, double *max_rel_err);
     /* teardown: family-private cleanup; NULL when the context arena frees everything. */
     void (*teardown)(struct bench_ctx *x);
-    /* bytes: SPEC §4 minimum bytes of one call (after setup: may depend on the pool). */
+    /* bytes: minimum bytes of one call (docs/bytes.md; after setup: may depend on the pool). */
     int64_t (*bytes)(const struct bench_ctx *x);
+    /* ops: BENCH_OP bits of the impl ops its run and setup call; an impl lacking one gives
+     * `skipped:unsupported`. */
+    unsigned ops;
+    /* launch: the params of the first launch of rotation slot 0 (after setup) and their op, for
+     * the impl's explain (the `kernel` column); NULL when the entry has no single kernel launch. */
+    const void *(*launch)(const struct bench_ctx *x, ls_op *op);
 } bench_entry;
+
+#define BENCH_OP(op) (1u << (unsigned)(op))
 
 #define BENCH_OOM 2 /* setup return: the case does not fit in memory -> skipped:oom */
 
@@ -87,6 +95,7 @@ int bench_conv_setup(struct bench_ctx *x);
 int bench_conv_concat_setup(struct bench_ctx *x);
 int bench_conv_clone_setup(struct bench_ctx *x);
 int bench_conv_run(void *x, int rot, ls_stream s);
+const void *bench_conv_launch(const struct bench_ctx *x, ls_op *op);
 int bench_conv_verify(struct bench_ctx *x, double *max_rel_err);
 int64_t bench_conv_bytes(const struct bench_ctx *x);
 /* Test hook: the set-up case's conv launch params of rotated layer `layer` (*out: n entries,
@@ -107,10 +116,12 @@ int64_t bench_kda_bytes(const struct bench_ctx *x);
 int bench_delta_setup(struct bench_ctx *x, int kda);
 int bench_delta_run(void *x, int rot, ls_stream s);
 int bench_delta_verify(struct bench_ctx *x, double *max_rel_err);
+const void *bench_delta_launch(const struct bench_ctx *x, ls_op *op);
 
 int bench_ssu_setup(struct bench_ctx *x);
 int bench_ssu_run(void *x, int rot, ls_stream s);
 int bench_ssu_verify(struct bench_ctx *x, double *max_rel_err);
+const void *bench_ssu_launch(const struct bench_ctx *x, ls_op *op);
 int64_t bench_ssu_bytes(const struct bench_ctx *x);
 
 int bench_pool_alloc_setup(struct bench_ctx *x);
@@ -152,6 +163,18 @@ typedef enum bench_graph_mode { BENCH_GRAPH_OFF = 0, BENCH_GRAPH_ON = 1, BENCH_G
 #define BENCH_GIVEN_BATCH 4u
 #define BENCH_GIVEN_DRAFT 8u
 
+/* One point of the impl x tuning axes: an impl and its effective tuning. */
+#define BENCH_TUNE_MAX 256
+typedef struct bench_impl_point {
+    const ls_impl *impl;
+    ls_tuning tuning;
+    char tune[BENCH_TUNE_MAX];   /* ls_tuning_string: the CSV `tuning` column */
+    int default_impl;            /* the runtime's default impl (no "/impl:" in the GB name) */
+    int default_tune;            /* every knob at its default (no "/tune:" in the GB name) */
+} bench_impl_point;
+
+#define BENCH_MAX_POINTS 64
+
 typedef struct bench_opts {
     const char *models[BENCH_MAX_LIST];
     int n_models;
@@ -178,6 +201,15 @@ typedef struct bench_opts {
     const char *variants[BENCH_MAX_LIST]; /* --variant names; none: each row's default */
     int n_variants;
     int variants_all;        /* --variant all */
+    const char *impls[BENCH_MAX_LIST];      /* --impl names; none: the runtime's default impl */
+    int n_impls;
+    const char *impl_paths[BENCH_MAX_LIST]; /* --impl-path plugins, loaded before --impl resolves */
+    int n_impl_paths;
+    const char *tunes[BENCH_MAX_LIST];      /* --tune specs, each one point of the tuning axis */
+    int n_tunes;
+    int explain;             /* --explain: print what each case launches (--list: per case) */
+    bench_impl_point points[BENCH_MAX_POINTS]; /* resolved by bench_impl_points_resolve */
+    int n_points;
 } bench_opts;
 
 /* Defaults before parsing (GPU defaults; host defaults are applied by bench_cli_apply_backend). */
@@ -190,6 +222,14 @@ void bench_opts_init(bench_opts *o);
 int bench_cli_parse(int argc, char **argv, bench_opts *o);
 /* Host backend: axes the user did not give default to --tp 8 --batch 1,4 --draft 1,4. */
 void bench_cli_apply_backend(bench_opts *o, const char *backend_name);
+/*
+ * Loads --impl-path plugins, resolves --impl (default: the runtime's default impl) and crosses
+ * each impl with the --tune points into o->points. A --tune item "knob=value" applies to every
+ * selected impl that declares the knob, "impl:knob=value" to that impl only; an item no selected
+ * impl takes, an unknown value, an impl on another runtime or a duplicate point is an error.
+ * Returns 0, or 2 after printing one line naming the bad value.
+ */
+int bench_impl_points_resolve(bench_opts *o, const ls_runtime *rt);
 /* Copies the value of --benchmark_filter=... if present (GB consumes it later). */
 const char *bench_cli_peek_filter(int argc, char **argv);
 void bench_cli_usage(FILE *f);
@@ -205,8 +245,10 @@ typedef struct bench_case {
     int graph;
     int device;
     int index;               /* 0-based position in the plan */
+    const bench_impl_point *pt; /* impl and tuning (points into the opts) */
     char key[192];           /* stable CSV key, never renamed (results/README.md) */
-    char name[320];          /* Google Benchmark name: key, plus "/dev:<i>" with several devices,
+    char name[640];          /* Google Benchmark name: key, plus "/dev:<i>" with several devices,
+                              * plus "/impl:<name>" and "/tune:<tuning>" off the default point,
                               * plus "/variant:<name>" for a non-default variant */
 } bench_case;
 
@@ -284,6 +326,8 @@ typedef struct bench_ctx {
     void *host_allocs[BENCH_MAX_ALLOCS]; /* host allocations freed at teardown */
     int n_host_allocs;
     void *priv;              /* family state (host memory from bench_host_alloc) */
+    const ls_impl *im;       /* the case's impl and tuning: every op goes through these */
+    const ls_tuning *tune;
 } bench_ctx;
 
 /* Random numbers (splitmix64). */
@@ -323,6 +367,15 @@ int bench_take_slots(bench_ctx *x, int32_t n);
 int bench_pick_rows(bench_ctx *x, int *rows);
 /* Frees everything the context owns (pool, arena). */
 void bench_ctx_release(bench_ctx *x);
+
+/* rc of an impl op; on failure, the impl's own reason (ls_impl.last_error) becomes the error. */
+static inline int bench_impl_rc(const bench_ctx *x, int rc)
+{
+    const char *e = rc && x->im->last_error ? x->im->last_error() : NULL;
+    if (e && *e)
+        ls_fail("impl %s: %s", x->im->name, e);
+    return rc;
+}
 
 /* ------------------------------------------------------------------ verification helpers */
 
@@ -396,6 +449,7 @@ typedef struct bench_runner {
     bench_result *results;
     int n_results, cap_results;
     int failures;            /* rows with fail_numerics or error:* */
+    char cur_kernel[192];    /* the impl's explain of the set-up case ("" when none) */
     double *samples;
     int cap_samples;
 } bench_runner;
@@ -418,5 +472,7 @@ void bench_report_progress(const bench_runner *R, const bench_result *r);
 void bench_report_table(const bench_runner *R, FILE *f);
 /* --list: the planned cases, one key per line, on f. */
 void bench_report_list(const bench_plan *p, FILE *f);
+/* --list --explain: each selected impl (runtime, knobs with values and help, ops) and the points. */
+void bench_report_impls(const bench_opts *o, FILE *f);
 
 #endif /* LS_BENCH_H */

@@ -82,7 +82,15 @@ void bench_cli_usage(FILE *f)
         "                         3-buffer,concat (KDA conv), in-place,clone (GDN conv verify).\n"
         "                         Non-default variants keep the case key; their GB name ends\n"
         "                         in /variant:<name>\n"
-        "  --backend cuda|host    default cuda when a GPU is visible, else host\n"
+        "  --backend cuda|host    the runtime; default cuda when a GPU is visible, else host\n"
+        "  --impl a,b             implementations to time (default: linstate on cuda, host on\n"
+        "                         host); every row is verified against the float64 host reference\n"
+        "  --impl-path LIB.so     load a plugin impl (repeatable; docs/plugin-abi.md), then name\n"
+        "                         it in --impl (it is added to --impl when --impl is not given)\n"
+        "  --tune k=v[,k=v]       one point of the tuning axis (repeatable): knobs of the impls,\n"
+        "                         \"impl:k=v\" for one impl only; --list --explain shows knobs\n"
+        "  --explain              print the kernel each case launches (with --list: the knobs of\n"
+        "                         every impl too)\n"
         "  --devices all|0,1      devices to run on (default 0)\n"
         "  --verify, --no-verify  correctness gate before timing (default on)\n"
         "  --out FILE.csv         default results/<gpu-name-or-host>/<timestamp>.csv\n"
@@ -199,6 +207,7 @@ static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"model", "tp", "batch", "draft", "state-dtype", "cache",
                                              "graph", "family", "variant", "backend", "devices", "out",
+                                             "impl", "impl-path", "tune",
                                              "repetitions", "min-samples", "min-time", "max-time"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(name, with_value[i]) == 0)
@@ -225,7 +234,29 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         o->no_bind = 1;
     else if (strcmp(name, "no-hold") == 0)
         o->no_hold = 1;
-    else if (strcmp(name, "model") == 0) {
+    else if (strcmp(name, "explain") == 0)
+        o->explain = 1;
+    else if (strcmp(name, "impl") == 0) {
+        if ((rc = split(flag, val, items, &n)))
+            return rc;
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < i; j++)
+                if (strcmp(items[i], items[j]) == 0)
+                    return bad(flag, items[i], "listed twice");
+            o->impls[i] = items[i];
+        }
+        o->n_impls = n;
+    } else if (strcmp(name, "impl-path") == 0) {
+        if (!*val)
+            return bad(flag, val, "a shared library path");
+        if (o->n_impl_paths == BENCH_MAX_LIST)
+            return bad(flag, val, "too many plugins");
+        o->impl_paths[o->n_impl_paths++] = val;
+    } else if (strcmp(name, "tune") == 0) {
+        if (o->n_tunes == BENCH_MAX_LIST)
+            return bad(flag, val, "too many --tune points");
+        o->tunes[o->n_tunes++] = val;
+    } else if (strcmp(name, "model") == 0) {
         if ((rc = split(flag, val, items, &n)))
             return rc;
         for (int i = 0; i < n; i++)
@@ -351,7 +382,7 @@ int bench_cli_parse(int argc, char **argv, bench_opts *o)
         } else if (eq) {
             if (strcmp(name, "help") && strcmp(name, "list") && strcmp(name, "verify") &&
                 strcmp(name, "no-verify") && strcmp(name, "profile") && strcmp(name, "no-bind") &&
-                strcmp(name, "no-hold")) {
+                strcmp(name, "no-hold") && strcmp(name, "explain")) {
                 fprintf(stderr, "linstate-bench: unknown flag '%s' (see --help)\n", arg);
                 return 2;
             }

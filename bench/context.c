@@ -205,7 +205,11 @@ int bench_pool_create_desc(bench_ctx *x, const ls_state_desc *d, int32_t capacit
     int64_t need = (int64_t)(capacity + 1) * ls_layer_bytes(d) * d->layers * (1 + d->spec_tokens);
     if (need > x->env->budget_bytes)
         return BENCH_OOM;
-    ls_pool_config cfg = {capacity, LS_PAD_LAST, zero};
+    /* The pool's slot operations are what a pool benchmark measures (the case's impl); for a
+     * kernel benchmark they only prepare state, with the runtime's default impl. */
+    const unsigned state_ops = BENCH_OP(LS_OP_STATE_COPY) | BENCH_OP(LS_OP_STATE_ACCEPT) | BENCH_OP(LS_OP_STATE_ZERO);
+    int own = x->c && (x->c->e->ops & state_ops) != 0;
+    ls_pool_config cfg = {capacity, LS_PAD_LAST, zero, own ? x->im : NULL, own ? x->tune : NULL};
     x->pool = ls_pool_create(d, &cfg, x->be);
     /* The descriptor is valid, so a failure here is the backend running out of memory. */
     if (!x->pool)

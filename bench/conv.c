@@ -217,7 +217,7 @@ static int launch(bench_ctx *x, const ls_conv_params *q, const void *real, int64
 {
     if (real && x->be->copy_d2d(q->state, real, (size_t)clone_bytes, s) != 0)
         return -1;
-    return x->be->conv_update(q, s);
+    return bench_impl_rc(x, x->im->conv_update(q, x->tune, s));
 }
 
 int bench_conv_run(void *vx, int rot, ls_stream s)
@@ -307,4 +307,11 @@ int bench_conv_verify(bench_ctx *x, double *max_rel_err)
             return -1;
     }
     return 0;
+}
+
+const void *bench_conv_launch(const bench_ctx *x, ls_op *op)
+{
+    const ls_conv_params *q;
+    *op = LS_OP_CONV_UPDATE;
+    return bench_conv_layer_params(x, 0, &q) > 0 ? (const void *)q : NULL;
 }

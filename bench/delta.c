@@ -107,7 +107,7 @@ int bench_delta_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     delta_priv *p = x->priv;
-    return p->kda ? x->be->kda(&p->p[rot], s) : x->be->gdn(&p->p[rot], s);
+    return bench_impl_rc(x, p->kda ? x->im->kda(&p->p[rot], x->tune, s) : x->im->gdn(&p->p[rot], x->tune, s));
 }
 
 /* Sub-batch of the sampled rows on layer 0: backend op vs ls_ref_gdn / ls_ref_kda. */
@@ -149,7 +149,7 @@ int bench_delta_verify(bench_ctx *x, double *max_rel_err)
     dp.b = bd;
     dp.o = od;
     dp.slot_idx = dslots;
-    int rc = p->kda ? x->be->kda(&dp, NULL) : x->be->gdn(&dp, NULL);
+    int rc = bench_impl_rc(x, p->kda ? x->im->kda(&dp, x->tune, NULL) : x->im->gdn(&dp, x->tune, NULL));
     if (rc != 0 || x->be->sync(NULL) != 0 || (p->kda ? ls_ref_kda(&hp) : ls_ref_gdn(&hp)) != 0)
         return -1;
     *max_rel_err = 0;
@@ -161,4 +161,13 @@ int bench_delta_verify(bench_ctx *x, double *max_rel_err)
                                          hslots, n, inter_ref, max_rel_err) != 0)
         return -1;
     return 0;
+}
+
+const void *bench_delta_launch(const bench_ctx *x, ls_op *op)
+{
+    const delta_priv *p = x->priv;
+    if (!p || !p->p)
+        return NULL;
+    *op = p->kda ? LS_OP_KDA : LS_OP_GDN;
+    return &p->p[0];
 }

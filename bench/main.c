@@ -96,7 +96,7 @@ static void default_out(const ls_runtime *be, int device, char *buf, size_t cap)
 {
     char slug[96] = "host";
     ls_device_info info;
-    if (strcmp(be->name, "host") != 0 && be->device_info(device, &info) == 0) {
+    if ((be->caps & LS_RT_DEVICE_MEMORY) && be->device_info(device, &info) == 0) {
         size_t k = 0;
         for (const char *s = info.name; *s && k + 1 < sizeof slug; s++) {
             unsigned char ch = (unsigned char)*s;
@@ -171,11 +171,15 @@ int main(int argc, char **argv)
     if ((rc = pick_backend(&o, &be)) || (rc = pick_devices(&o, be, devs, &n_devs)))
         return rc;
     bench_cli_apply_backend(&o, be->name);
+    if ((rc = bench_impl_points_resolve(&o, be)))
+        return rc;
 
     bench_plan plan;
     if ((rc = bench_plan_build(&o, devs, n_devs, &plan)))
         return rc;
     if (o.list) {
+        if (o.explain)
+            bench_report_impls(&o, stdout);
         bench_report_list(&plan, stdout);
         fprintf(stderr, "linstate-bench: %d cases on backend %s (nothing run)\n", plan.n, be->name);
         bench_plan_free(&plan);

@@ -1,9 +1,10 @@
 /*
  * plan.c — registry x axes -> the ordered list of cases, each with its stable key.
  *
- * Order: device, model, tp, (family, op), state dtype, draft tokens T, batch B, graph, variant.
- * Variants of one case are planned next to each other (innermost), so a before/after comparison
- * of two variants in one run sees the same machine state, not the two ends of a sweep. A row is
+ * Order: device, model, tp, (family, op), state dtype, draft tokens T, batch B, graph, variant,
+ * impl point (impl x tuning). Variants and impl points of one case are planned next to each
+ * other (innermost), so a comparison of two of them in one run sees the same machine state, not
+ * the two ends of a sweep. A row is
  * planned for a model only when it applies to the model's mechanism (conv and pool paths apply
  * to all; gdn to GDN presets; kda to KDA; mamba2_ssu to Mamba2), and only when --variant selects
  * it (default: the (family, op)'s default row for that mechanism). Axes a row does not vary over
@@ -145,15 +146,20 @@ static int group_rows(const bench_opts *o, const ls_model *m, int first, const b
     return n;
 }
 
-/* Fills the case's GB name: key [+ "/dev:<i>" with several devices] [+ "/variant:<v>"]. */
+/* Fills the case's GB name: key [+ "/dev:<i>" with several devices] [+ "/variant:<v>"]
+ * [+ "/impl:<name>" off the runtime's default impl] [+ "/tune:<knobs>" off the default tuning]. */
 static void case_name(bench_case *c, int n_devices)
 {
-    char dev[24] = "", var[96] = "";
+    char dev[24] = "", var[96] = "", impl[80] = "", tune[BENCH_TUNE_MAX + 8] = "";
     if (n_devices > 1)
         snprintf(dev, sizeof dev, "/dev:%d", c->device);
     if (!c->e->is_default)
         snprintf(var, sizeof var, "/variant:%s", c->e->variant);
-    snprintf(c->name, sizeof c->name, "%s%s%s", c->key, dev, var);
+    if (c->pt && !c->pt->default_impl)
+        snprintf(impl, sizeof impl, "/impl:%s", c->pt->impl->name);
+    if (c->pt && !c->pt->default_tune)
+        snprintf(tune, sizeof tune, "/tune:%s", c->pt->tune);
+    snprintf(c->name, sizeof c->name, "%s%s%s%s%s", c->key, dev, var, impl, tune);
 }
 
 /* Validates every (model, tp) up front so a bad value fails before anything runs. */
@@ -192,6 +198,7 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
         fprintf(stderr, "linstate-bench: bad --benchmark_filter regex '%s'\n", o->filter);
         return 2;
     }
+    int n_points = o->n_points ? o->n_points : 1; /* 0: tests that plan without impls */
     int graphs[2], n_graphs = 0;
     if (o->graph != BENCH_GRAPH_ON)
         graphs[n_graphs++] = 0;
@@ -217,7 +224,8 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
                         for (int k = 0; k < n_tok; k++)
                             for (int bi = 0; bi < n_b; bi++)
                                 for (int g = 0; g < n_g; g++)
-                                    for (int v = 0; v < n_var; v++) {
+                                    for (int v = 0; v < n_var; v++)
+                                    for (int pi = 0; pi < n_points; pi++) {
                                         bench_case c;
                                         memset(&c, 0, sizeof c);
                                         c.e = vars[v];
@@ -229,10 +237,11 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
                                         c.state_dtype = (e->axes & BENCH_AXIS_DTYPE) ? o->dtypes[di] : LS_BF16;
                                         c.graph = graphs[g];
                                         c.device = devices[d];
+                                        c.pt = o->n_points ? &o->points[pi] : NULL;
                                         bench_case_key(e, m->name, c.tp, c.batch, c.tokens, c.state_dtype,
                                                        c.graph, c.key, sizeof c.key);
                                         case_name(&c, n_devices);
-                                        char full[400];
+                                        char full[sizeof c.name + 64];
                                         bench_gb_full_name(&c, o->repetitions, full, sizeof full);
                                         if (bench_filter_match(o->filter, full) != 1)
                                             continue;

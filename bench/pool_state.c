@@ -3,7 +3,7 @@
  * the device launches alone: slot and step index lists are uploaded at setup, and the timed call
  * issues backend state ops with no host bookkeeping and no sync (so these rows can also be timed
  * as CUDA-graph replays). Variants (registry.c):
- *   fused      — ONE be->state_copy / be->state_accept over every buffer and layer of the pool;
+ *   fused      — ONE impl state_copy / state_accept over every buffer and layer of the pool;
  *   per-tensor — one launch per (buffer, layer), each an ls_state_params with n_buffers = 1 and
  *                layers = 1 pointing at that layer, as an implementation that walks its tensors
  *                does: n_buffers x layers launches.
@@ -116,12 +116,13 @@ int bench_pool_state_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     state_priv *p = x->priv;
-    int (*op)(const ls_state_params *, ls_stream) = p->accept ? x->be->state_accept : x->be->state_copy;
+    int (*op)(const ls_state_params *, const ls_tuning *, ls_stream) =
+        p->accept ? x->im->state_accept : x->im->state_copy;
     (void)rot; /* one call covers every layer: no rotation */
     if (!p->per)
-        return op(&p->fused, s);
+        return bench_impl_rc(x, op(&p->fused, x->tune, s));
     for (int i = 0; i < p->n_per; i++)
-        if (op(&p->per[i], s) != 0)
+        if (bench_impl_rc(x, op(&p->per[i], x->tune, s)) != 0)
             return -1;
     return 0;
 }

@@ -49,6 +49,8 @@ void bench_report_progress(const bench_runner *R, const bench_result *r)
     /* The GB name: the key, plus /variant:<v> for a non-default variant (same as --list). */
     fprintf(stderr, "[%d/%d] %s%s  %s  %s  %s  %s  (elapsed %s, ETA %s)\n", done, total, r->c->name, rep, us, gbps,
             pct, r->status, e1, e2);
+    if (R->o->explain && r->repetition == 0)
+        fprintf(stderr, "        kernel: %s\n", R->cur_kernel[0] ? R->cur_kernel : "(the impl does not say)");
 }
 
 void bench_report_table(const bench_runner *R, FILE *f)
@@ -89,4 +91,31 @@ void bench_report_list(const bench_plan *p, FILE *f)
 {
     for (int i = 0; i < p->n; i++)
         fprintf(f, "%s\n", p->cases[i].name);
+}
+
+void bench_report_impls(const bench_opts *o, FILE *f)
+{
+    const ls_impl *seen[BENCH_MAX_POINTS];
+    int n_seen = 0;
+    for (int i = 0; i < o->n_points; i++) {
+        const ls_impl *im = o->points[i].impl;
+        int dup = 0;
+        for (int j = 0; j < n_seen; j++)
+            dup |= seen[j] == im;
+        if (dup)
+            continue;
+        seen[n_seen++] = im;
+        fprintf(f, "impl %s (runtime %s%s%s)%s\n", im->name, im->runtime, im->version && *im->version ? ", " : "",
+                im->version ? im->version : "", im->n_knobs ? ", knobs (first value = default):" : ", no knobs");
+        for (int k = 0; k < im->n_knobs; k++)
+            fprintf(f, "  %-16s %-40s %s\n", im->knobs[k].name, im->knobs[k].values,
+                    im->knobs[k].help ? im->knobs[k].help : "");
+        fprintf(f, "  ops:");
+        for (int op = 0; op < LS_OP_COUNT; op++)
+            if (ls_impl_op(im, (ls_op)op))
+                fprintf(f, " %s", ls_op_name((ls_op)op));
+        fprintf(f, "\n");
+    }
+    for (int i = 0; i < o->n_points; i++)
+        fprintf(f, "point %d: impl %s, tuning \"%s\"\n", i, o->points[i].impl->name, o->points[i].tune);
 }

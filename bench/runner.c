@@ -13,7 +13,8 @@
  * measurement encloses setup and verify (first repetition only), warm-up and measure.
  *
  * Statuses: ok; skipped:oom (pool does not fit: the sweep goes on); skipped:no_graph (graph
- * timing on a backend without graphs); fail_numerics (verification over tolerance: not timed);
+ * timing on a runtime without graphs, or an impl that cannot be captured); skipped:unsupported
+ * (the impl lacks an op the benchmark calls); fail_numerics (verification over tolerance: not timed);
  * error:setup|verify|timing (message on stderr).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -59,7 +60,7 @@ static int device_init(bench_runner *R, bench_device *D, int index)
         fprintf(stderr, "linstate-bench: device %d: copy peak: %s\n", index, ls_last_error());
         return -1;
     }
-    int host = strcmp(be->name, "host") == 0;
+    int host = !(be->caps & LS_RT_DEVICE_MEMORY);
     int64_t l2 = D->env.dev.l2_bytes > 0 ? D->env.dev.l2_bytes : (int64_t)32 << 20;
     if (R->o->cache == LS_CACHE_FLUSH) {
         D->flush_bytes = (size_t)(2 * l2);
@@ -156,9 +157,17 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
     x->c = c;
     x->env = &D->env;
     x->be = R->be;
+    x->im = c->pt->impl;
+    x->tune = &c->pt->tuning;
     x->rng = bench_hash(c->key);
+    R->cur_kernel[0] = 0;
     snprintf(R->cur_status, sizeof R->cur_status, "ok");
-    if (c->graph && !R->be->graph_begin) {
+    for (int op = 0; op < LS_OP_COUNT; op++)
+        if ((c->e->ops & BENCH_OP(op)) && !ls_impl_op(x->im, (ls_op)op)) {
+            set_status(R, "skipped:unsupported", NULL);
+            return;
+        }
+    if (c->graph && (!(R->be->caps & LS_RT_GRAPHS) || !(x->im->caps & LS_IMPL_GRAPH))) {
         set_status(R, "skipped:no_graph", NULL);
         return;
     }
@@ -174,6 +183,11 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
         set_status(R, "error:setup", "setup failed");
         return;
     }
+    ls_op op;
+    const void *params = c->e->launch ? c->e->launch(x, &op) : NULL;
+    if (params && x->im->explain &&
+        x->im->explain(op, params, x->tune, &D->env.dev, R->cur_kernel, sizeof R->cur_kernel) != 0)
+        R->cur_kernel[0] = 0;
     if (!R->o->verify)
         return;
     ls_nvtx_phase_push(LS_PHASE_VERIFY);
@@ -235,17 +249,18 @@ static int time_with_reset(bench_runner *R, const ls_timing_config *cfg, int *n)
 }
 
 /* Whether the current case's samples are queued behind a stream hold: asked for (no --no-hold),
- * and a run callback that never waits for the device (the graph-capturable entries). */
+ * a run callback that never waits for the device (the graph-capturable entries) and an impl
+ * whose ops never wait either (LS_IMPL_GRAPH). */
 static int case_hold(const bench_runner *R, const bench_case *c)
 {
-    return !R->o->no_hold && (c->e->axes & BENCH_AXIS_GRAPH) != 0;
+    return !R->o->no_hold && (c->e->axes & BENCH_AXIS_GRAPH) != 0 && (c->pt->impl->caps & LS_IMPL_GRAPH);
 }
 
 /* Warm-up and timed samples of the set-up case into R->samples; 0 or -1. */
 static int time_case(bench_runner *R, bench_device *D, int *n)
 {
     const bench_opts *o = R->o;
-    int host = strcmp(R->be->name, "host") == 0;
+    int host = !(R->be->caps & LS_RT_DEVICE_MEMORY);
     ls_timing_config cfg = {
         .be = R->be,
         .stream = NULL,
@@ -290,6 +305,10 @@ static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
     row->held = ls_timing_holds(&held);
     row->rotated = x->pool ? x->rotated : 0;
     row->max_rel_err = R->cur_err;
+    snprintf(row->impl, sizeof row->impl, "%s", c->pt->impl->name);
+    snprintf(row->impl_version, sizeof row->impl_version, "%s", c->pt->impl->version ? c->pt->impl->version : "");
+    snprintf(row->tuning, sizeof row->tuning, "%s", c->pt->tune);
+    snprintf(row->kernel, sizeof row->kernel, "%s", R->cur == c ? R->cur_kernel : "");
 }
 
 /* Records the row for the table, counts failures, prints progress. */

@@ -96,7 +96,7 @@ int bench_ssu_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     ssu_priv *p = x->priv;
-    return x->be->ssu(&p->p[rot], s);
+    return bench_impl_rc(x, x->im->ssu(&p->p[rot], x->tune, s));
 }
 
 /* Sub-batch of the sampled rows on layer 0: backend op vs ls_ref_ssu. */
@@ -136,7 +136,7 @@ int bench_ssu_verify(bench_ctx *x, double *max_rel_err)
     dp.Cm = Cd;
     dp.y = yd;
     dp.slot_idx = dslots;
-    if (x->be->ssu(&dp, NULL) != 0 || x->be->sync(NULL) != 0 || ls_ref_ssu(&hp) != 0)
+    if (bench_impl_rc(x, x->im->ssu(&dp, x->tune, NULL)) != 0 || x->be->sync(NULL) != 0 || ls_ref_ssu(&hp) != 0)
         return -1;
     *max_rel_err = 0;
     if (bench_output_check(x, yd, hp.y, ny, LS_BF16, max_rel_err) != 0 ||
@@ -147,4 +147,13 @@ int bench_ssu_verify(bench_ctx *x, double *max_rel_err)
                                          hslots, n, inter_ref, max_rel_err) != 0)
         return -1;
     return 0;
+}
+
+const void *bench_ssu_launch(const bench_ctx *x, ls_op *op)
+{
+    const ssu_priv *p = x->priv;
+    if (!p || !p->p)
+        return NULL;
+    *op = LS_OP_SSU;
+    return &p->p[0];
 }

@@ -46,7 +46,7 @@ int ls_measure_copy_peak(const ls_runtime *be, size_t bytes, double *gbps)
         return ls_fail("ls_measure_copy_peak: NULL %s", be ? "gbps" : "backend");
     if (bytes < 4096)
         return ls_fail("ls_measure_copy_peak: bytes = %zu, need >= 4096", bytes);
-    if (strcmp(be->name, "host") == 0 && bytes > LS_COPY_PEAK_HOST_BYTES) {
+    if (!(be->caps & LS_RT_DEVICE_MEMORY) && bytes > LS_COPY_PEAK_HOST_BYTES) {
         fprintf(stderr, "linstate: host backend: copy peak over %zu MiB, not %zu MiB\n",
                 LS_COPY_PEAK_HOST_BYTES >> 20, bytes >> 20);
         bytes = LS_COPY_PEAK_HOST_BYTES;

@@ -88,7 +88,11 @@ struct ls_csv {
     X(rotated, INT, r->rotated)                           \
     X(time_us_min, DBL, r->t.min)                         \
     X(time_us_max, DBL, r->t.max)                         \
-    X(held, INT, r->held)
+    X(held, INT, r->held)                                 \
+    X(impl, STR, r->impl)                                 \
+    X(impl_version, STR, r->impl_version)                 \
+    X(tuning, STR, r->tuning)                             \
+    X(kernel, STR, r->kernel)
 
 #define HEADER_NAME(name, kind, expr) "," #name
 static const char header_with_lead_comma[] = LS_CSV_COLUMNS(HEADER_NAME);

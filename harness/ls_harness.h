@@ -125,7 +125,7 @@ int ls_provenance_fill(ls_provenance *p, const ls_runtime *be, int device_index)
 
 /* ------------------------------------------------------------------ CSV (schema v1) */
 
-#define LS_CSV_SCHEMA_VERSION 1
+#define LS_CSV_SCHEMA_VERSION 2
 
 /* One row = one case (and repetition). Column names/units: results/README.md. */
 typedef struct ls_row {
@@ -141,10 +141,14 @@ typedef struct ls_row {
     int rotated;             /* buffers rotated (n_rot) */
     int held;                /* 1: samples were queued behind a stream hold (ls_timing_holds) */
     ls_stats t;              /* time per call, us */
-    int64_t bytes;           /* SPEC §4 minimum bytes per call */
+    int64_t bytes;           /* minimum bytes per call (docs/bytes.md) */
     double gbps, copy_peak_gbps, pct_of_copy_peak;
     double max_rel_err;      /* NaN when not verified */
     char status[64];         /* ok | skipped:<reason> | fail_numerics | error:<reason> */
+    char impl[32];           /* the impl that ran the op (ls_impl.name) */
+    char impl_version[64];   /* its version text (ls_impl.version) */
+    char tuning[256];        /* its effective tuning, every knob: "conv.variant=auto,pdl=on" */
+    char kernel[192];        /* what the impl says it launched (ls_impl.explain), "" if unknown */
 } ls_row;
 
 typedef struct ls_csv ls_csv;

@@ -37,7 +37,7 @@ static int current_core(hwloc_topology_t topo, hwloc_cpuset_t set)
 static int target_cpuset(hwloc_topology_t topo, const ls_runtime *be, int index, hwloc_cpuset_t set)
 {
 #if defined(LS_HAVE_CUDA)
-    if (strcmp(be->name, "cuda") == 0) {
+    if (be->caps & LS_RT_PCI) {
         if (hwloc_cudart_get_device_cpuset(topo, index, set) != 0 || hwloc_bitmap_iszero(set))
             return ls_fail("hwloc: no CPU locality for cuda device %d", index);
         return 0;

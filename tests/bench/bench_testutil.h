@@ -18,7 +18,12 @@ typedef struct bt_case {
     bench_ctx x;
     const bench_case *c;
     int setup_rc; /* the entry's setup return: 0, BENCH_OOM or -1 */
+    ls_tuning tuning;
 } bt_case;
+
+/* The impl the next bt_setup uses (NULL: the runtime's default impl); tests that plant a faulty
+ * impl set it. */
+static const ls_impl *bt_impl;
 
 /* variant NULL = the default variant. Exits the test if the selection is not exactly one case. */
 static inline void bt_setup(bt_case *t, const ls_runtime *be, const char *family, const char *model, int batch,
@@ -56,6 +61,10 @@ static inline void bt_setup(bt_case *t, const ls_runtime *be, const char *family
     t->x.c = t->c;
     t->x.env = &t->env;
     t->x.be = be;
+    t->x.im = bt_impl ? bt_impl : ls_impl_default(be);
+    LS_REQUIRE(t->x.im != NULL);
+    ls_tuning_default(t->x.im, &t->tuning);
+    t->x.tune = &t->tuning;
     t->x.rng = bench_hash(t->c->key);
     t->setup_rc = t->c->e->setup(&t->x);
     if (t->setup_rc != 0 && t->setup_rc != BENCH_OOM)

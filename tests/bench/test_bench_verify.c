@@ -12,6 +12,8 @@
 #include "bench_testutil.h"
 
 static ls_runtime fake;
+static ls_impl fake_impl; /* the faulty ops; bt_impl points here while faulty() runs */
+static const ls_impl *host_impl(void) { return ls_impl_get("host"); }
 static int mode; /* which fault the fake backend injects */
 static int64_t budget = (int64_t)1 << 30; /* memory budget of the cases below */
 
@@ -30,12 +32,12 @@ static void bump_state(void *state, int64_t stride, int32_t slot, ls_dtype dt)
         bump_bf16((uint16_t *)state + stride * slot);
 }
 
-static int fake_delta(const ls_delta_params *p, ls_stream s, int kda)
+static int fake_delta(const ls_delta_params *p, const ls_tuning *t, ls_stream s, int kda)
 {
     ls_delta_params q = *p;
     if (mode == NO_INTER)
         q.inter = NULL;
-    int rc = kda ? ls_runtime_host()->kda(&q, s) : ls_runtime_host()->gdn(&q, s);
+    int rc = kda ? host_impl()->kda(&q, t, s) : host_impl()->gdn(&q, t, s);
     if (mode == BAD_OUT)
         bump_bf16(&p->o[0]);
     if (mode == BAD_STATE)
@@ -43,27 +45,27 @@ static int fake_delta(const ls_delta_params *p, ls_stream s, int kda)
     return rc;
 }
 
-static int fake_gdn(const ls_delta_params *p, ls_stream s)
+static int fake_gdn(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
 {
-    return fake_delta(p, s, 0);
+    return fake_delta(p, t, s, 0);
 }
 
-static int fake_kda(const ls_delta_params *p, ls_stream s)
+static int fake_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
 {
-    return fake_delta(p, s, 1);
+    return fake_delta(p, t, s, 1);
 }
 
-static int fake_ssu(const ls_ssu_params *p, ls_stream s)
+static int fake_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s)
 {
-    int rc = ls_runtime_host()->ssu(p, s);
+    int rc = host_impl()->ssu(p, t, s);
     if (mode == BAD_OUT)
         bump_bf16(&p->y[(int64_t)p->batch * p->tokens * p->nheads * p->head_dim - 1]);
     return rc;
 }
 
-static int fake_conv(const ls_conv_params *p, ls_stream s)
+static int fake_conv(const ls_conv_params *p, const ls_tuning *t, ls_stream s)
 {
-    return mode == NOOP ? 0 : ls_runtime_host()->conv_update(p, s);
+    return mode == NOOP ? 0 : host_impl()->conv_update(p, t, s);
 }
 
 static int fake_copy_d2d(void *dst, const void *src, size_t bytes, ls_stream s)
@@ -82,28 +84,28 @@ static int record_copy_d2d(void *dst, const void *src, size_t bytes, ls_stream s
     return ls_runtime_host()->copy_d2d(dst, src, bytes, s);
 }
 
-static int fake_conv_on_real(const ls_conv_params *p, ls_stream s)
+static int fake_conv_on_real(const ls_conv_params *p, const ls_tuning *t, ls_stream s)
 {
     ls_conv_params q = *p;
-    if (ls_runtime_host()->conv_update(p, s) != 0 || !clone_real)
+    if (host_impl()->conv_update(p, t, s) != 0 || !clone_real)
         return clone_real ? -1 : 0;
     q.state = (void *)clone_real;
-    return ls_runtime_host()->conv_update(&q, s);
+    return host_impl()->conv_update(&q, t, s);
 }
 
-static int fake_copy(const ls_state_params *p, ls_stream s)
+static int fake_copy(const ls_state_params *p, const ls_tuning *t, ls_stream s)
 {
-    return mode == NOOP ? 0 : ls_runtime_host()->state_copy(p, s);
+    return mode == NOOP ? 0 : host_impl()->state_copy(p, t, s);
 }
 
-static int fake_accept(const ls_state_params *p, ls_stream s)
+static int fake_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s)
 {
-    return mode == NOOP ? 0 : ls_runtime_host()->state_accept(p, s);
+    return mode == NOOP ? 0 : host_impl()->state_accept(p, t, s);
 }
 
-static int fake_zero(const ls_state_params *p, ls_stream s)
+static int fake_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s)
 {
-    return mode == NOOP ? 0 : ls_runtime_host()->state_zero(p, s);
+    return mode == NOOP ? 0 : host_impl()->state_zero(p, t, s);
 }
 
 /* Sets up the one case selected by (family, model, B, T, dtype, variant) on be and verifies it.
@@ -210,13 +212,16 @@ static void honest(void)
 static void faulty(void)
 {
     fake = *ls_runtime_host();
-    fake.gdn = fake_gdn;
-    fake.kda = fake_kda;
-    fake.ssu = fake_ssu;
-    fake.conv_update = fake_conv;
-    fake.state_copy = fake_copy;
-    fake.state_accept = fake_accept;
-    fake.state_zero = fake_zero;
+    fake_impl = *host_impl();
+    fake_impl.name = "fake";
+    fake_impl.gdn = fake_gdn;
+    fake_impl.kda = fake_kda;
+    fake_impl.ssu = fake_ssu;
+    fake_impl.conv_update = fake_conv;
+    fake_impl.state_copy = fake_copy;
+    fake_impl.state_accept = fake_accept;
+    fake_impl.state_zero = fake_zero;
+    bt_impl = &fake_impl;
     double tol, err;
 
     mode = BAD_OUT;
@@ -273,11 +278,13 @@ static void faulty(void)
     LS_CHECK(isinf(err));
     /* clone whose conv also shifts the real state: the untouched check fails. */
     fake = *ls_runtime_host();
-    fake.conv_update = fake_conv_on_real;
+    fake_impl = *host_impl();
+    fake_impl.conv_update = fake_conv_on_real;
     fake.copy_d2d = record_copy_d2d;
     err = verify_variant(&fake, "conv1d_update/verify", "qwen3-next-80b-a3b", 3, 2, LS_F32, "clone", &tol);
     LS_CHECK(err > tol);
     clone_real = NULL;
+    bt_impl = NULL;
 }
 
 /* A pool over the memory budget is BENCH_OOM (-> skipped:oom), before anything is allocated. */

@@ -22,7 +22,7 @@ static const char *expected_header =
     "case,mechanism,op,variant,model,tp,batch,draft_tokens,layers,conv_dtype,state_dtype,"
     "pool_slots,cache_regime,graph,samples,time_us_median,time_us_p10,time_us_p90,time_us_mean,"
     "time_us_stddev,bytes,gbps,copy_peak_gbps,pct_of_copy_peak,max_rel_err,status,"
-    "repetition,rotated,time_us_min,time_us_max,held";
+    "repetition,rotated,time_us_min,time_us_max,held,impl,impl_version,tuning,kernel";
 
 static char dir[64];
 
@@ -171,13 +171,13 @@ static void test_header_and_rows(void)
 
     static char f[64][256];
     int ncols = split_csv(ls_csv_header(), f, 64);
-    LS_CHECK_EQ_INT(ncols, 47);
+    LS_CHECK_EQ_INT(ncols, 51);
     LS_CHECK_EQ_INT(split_csv(row1, f, 64), ncols);
     LS_CHECK(strcmp(f[column("model")], "we,ird \"model\"") == 0);
     LS_CHECK(strcmp(f[column("host")], "node,1") == 0);
     LS_CHECK(strcmp(f[column("gpu_name")], "NVIDIA H200 \"SXM\"") == 0);
     LS_CHECK(strcmp(f[column("cpuset")], "0-15,32-47") == 0);
-    LS_CHECK(strcmp(f[column("schema_version")], "1") == 0);
+    LS_CHECK(strcmp(f[column("schema_version")], "2") == 0);
     LS_CHECK(strcmp(f[column("batch")], "64") == 0);
     LS_CHECK(strcmp(f[column("bytes")], "1000000") == 0);
     LS_CHECK(strcmp(f[column("samples")], "4") == 0);
@@ -190,7 +190,7 @@ static void test_header_and_rows(void)
     LS_CHECK(strcmp(f[column("numa_node")], "") == 0);
     LS_CHECK(strcmp(f[column("status")], "ok") == 0);
     /* raw text: strings quoted, numbers not */
-    LS_CHECK(strncmp(row1, "1,\"0.1.0\",\"unknown\",,\"2025-01-02T03:04:05Z\",", 44) == 0);
+    LS_CHECK(strncmp(row1, "2,\"0.1.0\",\"unknown\",,\"2025-01-02T03:04:05Z\",", 44) == 0);
 
     LS_CHECK_EQ_INT(split_csv(row2, f, 64), ncols);
     LS_CHECK(strcmp(f[column("status")], "skipped:oom second line") == 0);

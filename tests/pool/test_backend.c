@@ -1,8 +1,9 @@
 /*
- * test_backend.c — the pool reaches memory only through the backend table, and a backend
- * failure anywhere leaves the pool's bookkeeping unchanged and leaks nothing.
+ * test_backend.c — the pool reaches memory only through the runtime table and state ops only
+ * through its impl, and a failure anywhere leaves the pool's bookkeeping unchanged and leaks
+ * nothing.
  *
- * A "spy" backend wraps the host table: it counts calls, tracks live allocations, poisons fresh
+ * A "spy" runtime and impl wrap the host ones: it counts calls, tracks live allocations, poisons fresh
  * memory, and fails the k-th call of a chosen entry on demand. Checked: a new pool reads zero
  * despite the poison; which state ops each operation issues under each zero policy; staging of
  * overlapping copies through copy_d2d; create failing at every allocation releases everything;
@@ -59,17 +60,17 @@ static int spy_d2d(void *d, const void *s, size_t n, ls_stream st)
     return should_fail(OP_D2D) ? -1 : host()->copy_d2d(d, s, n, st);
 }
 static int spy_sync(ls_stream s) { return should_fail(OP_SYNC) ? -1 : host()->sync(s); }
-static int spy_copy(const ls_state_params *p, ls_stream s)
+static int spy_copy(const ls_state_params *p, const ls_tuning *t, ls_stream s)
 {
-    return should_fail(OP_COPY) ? -1 : host()->state_copy(p, s);
+    return should_fail(OP_COPY) ? -1 : ls_impl_get("host")->state_copy(p, t, s);
 }
-static int spy_accept(const ls_state_params *p, ls_stream s)
+static int spy_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s)
 {
-    return should_fail(OP_ACCEPT) ? -1 : host()->state_accept(p, s);
+    return should_fail(OP_ACCEPT) ? -1 : ls_impl_get("host")->state_accept(p, t, s);
 }
-static int spy_zero(const ls_state_params *p, ls_stream s)
+static int spy_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s)
 {
-    return should_fail(OP_ZERO) ? -1 : host()->state_zero(p, s);
+    return should_fail(OP_ZERO) ? -1 : ls_impl_get("host")->state_zero(p, t, s);
 }
 
 static ls_runtime spy_backend(void)
@@ -82,11 +83,18 @@ static ls_runtime spy_backend(void)
     be.copy_h2d = spy_h2d;
     be.copy_d2d = spy_d2d;
     be.sync = spy_sync;
-    be.state_copy = spy_copy;
-    be.state_accept = spy_accept;
-    be.state_zero = spy_zero;
     return be;
 }
+
+/* The pool's state ops come from an impl on the pool's runtime: the spy's own. */
+static const ls_impl spy_impl = {
+    .abi_version = LS_IMPL_ABI,
+    .name = "spy",
+    .runtime = "spy",
+    .state_copy = spy_copy,
+    .state_accept = spy_accept,
+    .state_zero = spy_zero,
+};
 
 static void reset(int fail_op, int fail_at)
 {
@@ -100,7 +108,7 @@ enum { S = 4, T = 2 };
 static ls_pool *make(const ls_runtime *be, int preset, ls_zero_policy zero)
 {
     ls_state_desc d = pt_data_desc(preset, LS_BF16, T);
-    ls_pool_config cfg = {.capacity = S, .pad = LS_PAD_LAST, .zero = zero};
+    ls_pool_config cfg = {.capacity = S, .pad = LS_PAD_LAST, .zero = zero, .impl = &spy_impl};
     reset(-1, 0);
     ls_pool *p = ls_pool_create(&d, &cfg, be);
     LS_REQUIRE(p != NULL);
@@ -111,7 +119,7 @@ static ls_pool *make(const ls_runtime *be, int preset, ls_zero_policy zero)
 static void test_create_failures(const ls_runtime *be, int preset)
 {
     ls_state_desc d = pt_data_desc(preset, LS_BF16, T);
-    ls_pool_config cfg = {.capacity = S};
+    ls_pool_config cfg = {.capacity = S, .impl = &spy_impl};
     reset(-1, 0);
     ls_pool *p = ls_pool_create(&d, &cfg, be);
     LS_REQUIRE(p != NULL);

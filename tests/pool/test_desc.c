@@ -90,11 +90,18 @@ static void test_invalid_config(void)
     LS_CHECK(ls_pool_create(&d, NULL, be) == NULL);
     LS_CHECK(ls_pool_create(&d, &c, NULL) == NULL);
     LS_CHECK(pt_error_has("backend is NULL"));
-    ls_runtime partial = *be;
-    partial.state_zero = NULL;
-    LS_CHECK(ls_pool_create(&d, &c, &partial) == NULL);
+    ls_impl no_zero = *ls_impl_default(be); /* the pool's impl must have all three state ops */
+    no_zero.state_zero = NULL;
+    c.impl = &no_zero;
+    LS_CHECK(ls_pool_create(&d, &c, be) == NULL);
     LS_CHECK(pt_error_has("lacks state_zero"));
-    partial = *be;
+    ls_impl other = *ls_impl_default(be); /* ... and run on the pool's runtime */
+    other.runtime = strcmp(be->name, "cuda") == 0 ? "host" : "cuda";
+    c.impl = &other;
+    LS_CHECK(ls_pool_create(&d, &c, be) == NULL);
+    LS_CHECK(pt_error_has("runs on runtime"));
+    c.impl = NULL;
+    ls_runtime partial = *be;
     partial.abi_version = LS_RUNTIME_ABI + 1;
     LS_CHECK(ls_pool_create(&d, &c, &partial) == NULL);
     LS_CHECK(pt_error_has("ABI"));

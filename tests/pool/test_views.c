@@ -15,7 +15,7 @@ static void run(int preset, int spec)
     const int L = d.layers, nb = ls_pool_n_buffers(p);
     LS_CHECK_EQ_INT(nb, d.n_conv + 1);
     LS_CHECK(ls_pool_desc(p) != NULL && memcmp(ls_pool_desc(p), &d, sizeof d) == 0);
-    LS_CHECK(ls_pool_backend(p) == pt_backend());
+    LS_CHECK(ls_pool_runtime(p) == pt_backend());
 
     ls_state_params sp;
     memset(&sp, 0x7f, sizeof sp);
@@ -67,7 +67,7 @@ static void run(int preset, int spec)
         sp.count = 1;
         sp.src = src;
         sp.dst = dst;
-        LS_CHECK_EQ_INT(pt_backend()->state_copy(&sp, NULL), 0);
+        LS_CHECK_EQ_INT(ls_impl_default(pt_backend())->state_copy(&sp, NULL, NULL), 0);
         LS_CHECK_EQ_INT(pt_mismatch(p, 2, -1, 44), 0);
         LS_CHECK_EQ_INT(pt_mismatch(p, 1, -1, PT_ZERO), 0);
     }

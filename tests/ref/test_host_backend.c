@@ -98,14 +98,19 @@ int main(void)
     LS_CHECK_EQ_INT(be->profiler_start(), 0);
     LS_CHECK_EQ_INT(be->profiler_stop(), 0);
 
-    /* kernel entries are wired and validate their params */
-    LS_CHECK(be->conv_update && be->gdn && be->kda && be->ssu);
-    LS_CHECK(be->state_copy && be->state_accept && be->state_zero);
-    LS_CHECK_EQ_INT(be->conv_update(NULL, NULL), -1);
+    /* the "host" impl: on the host runtime, every op wired and validating its params */
+    const ls_impl *im = ls_impl_get("host");
+    LS_REQUIRE(im);
+    LS_CHECK(strcmp(im->runtime, "host") == 0 && im->abi_version == LS_IMPL_ABI && im->n_knobs == 0);
+    LS_CHECK(ls_impl_default(be) == im);
+    LS_CHECK_EQ_INT(be->caps & (LS_RT_DEVICE_MEMORY | LS_RT_GRAPHS | LS_RT_HOLD | LS_RT_PCI), 0);
+    LS_CHECK(im->conv_update && im->gdn && im->kda && im->ssu);
+    LS_CHECK(im->state_copy && im->state_accept && im->state_zero);
+    LS_CHECK_EQ_INT(im->conv_update(NULL, NULL, NULL), -1);
     LS_CHECK(strstr(ls_last_error(), "conv") != NULL);
-    LS_CHECK_EQ_INT(be->kda(NULL, NULL), -1);
+    LS_CHECK_EQ_INT(im->kda(NULL, NULL, NULL), -1);
     LS_CHECK(strstr(ls_last_error(), "kda") != NULL);
-    LS_CHECK_EQ_INT(be->state_zero(NULL, NULL), -1);
+    LS_CHECK_EQ_INT(im->state_zero(NULL, NULL, NULL), -1);
 
     /* state_zero through the table really zeroes */
     int32_t dst_idx[1] = {1};
@@ -116,7 +121,7 @@ int main(void)
     memset(&sp, 0, sizeof sp);
     sp.n_buffers = 1, sp.layers = 1, sp.slots = 3, sp.count = 1, sp.dst = dst_idx;
     sp.buf[0].main = buf, sp.buf[0].item_bytes = 8;
-    LS_CHECK_EQ_INT(be->state_zero(&sp, NULL), 0);
+    LS_CHECK_EQ_INT(im->state_zero(&sp, NULL, NULL), 0);
     LS_CHECK(buf[7] == 0x77 && buf[8] == 0 && buf[15] == 0 && buf[16] == 0x77);
     be->mem_free(buf);
     return ls_test_exit();
