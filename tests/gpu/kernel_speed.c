@@ -20,8 +20,8 @@
  * time of R back-to-back launches / R (median of --samples, default 50), and the same R
  * launches captured in a CUDA graph are timed by replay (graph column); each sample is queued
  * behind a stream hold, so its start event does not absorb launch latency (LS_HOLD=0: not
- * held, the method of the runs before the hold existed). GB/s = SPEC §4
- * minimum bytes (bench/bytes.c, one function per SPEC row) / the faster of the two medians.
+ * held, the method of the runs before the hold existed). GB/s = the minimum bytes of
+ * docs/bytes.md (bench/bytes.c, one function per op) / the faster of the two medians.
  * An op that fails at run time (not implemented yet, out of memory) prints n/a and its error.
  * Output: a markdown table on stdout; CSV (one row per case) to --csv. The ops are the linstate
  * impl's, run with the tuning --tune gives (ls_tuning_parse: e.g. "conv.variant=vec8,pdl=off";
@@ -33,16 +33,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h" /* ls_bytes_*: SPEC §4 minimum bytes */
+#include "bench.h" /* ls_bytes_*: the minimum bytes of docs/bytes.md */
 #include "gpu_test.h"
 #include "ls_harness.h"
 #include "ls_pool.h"
 
 static const ls_runtime *be;
 
-/* ------------------------------------------------------------------ SPEC §4 minimum bytes */
+/* ------------------------------------------------------------------ minimum bytes (docs/bytes.md) */
 
-/* The formulas live once, in bench/bytes.c (ls_bytes_*, one function per SPEC §4 row); bf16
+/* The formulas live once, in bench/bytes.c (ls_bytes_*, one function per op of docs/bytes.md); bf16
  * activations (s_a = 2). GDN verify counts the fused gating (a, b bf16), as the bench does. */
 static double bytes_conv(int B, int T, int C, int W, int sw, int bias, int inter)
 {
