@@ -157,28 +157,6 @@ static inline cudaError_t ls_allow_smem(void (*kernel)(KArgs...), size_t bytes)
     return e;
 }
 
-/* Resident CTAs per SM of kernel K at `threads` threads per CTA (a multiple of 32, <= 1024),
- * queried once per kernel and CTA size (a benign race: every thread stores the same value); 0
- * when the query fails (its error cleared). Usage: ls_resident_per_sm<kern<...>>(128). */
-template <auto K>
-static inline int ls_resident_per_sm(int threads)
-{
-    static int per_sm[33]; /* by warps per CTA; 0 = not queried yet */
-    int &n = per_sm[threads / 32];
-    if (n <= 0) {
-        int q = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&q, K, threads, 0) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return 0;
-        }
-        n = q;
-    }
-    return n;
-}
-
-/* True when p is 16-byte aligned (host or device). */
-static inline __host__ __device__ bool ls_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
 /* ------------------------------------------------------------------ bf16 <-> fp32 */
 
 /* Exact widening of a raw bf16 (uint16 storage, as in the params structs). Device twins of the
@@ -211,14 +189,12 @@ static __device__ __forceinline__ float ls_ld_param(const float *p, int64_t i) {
 /* ------------------------------------------------------------------ 16-byte vectors */
 
 /* Caller guarantees 16-byte alignment. _ro: read-only (non-coherent) path — only for data the
- * kernel never writes; _cs: streaming (evict-first) for data touched once. */
+ * kernel never writes. */
 static __device__ __forceinline__ uint4 ls_ld16(const void *p) { return *(const uint4 *)p; }
 /* A hint: pull the 128-byte line holding p into L2 (no register result, no value changed). */
 static __device__ __forceinline__ void ls_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 static __device__ __forceinline__ uint4 ls_ld16_ro(const void *p) { return __ldg((const uint4 *)p); }
-static __device__ __forceinline__ uint4 ls_ld16_cs(const void *p) { return __ldcs((const uint4 *)p); }
 static __device__ __forceinline__ void ls_st16(void *p, uint4 v) { *(uint4 *)p = v; }
-static __device__ __forceinline__ void ls_st16_cs(void *p, uint4 v) { __stcs((uint4 *)p, v); }
 
 /* 8 bf16 in a uint4 (element 0 in the low half of .x) <-> 8 floats. */
 static __device__ __forceinline__ void ls_unpack_bf16x8(uint4 v, float f[8])
