@@ -1,5 +1,5 @@
 /*
- * conv1d_update.cu — causal depthwise conv1d update on the GPU (SPEC §2.1; contract in
+ * conv1d_update.cu — causal depthwise conv1d update on the GPU (docs/ops.md; contract in
  * ls_kernels.h, ls_conv_params): decode (T = 1) and verify (T tokens, optional intermediate
  * windows), both state orientations, W in 2..4, optional bias (bf16 or fp32 weights), SiLU,
  * padding rows untouched, disable_state_update.
@@ -14,16 +14,17 @@
  *    strides that keep every 8-channel group 16-byte aligned (true for every preset).
  *  - conv_vec2 (channel-major single-token decode with bf16 weights, B <= 16): 2 channels per
  *    thread, the shortest dependent chain (x, weights and the guessed state beside the index);
- *  - conv_cm_tile (tile1: the default for channel-major state except small-batch decode; tile2;
- *    both prefetch their state into L2 before the PDL wait) and conv_pipe (conv_pipe.cu):
- *    alternatives to conv_vec8 under the same conditions, chosen by cm_variant / LS_CONV_VARIANT;
+ *  - conv_cm_tile (channel-major state: large-batch decode and every verify; prefetches its
+ *    rows' state into L2 before the PDL wait);
  *  - conv_scalar: one thread per (row, channel), arbitrary strides, fp32 or bf16 state — the
  *    fallback for everything else.
  * The window is held in fp32 registers; state values are bf16 (or fp32) inputs copied
  * unchanged, so the state and the windows are bit-exact copies of inputs. Math is fp32; the
  * SiLU uses the hardware exp2 / reciprocal approximations (ls_silu_fast: ~2 ulp of fp32 before
  * the bf16 rounding of y), five instructions instead of ~20 with an IEEE division's slow path,
- * which made the kernels issue-bound (kernels.md).
+ * which made the kernels issue-bound (results/h200/kernels.md).
+ * Which kernel serves a launch, its grid and flags: ls_choose_conv (choose.c), from the shape
+ * and the tuning (conv.variant, conv.prefetch, conv.speculate, pdl).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,8 @@
  * finds its row and channels without a division, and rows past gridDim.y (B > 65535) loop.
  * The kernel of small-batch decode: its time is one chain of dependent loads. x of token 0 does
  * not depend on the slot and is loaded beside the index. The weights are loaded at the step:
- * issuing them beside the index as well was measured slower at B = 1 (1.43-1.66 us against
- * 1.29, kernels.md). Padding rows read x only.
+ * issuing them beside the index as well was measured slower at B = 1
+ * (results/h200/kernels.md). Padding rows read x only.
  *
  * Slot guess (a.spec, when p.slots is given): before the PDL wait the thread reads its first
  * row's index through L2 (ld.cg: no stale copy stays in L1). After the wait it loads the state
@@ -129,8 +130,8 @@ __global__ void __launch_bounds__(128, (vec8_min_blocks<WMAJ, WT, INTER>())) con
  * batches where the kernel is one dependent chain (B = 1: 2048 threads on 16 SMs instead of 512
  * on 4). The two channels' W-1 columns are 2(W-1) contiguous bf16 = W-1 aligned 32-bit words
  * (c0 even), their weights W words, x and y one word each. Slot guess as conv_vec8; x and the
- * weights are issued beside the index (measured: 1.07 us at B = 1 against 1.16 with the
- * weights after it, and 1.29 for conv_vec8; kernels.md).
+ * weights are issued beside the index (here that was measured faster than after it, unlike in
+ * conv_vec8: results/h200/kernels.md, "conv_vec2").
  */
 template <int W>
 __global__ void __launch_bounds__(128) conv_vec2(const conv_args a)
@@ -205,7 +206,7 @@ __global__ void __launch_bounds__(128) conv_vec2(const conv_args a)
  * own 8 channels; 48-byte lane stride is bank-conflict free for 16-byte accesses), compute as
  * conv_vec8, and swap back for the state / inter stores. ITEMS tiles per warp have all their
  * state and first-token x loads issued before any compute (more bytes in flight per thread).
- * Needs: the conv_vec_ok conditions with a channel-major state and (if any) channel-major inter.
+ * Needs: the ls_conv_vec_ok conditions with a channel-major state and (if any) channel-major inter.
  */
 template <int N>
 static __device__ __forceinline__ void tile_swap_in(uint4 *sm, const uint4 v[N], int lane, int nv, uint32_t win[4 * N])
@@ -251,6 +252,8 @@ static __device__ __forceinline__ void tile_swap_out(uint4 *sm, const uint32_t w
  * were resident early: at large B the first wave's index -> state chain no longer waits on
  * DRAM.
  */
+constexpr int TILE_ITEMS = 1; /* tiles per warp (two per warp was slower: results/h200/kernels.md) */
+
 template <int N, int ITEMS>
 static __device__ __forceinline__ void tile_prefetch(const ls_conv_params &p, uint32_t tile0, uint32_t tiles_per_row,
                                                      uint32_t ntiles, int lane)
@@ -270,9 +273,10 @@ static __device__ __forceinline__ void tile_prefetch(const ls_conv_params &p, ui
     }
 }
 
-template <int W, typename WT, bool INTER, int ITEMS>
+template <int W, typename WT, bool INTER>
 __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
 {
+    constexpr int ITEMS = TILE_ITEMS;
     constexpr int N = W - 1;
     __shared__ uint4 smem[4][32 * N];
     const ls_conv_params &p = a.p;
@@ -396,207 +400,89 @@ __global__ void __launch_bounds__(256) conv_scalar(const conv_args a)
 
 /* --------------------------------------------------------------------- launcher */
 
-static bool mult8(int64_t v) { return (v & 7) == 0; }
-
-/* Orientation of a [C, W-1] view usable by conv_vec8: 0 channel-major (contiguous), 1
- * window-major (channel stride 1, column stride a multiple of 8), -1 neither. */
-static int vec_orient(int64_t stride_c, int64_t stride_w, int W)
-{
-    if (stride_w == 1 && stride_c == W - 1)
-        return 0;
-    if (stride_c == 1 && mult8(stride_w))
-        return 1;
-    return -1;
-}
-
-/* Every condition under which each thread's 8-channel accesses are aligned 16-byte vectors. */
-static int conv_vec_ok(const ls_conv_params *p, int *state_wmaj, int *inter_wmaj)
-{
-    if (p->state_dtype != LS_BF16 || p->channels % 8 != 0)
-        return 0;
-    if (p->x_stride_c != 1 || p->y_stride_c != 1 || !mult8(p->x_stride_b) || !mult8(p->x_stride_t) ||
-        !mult8(p->y_stride_b) || !mult8(p->y_stride_t))
-        return 0;
-    if (!ls_aligned16(p->x) || !ls_aligned16(p->y) || !ls_aligned16(p->weight) ||
-        (p->bias && !ls_aligned16(p->bias)))
-        return 0;
-    *state_wmaj = vec_orient(p->state_stride_c, p->state_stride_w, p->width);
-    if (*state_wmaj < 0 || !ls_aligned16(p->state) || !mult8(p->state_stride_slot))
-        return 0;
-    *inter_wmaj = 0;
-    if (p->inter) {
-        *inter_wmaj = vec_orient(p->inter_stride_c, p->inter_stride_w, p->width);
-        if (*inter_wmaj < 0 || !ls_aligned16(p->inter) || !mult8(p->inter_stride_slot) ||
-            !mult8(p->inter_stride_t))
-            return 0;
-    }
-    return 1;
-}
-
-/* conv_vec8's grid: blocks of up to 128 threads over the channel groups (a multiple of 32
- * that covers them when C is small), one block row per request row (rows loop past 65535). */
+/* The plan's kernel (ls_choose_conv) instantiated for width W, the state orientation, the
+ * weight dtype and whether inter windows are written. */
 template <int W, bool WMAJ>
-static int launch_vec_w(const conv_args &a, cudaStream_t st)
+static int launch_vec8_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
 {
-    const int threads = a.groups >= 128 ? 128 : (int)ls_ceil_div(a.groups, 32) * 32;
-    dim3 grid((unsigned)ls_ceil_div(a.groups, threads), (unsigned)(a.p.batch < 65535 ? a.p.batch : 65535));
-    bool wf = a.p.weight_dtype == LS_F32, inter = a.p.inter != NULL;
+    const dim3 grid(pl.grid_x, pl.grid_y);
+    const bool wf = a.p.weight_dtype == LS_F32, inter = a.p.inter != NULL;
     if (wf && inter)
-        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, float, true>), grid, threads, 0, st, a);
+        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, float, true>), grid, pl.block, 0, st, pl.pdl, a);
     else if (wf)
-        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, float, false>), grid, threads, 0, st, a);
+        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, float, false>), grid, pl.block, 0, st, pl.pdl, a);
     else if (inter)
-        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, uint16_t, true>), grid, threads, 0, st, a);
+        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, uint16_t, true>), grid, pl.block, 0, st, pl.pdl, a);
     else
-        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, uint16_t, false>), grid, threads, 0, st, a);
+        LS_CUDA_LAUNCH((conv_vec8<W, WMAJ, uint16_t, false>), grid, pl.block, 0, st, pl.pdl, a);
     return 0;
 }
 
-template <int W, int ITEMS>
-static int launch_tile_w(const conv_args &a, cudaStream_t st)
+template <int W>
+static int launch_tile_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
 {
-    int64_t warps = ls_ceil_div((int64_t)a.p.batch * a.groups, ITEMS);
-    dim3 grid((unsigned)ls_ceil_div(warps, 4));
-    bool wf = a.p.weight_dtype == LS_F32, inter = a.p.inter != NULL;
+    const dim3 grid(pl.grid_x, pl.grid_y);
+    const bool wf = a.p.weight_dtype == LS_F32, inter = a.p.inter != NULL;
     if (wf && inter)
-        LS_CUDA_LAUNCH((conv_cm_tile<W, float, true, ITEMS>), grid, 128, 0, st, a);
+        LS_CUDA_LAUNCH((conv_cm_tile<W, float, true>), grid, pl.block, 0, st, pl.pdl, a);
     else if (wf)
-        LS_CUDA_LAUNCH((conv_cm_tile<W, float, false, ITEMS>), grid, 128, 0, st, a);
+        LS_CUDA_LAUNCH((conv_cm_tile<W, float, false>), grid, pl.block, 0, st, pl.pdl, a);
     else if (inter)
-        LS_CUDA_LAUNCH((conv_cm_tile<W, uint16_t, true, ITEMS>), grid, 128, 0, st, a);
+        LS_CUDA_LAUNCH((conv_cm_tile<W, uint16_t, true>), grid, pl.block, 0, st, pl.pdl, a);
     else
-        LS_CUDA_LAUNCH((conv_cm_tile<W, uint16_t, false, ITEMS>), grid, 128, 0, st, a);
+        LS_CUDA_LAUNCH((conv_cm_tile<W, uint16_t, false>), grid, pl.block, 0, st, pl.pdl, a);
     return 0;
 }
 
-/* Vector-path kernel choice, LS_CONV_VARIANT (a tuning knob read at each launch, so a test can
- * switch it with setenv): unset = the default below; "vec" (conv_vec8), "tile1" / "tile2"
- * (conv_cm_tile with 1 or 2 tiles per warp; channel-major only), "pipe" (conv_pipe, persistent
- * and pipelined, both orientations), "pipe_deep" (conv_pipe on a 2-row-slice grid: tests only),
- * "scalar" (conv_scalar, one thread per channel, even where the vector path applies), "vec2"
- * (conv_vec2: single-token decode with bf16 weights; otherwise the default).
- * Measured on the H200 (results/h200/kernels.md), channel-major single-token decode: conv_vec2
- * up to B = 16 (1.07 us at B = 1, 1.24 at B = 8 against conv_vec8's 1.29 / 1.37; level at 32,
- * slower at 64), conv_vec8 below B = 64, tile1 from 64 and for every verify; tile2 and pipe were
- * slower everywhere and stay as tested candidates. Other values select the default. */
-enum { CM_DEFAULT = -1, CM_VEC = 0, CM_TILE1, CM_TILE2, CM_PIPE, CM_PIPE_DEEP, CM_SCALAR, CM_VEC2 };
-static int cm_variant(void)
-{
-    const char *v = getenv("LS_CONV_VARIANT");
-    if (!v)
-        return CM_DEFAULT;
-    if (!strcmp(v, "vec"))
-        return CM_VEC;
-    if (!strcmp(v, "tile1"))
-        return CM_TILE1;
-    if (!strcmp(v, "tile2"))
-        return CM_TILE2;
-    if (!strcmp(v, "pipe"))
-        return CM_PIPE;
-    if (!strcmp(v, "pipe_deep"))
-        return CM_PIPE_DEEP;
-    if (!strcmp(v, "scalar"))
-        return CM_SCALAR;
-    if (!strcmp(v, "vec2"))
-        return CM_VEC2;
-    return CM_DEFAULT;
-}
-
-/* The tile kernel's L2 prefetch before the PDL wait (tile_prefetch): on unless
- * LS_CONV_PREFETCH=0 (read once per process), for A/B runs. */
-static int conv_prefetch_on(void)
-{
-    static const int on = ls_env_on("LS_CONV_PREFETCH");
-    return on;
-}
-
 template <int W>
-static int launch_cm_w(conv_args a, cudaStream_t st)
+static int launch_scalar_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
 {
-    const bool vec2_ok = a.p.tokens == 1 && !a.p.inter && a.p.weight_dtype == LS_BF16;
-    int v = cm_variant();
-    if (v == CM_DEFAULT)
-        v = a.p.tokens > 1 ? CM_TILE1 : a.p.batch <= 16 && vec2_ok ? CM_VEC2 : a.p.batch < 64 ? CM_VEC : CM_TILE1;
-    if (v == CM_VEC2 && vec2_ok) {
-        a.groups = a.p.channels / 2;
-        const int threads = a.groups >= 128 ? 128 : (int)ls_ceil_div(a.groups, 32) * 32;
-        dim3 grid((unsigned)ls_ceil_div(a.groups, threads), (unsigned)(a.p.batch < 65535 ? a.p.batch : 65535));
-        LS_CUDA_LAUNCH((conv_vec2<W>), grid, threads, 0, st, a);
-        return 0;
-    }
-    switch (v) {
-    case CM_TILE1: a.groups = (int32_t)ls_ceil_div(a.p.channels, 256); return launch_tile_w<W, 1>(a, st);
-    case CM_TILE2: a.groups = (int32_t)ls_ceil_div(a.p.channels, 256); return launch_tile_w<W, 2>(a, st);
-    case CM_PIPE:
-    case CM_PIPE_DEEP: return ls_conv_pipe_launch(a, st, W, false, v == CM_PIPE_DEEP);
-    default: return launch_vec_w<W, false>(a, st);
-    }
-}
-
-/* Window-major state or mixed orientations: conv_pipe when selected, else conv_vec8 (the tile
- * kernel is channel-major only). */
-template <int W, bool WMAJ>
-static int launch_any_w(const conv_args &a, cudaStream_t st)
-{
-    const int v = cm_variant();
-    return (v == CM_PIPE || v == CM_PIPE_DEEP) ? ls_conv_pipe_launch(a, st, W, WMAJ, v == CM_PIPE_DEEP)
-                                               : launch_vec_w<W, WMAJ>(a, st);
-}
-
-template <int W>
-static int launch_scalar_w(const conv_args &a, cudaStream_t st)
-{
-    const int threads = 256;
-    int64_t n = (int64_t)a.p.batch * a.groups;
-    dim3 grid((unsigned)ls_ceil_div(n, threads));
-    bool sf = a.p.state_dtype == LS_F32, wf = a.p.weight_dtype == LS_F32;
+    const dim3 grid(pl.grid_x, pl.grid_y);
+    const bool sf = a.p.state_dtype == LS_F32, wf = a.p.weight_dtype == LS_F32;
     if (sf && wf)
-        LS_CUDA_LAUNCH((conv_scalar<W, float, float>), grid, threads, 0, st, a);
+        LS_CUDA_LAUNCH((conv_scalar<W, float, float>), grid, pl.block, 0, st, pl.pdl, a);
     else if (sf)
-        LS_CUDA_LAUNCH((conv_scalar<W, float, uint16_t>), grid, threads, 0, st, a);
+        LS_CUDA_LAUNCH((conv_scalar<W, float, uint16_t>), grid, pl.block, 0, st, pl.pdl, a);
     else if (wf)
-        LS_CUDA_LAUNCH((conv_scalar<W, __nv_bfloat16, float>), grid, threads, 0, st, a);
+        LS_CUDA_LAUNCH((conv_scalar<W, __nv_bfloat16, float>), grid, pl.block, 0, st, pl.pdl, a);
     else
-        LS_CUDA_LAUNCH((conv_scalar<W, __nv_bfloat16, uint16_t>), grid, threads, 0, st, a);
+        LS_CUDA_LAUNCH((conv_scalar<W, __nv_bfloat16, uint16_t>), grid, pl.block, 0, st, pl.pdl, a);
     return 0;
 }
 
-/*
- * Validates, then picks conv_vec8 when conv_vec_ok holds, else conv_scalar, instantiated for
- * the width (2..4), the state orientation and the weight dtype. Asynchronous on stream s.
- */
+template <int W>
+static int launch_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
+{
+    switch (pl.kernel) {
+    case LS_K_CONV_VEC2: LS_CUDA_LAUNCH((conv_vec2<W>), dim3(pl.grid_x, pl.grid_y), pl.block, 0, st, pl.pdl, a); return 0;
+    case LS_K_CONV_VEC8: return pl.state_wmaj ? launch_vec8_w<W, true>(a, pl, st) : launch_vec8_w<W, false>(a, pl, st);
+    case LS_K_CONV_TILE: return launch_tile_w<W>(a, pl, st);
+    case LS_K_CONV_SCALAR: return launch_scalar_w<W>(a, pl, st);
+    default: return ls_fail("conv_update: plan names kernel %s", ls_kernel_name(pl.kernel));
+    }
+}
+
+/* Validates, plans (ls_choose_conv: kernel, grid, prefetch, slot guess, PDL), launches the plan's
+ * kernel instantiated for the width (2..4). Asynchronous on stream s. */
 extern "C" int ls_cuda_conv_update(const ls_conv_params *p, const ls_tuning *t, ls_stream s)
 {
     if (ls_conv_params_check(p))
         return -1;
-    if ((int64_t)p->batch * p->channels > INT32_MAX)
-        return ls_fail("conv_update: batch*channels=%lld exceeds 2^31-1", (long long)p->batch * p->channels);
-    cudaStream_t st = ls_cuda_stream(s);
+    const ls_choose_dev dev = ls_cuda_choose_dev();
+    ls_plan pl;
+    if (ls_choose_conv(p, t, &dev, &pl))
+        return -1;
     conv_args a;
     a.p = *p;
-    a.prefetch = conv_prefetch_on();
-    a.spec = ls_spec_mode("LS_CONV_SPECULATE", p->slots);
-    int swm = 0, iwm = 0;
-    if (cm_variant() != CM_SCALAR && conv_vec_ok(p, &swm, &iwm)) {
-        a.groups = p->channels / 8;
-        a.inter_wmaj = iwm;
-        const bool cm = !swm && !(p->inter && iwm); /* channel-major state and inter */
-        switch (p->width * 2 + swm) {
-        case 4: return cm ? launch_cm_w<2>(a, st) : launch_any_w<2, false>(a, st);
-        case 5: return launch_any_w<2, true>(a, st);
-        case 6: return cm ? launch_cm_w<3>(a, st) : launch_any_w<3, false>(a, st);
-        case 7: return launch_any_w<3, true>(a, st);
-        case 8: return cm ? launch_cm_w<4>(a, st) : launch_any_w<4, false>(a, st);
-        case 9: return launch_any_w<4, true>(a, st);
-        }
-    } else {
-        a.groups = p->channels;
-        a.inter_wmaj = 0;
-        switch (p->width) {
-        case 2: return launch_scalar_w<2>(a, st);
-        case 3: return launch_scalar_w<3>(a, st);
-        case 4: return launch_scalar_w<4>(a, st);
-        }
+    a.groups = pl.groups;
+    a.inter_wmaj = pl.inter_wmaj;
+    a.prefetch = pl.prefetch;
+    a.spec = pl.spec;
+    cudaStream_t st = ls_cuda_stream(s);
+    switch (p->width) {
+    case 2: return launch_w<2>(a, pl, st);
+    case 3: return launch_w<3>(a, pl, st);
+    case 4: return launch_w<4>(a, pl, st);
     }
     return ls_fail("conv_update: width=%d not in 2..4", p->width);
 }

@@ -1,6 +1,6 @@
 /*
- * conv_vec.cuh — the 8-channel vector building blocks of the causal conv1d update, shared by
- * conv1d_update.cu (conv_vec8, conv_cm_tile, the launcher) and conv_pipe.cu (conv_pipe):
+ * conv_vec.cuh — the 8-channel vector building blocks of the causal conv1d update
+ * (conv1d_update.cu: conv_vec8, conv_vec2, conv_cm_tile, the launcher):
  * the kernels' argument struct, packed-bf16 window helpers, weight loading, one conv token for
  * 8 channels (conv_step8) and the window store in either orientation (conv_store_win8).
  * Private to kernels/cuda; include from .cu files only.
@@ -10,13 +10,13 @@
 
 #include "cuda_common.cuh"
 
-/* Work description passed by value to both kernels. */
+/* Work description passed by value to every conv kernel (fields from the plan, choose.h). */
 struct conv_args {
     ls_conv_params p;
-    int32_t groups;      /* channel groups per row (C/8 for conv_vec8, C for conv_scalar) */
+    int32_t groups;      /* channel groups per row (C/2 conv_vec2, C/8 conv_vec8, 256-channel tiles, C scalar) */
     int32_t inter_wmaj;  /* conv_vec8: inter windows are window-major (stride_c == 1) */
-    int32_t prefetch;    /* conv_cm_tile: warm L2 before the PDL wait (LS_CONV_PREFETCH=0: off) */
-    int32_t spec;        /* conv_vec8 / conv_vec2 slot guess: an ls_spec (OFF; AUTO = ON; MISS for tests) */
+    int32_t prefetch;    /* conv_cm_tile: warm L2 before the PDL wait (knob conv.prefetch) */
+    int32_t spec;        /* conv_vec8 / conv_vec2 slot guess: an ls_spec (knob conv.speculate) */
 };
 
 /* --------------------------------------------------------------------- vector path */
@@ -154,12 +154,5 @@ static __device__ __forceinline__ void conv_store_win8(uint16_t *base, int64_t s
     for (int k = 0; k < N; k++)
         ls_st16(base + (TO ? k * stride_w : 8 * k), make_uint4(out[4 * k], out[4 * k + 1], out[4 * k + 2], out[4 * k + 3]));
 }
-
-/*
- * conv_pipe (conv_pipe.cu): launch the persistent pipelined vector kernel for width W (2..4)
- * and state orientation wmaj under the conv_vec_ok conditions (a.groups = C/8, a.inter_wmaj
- * set). deep: the test variant with a 2-row-slice grid. Returns 0, or -1 with the error set.
- */
-int ls_conv_pipe_launch(const conv_args &a, cudaStream_t st, int width, bool wmaj, bool deep);
 
 #endif /* LS_CONV_VEC_CUH */

@@ -5,13 +5,13 @@
  *  - a dtype-overloaded state load/store: ls_ld_state(const float* | const __nv_bfloat16*, i) -> float
  *    and ls_st_state(float* | __nv_bfloat16*, i, float), so one kernel template serves both state dtypes;
  *  - 16-byte vector load/store (plain, read-only path, streaming) and bf16x8 <-> float[8] (un)packing;
- *  - softplus / sigmoid / silu in fp32 with the SPEC's conventions (softplus threshold 20);
+ *  - softplus / sigmoid / silu in fp32 with the conventions of docs/ops.md (softplus threshold 20);
  *  - ls_ceil_div, ls_cuda_stream (ls_stream -> cudaStream_t), ls_cuda_sm_count (cached per device);
  *  - programmatic dependent launch (ls_launch, ls_pdl_wait / ls_pdl_trigger) and LS_CUDA_LAUNCH:
  *    launch + LS_CUDA_CHECK_LAUNCH in one statement;
  *  - bulk asynchronous copies (TMA) into shared memory through an mbarrier;
- *  - ls_knob_read: a tuning knob (environment variable naming a kernel variant);
- *  - the slot guess before the PDL wait (ls_slot_guess) and its switch (ls_spec_mode).
+ *  - the slot guess before the PDL wait (ls_slot_guess; its mode comes from the plan, choose.h);
+ *  - ls_cuda_choose_dev: the device numbers the kernel choice (choose.h) takes.
  *
  * Everything here is static inline; include it from .cu files only.
  */
@@ -21,7 +21,6 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ls_cuda.h"
@@ -36,6 +35,16 @@ static inline cudaStream_t ls_cuda_stream(ls_stream s) { return (cudaStream_t)s;
  * backend_cuda.cu. Returns a positive value even on error (falls back to 1). */
 extern "C" int ls_cuda_sm_count(void);
 
+/* The device numbers of the current device for the kernel choice (resident_per_sm left 0: the
+ * launchers that need it query their kernel). */
+static inline ls_choose_dev ls_cuda_choose_dev(void)
+{
+    ls_choose_dev d;
+    d.sm_count = ls_cuda_sm_count();
+    d.resident_per_sm = 0;
+    return d;
+}
+
 /*
  * Programmatic dependent launch (PDL, sm_90). Every kernel of this folder is launched through
  * ls_launch with programmatic stream serialization allowed, so the next kernel of the stream can
@@ -47,8 +56,9 @@ extern "C" int ls_cuda_sm_count(void);
  * ls_pdl_wait). Kernels trigger right after their wait (triggering before it was measured
  * slower for conv: dependents then hold SM slots early). The conv kernels do work before
  * their wait that needs no value from earlier kernels (an L2 prefetch, a guess of the slot
- * checked afterwards: conv1d_update.cu), so that work overlaps the previous kernel. LS_PDL=0
- * in the environment (read once per process) launches without the attribute, for comparison.
+ * checked afterwards: conv1d_update.cu), so that work overlaps the previous kernel. The plan's
+ * pdl flag (knob pdl=off clears it) launches without the attribute, for comparison; the wait
+ * and trigger then return at once.
  */
 static __device__ __forceinline__ void ls_pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 static __device__ __forceinline__ void ls_pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
@@ -61,10 +71,8 @@ static __device__ __forceinline__ void ls_pdl_trigger() { asm volatile("griddepc
  * into L2 at the guess before the wait and load it right after the wait, beside the real index;
  * it keeps those values only when the real index equals the guess (the state itself is always
  * read after the wait, so a stale guess costs a reload, never a stale value). mode: an ls_spec
- * (LS_SPEC_MISS makes every guess wrong, so tests run the reload path).
+ * (choose.h; LS_SPEC_MISS makes every guess wrong, so tests run the reload path).
  */
-enum ls_spec { LS_SPEC_OFF = 0, LS_SPEC_AUTO = 1, LS_SPEC_ON = 2, LS_SPEC_MISS = 3 };
-
 static __device__ __forceinline__ int ls_slot_guess(const int32_t *slot_idx, int r, int slots, int mode)
 {
     if (mode == LS_SPEC_OFF)
@@ -75,38 +83,26 @@ static __device__ __forceinline__ int ls_slot_guess(const int32_t *slot_idx, int
     return (unsigned)guess < (unsigned)slots ? guess : -1;
 }
 
-/* An on/off switch in the environment: on unless the variable is exactly "0". */
-static inline bool ls_env_on(const char *name)
-{
-    const char *s = getenv(name);
-    return !(s && !strcmp(s, "0"));
-}
-
-inline bool ls_pdl_enabled()
-{
-    static const bool on = ls_env_on("LS_PDL");
-    return on;
-}
-
+/* Launch with the PDL attribute when pdl is non-zero (the plan's flag). */
 template <typename... KArgs, typename... Args>
 static inline cudaError_t ls_launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t st,
-                                    Args &&...args)
+                                    int pdl, Args &&...args)
 {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid, cfg.blockDim = block, cfg.dynamicSmemBytes = smem, cfg.stream = st;
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr, cfg.numAttrs = ls_pdl_enabled() ? 1 : 0;
+    cfg.attrs = attr, cfg.numAttrs = pdl ? 1 : 0;
     return cudaLaunchKernelEx(&cfg, kernel, static_cast<Args &&>(args)...);
 }
 
 /* Launch a __global__ function (ls_launch) and check the launch, returning -1 with the error set
  * on failure. Usage (inside a function returning int): LS_CUDA_LAUNCH(kern, grid, block, smem,
- * stream, args...); a template kernel goes in parentheses. */
-#define LS_CUDA_LAUNCH(kernel, grid, block, smem, stream, ...)                                   \
+ * stream, pdl, args...); a template kernel goes in parentheses. */
+#define LS_CUDA_LAUNCH(kernel, grid, block, smem, stream, pdl, ...)                              \
     do {                                                                                       \
-        LS_CUDA_TRY(ls_launch(kernel, (grid), (block), (smem), (stream), __VA_ARGS__));         \
+        LS_CUDA_TRY(ls_launch(kernel, (grid), (block), (smem), (stream), (pdl), __VA_ARGS__));  \
         LS_CUDA_CHECK_LAUNCH(#kernel);                                                         \
     } while (0)
 
@@ -161,73 +157,6 @@ static inline cudaError_t ls_allow_smem(void (*kernel)(KArgs...), size_t bytes)
     return e;
 }
 
-/*
- * A tuning knob: environment variable `env` matched against names[0..n-1], names[0] being the
- * default (an unset or empty variable selects it too). v = the index, or -1 for a value that is
- * not in the list; raw = the value as read (cut to 31 characters), for the launcher's error
- * message. Callers read it ONCE per process and keep the result (a function-local static in an
- * inline function: one copy per program, thread-safe initialisation), never per launch; the
- * slot-guess switch (ls_spec_mode) is the one exception, so tests can flip it between launches.
- */
-struct ls_knob {
-    int v;
-    char raw[32];
-};
-
-static inline ls_knob ls_knob_read(const char *env, const char *const *names, int n)
-{
-    ls_knob k;
-    const char *s = getenv(env);
-    k.v = (!s || !*s) ? 0 : -1;
-    k.raw[0] = 0;
-    if (s) {
-        strncpy(k.raw, s, sizeof k.raw - 1);
-        k.raw[sizeof k.raw - 1] = 0;
-    }
-    for (int i = 0; s && *s && i < n; i++)
-        if (!strcmp(s, names[i]))
-            k.v = i;
-    return k;
-}
-
-/*
- * The slot-guess mode of a launch (ls_slot_guess) from environment variable `env`, read at each
- * launch so a test can switch it: unset (or another value) LS_SPEC_AUTO, the launcher's own
- * choice; "on" LS_SPEC_ON, "off" LS_SPEC_OFF, "miss" LS_SPEC_MISS (every guess wrong). Always
- * LS_SPEC_OFF when the caller gave no slot count.
- */
-static inline int ls_spec_mode(const char *env, int slots)
-{
-    static const char *const names[] = {"auto", "off", "on", "miss"}; /* unset: index 0 */
-    static const int modes[] = {LS_SPEC_AUTO, LS_SPEC_OFF, LS_SPEC_ON, LS_SPEC_MISS};
-    if (slots <= 0)
-        return LS_SPEC_OFF;
-    const ls_knob k = ls_knob_read(env, names, 4);
-    return k.v < 0 ? LS_SPEC_AUTO : modes[k.v];
-}
-
-/* Resident CTAs per SM of kernel K at `threads` threads per CTA (a multiple of 32, <= 1024),
- * queried once per kernel and CTA size (a benign race: every thread stores the same value); 0
- * when the query fails (its error cleared). Usage: ls_resident_per_sm<kern<...>>(128). */
-template <auto K>
-static inline int ls_resident_per_sm(int threads)
-{
-    static int per_sm[33]; /* by warps per CTA; 0 = not queried yet */
-    int &n = per_sm[threads / 32];
-    if (n <= 0) {
-        int q = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&q, K, threads, 0) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return 0;
-        }
-        n = q;
-    }
-    return n;
-}
-
-/* True when p is 16-byte aligned (host or device). */
-static inline __host__ __device__ bool ls_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
 /* ------------------------------------------------------------------ bf16 <-> fp32 */
 
 /* Exact widening of a raw bf16 (uint16 storage, as in the params structs). Device twins of the
@@ -260,14 +189,12 @@ static __device__ __forceinline__ float ls_ld_param(const float *p, int64_t i) {
 /* ------------------------------------------------------------------ 16-byte vectors */
 
 /* Caller guarantees 16-byte alignment. _ro: read-only (non-coherent) path — only for data the
- * kernel never writes; _cs: streaming (evict-first) for data touched once. */
+ * kernel never writes. */
 static __device__ __forceinline__ uint4 ls_ld16(const void *p) { return *(const uint4 *)p; }
 /* A hint: pull the 128-byte line holding p into L2 (no register result, no value changed). */
 static __device__ __forceinline__ void ls_prefetch_l2(const void *p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 static __device__ __forceinline__ uint4 ls_ld16_ro(const void *p) { return __ldg((const uint4 *)p); }
-static __device__ __forceinline__ uint4 ls_ld16_cs(const void *p) { return __ldcs((const uint4 *)p); }
 static __device__ __forceinline__ void ls_st16(void *p, uint4 v) { *(uint4 *)p = v; }
-static __device__ __forceinline__ void ls_st16_cs(void *p, uint4 v) { __stcs((uint4 *)p, v); }
 
 /* 8 bf16 in a uint4 (element 0 in the low half of .x) <-> 8 floats. */
 static __device__ __forceinline__ void ls_unpack_bf16x8(uint4 v, float f[8])
@@ -297,7 +224,7 @@ static __device__ __forceinline__ uint4 ls_pack_bf16x8(const float f[8])
 
 /* ------------------------------------------------------------------ activations (fp32) */
 
-/* softplus(x) = log1p(exp(x)) for x <= 20, else x (SPEC §2.2 threshold). */
+/* softplus(x) = log1p(exp(x)) for x <= 20, else x (the threshold of docs/ops.md). */
 static __device__ __forceinline__ float ls_softplus(float x) { return x <= 20.0f ? log1pf(__expf(x)) : x; }
 static __device__ __forceinline__ float ls_sigmoid(float x) { return 1.0f / (1.0f + __expf(-x)); }
 static __device__ __forceinline__ float ls_silu(float x) { return x / (1.0f + __expf(-x)); }

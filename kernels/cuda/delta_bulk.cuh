@@ -1,7 +1,7 @@
 /*
  * delta_bulk.cuh — the head-per-CTA delta-rule kernel (GDN and KDA, decode and verify) whose
  * state arrives by bulk asynchronous copies (TMA) instead of per-thread loads. Included by
- * delta_rule.cuh only, inside namespace ls_delta, after delta_tile and fast_ok.
+ * delta_rule.cuh only, inside namespace ls_delta, after delta_tile.
  *
  * Why: the register-tiled kernel (delta_tile) spreads one head's 64 KB over 8 warps in 2 CTAs
  * whose 16-byte lane loads touch 4 lines 512 bytes apart per instruction; a CTA here owns the
@@ -23,7 +23,8 @@
  * written, nothing else. Between tokens the tile holds the state in the state dtype, so a bf16
  * state would be rounded at every token where the contract keeps fp32: bf16 takes this kernel
  * for decode only.
- * Needs: fast_ok, and 16-byte alignment of every head of state (and inter) for the copies.
+ * Needs: ls_delta_bulk_ok (choose.c): the vector-path conditions, and 16-byte alignment of every
+ * head of state (and inter) for the copies.
  */
 #ifndef LS_DELTA_BULK_CUH
 #define LS_DELTA_BULK_CUH
@@ -206,19 +207,8 @@ __global__ void __launch_bounds__(32 * BULK_WARPS, 3) delta_bulk_kernel(const ls
     }
 }
 
-/* Whether the bulk kernel may serve these params: fast_ok, fp32 state or decode (see the file
- * comment), and 16-byte aligned heads. */
-static inline bool bulk_ok(const ls_delta_params *p, int per_row)
-{
-    const size_t es = ls_dtype_size(p->state_dtype);
-    bool ok = fast_ok(p, per_row) && (p->state_dtype == LS_F32 || p->tokens == 1);
-    ok = ok && ls_rec::aligned_ok(p->state, 16) && (p->state_stride_slot * es) % 16 == 0;
-    ok = ok && (!p->inter || (ls_rec::aligned_ok(p->inter, 16) && (p->inter_stride_slot * es) % 16 == 0));
-    return ok && (long long)p->batch * p->heads_v <= 0x7fffffffLL;
-}
-
 template <typename ST, bool PER_ROW, bool ONE_TOKEN>
-static int launch_bulk_k(const ls_delta_params *p, cudaStream_t st)
+static int launch_bulk_k(const ls_delta_params *p, const ls_plan &pl, cudaStream_t st)
 {
     constexpr size_t smem = bulk_smem_bytes<ST>();
     /* the attribute is per device: set it once for each device this instance runs on (a
@@ -231,15 +221,8 @@ static int launch_bulk_k(const ls_delta_params *p, cudaStream_t st)
         LS_CUDA_TRY(ls_allow_smem(delta_bulk_kernel<ST, PER_ROW, ONE_TOKEN>, smem));
         set_on |= bit;
     }
-    LS_CUDA_LAUNCH((delta_bulk_kernel<ST, PER_ROW, ONE_TOKEN>), (unsigned)((long long)p->batch * p->heads_v),
-                   32 * BULK_WARPS, smem, st, *p);
+    LS_CUDA_LAUNCH((delta_bulk_kernel<ST, PER_ROW, ONE_TOKEN>), pl.grid_x, 32 * BULK_WARPS, smem, st, pl.pdl, *p);
     return 0;
-}
-
-template <typename ST, bool PER_ROW>
-static int launch_bulk(const ls_delta_params *p, cudaStream_t st)
-{
-    return p->tokens == 1 ? launch_bulk_k<ST, PER_ROW, true>(p, st) : launch_bulk_k<ST, PER_ROW, false>(p, st);
 }
 
 #endif /* LS_DELTA_BULK_CUH */

@@ -1,6 +1,6 @@
 /*
- * delta_rule.cuh — the one recurrence kernel behind GDN (scalar decay per value head, SPEC §2.2,
- * §2.3) and KDA (decay per key row, SPEC §2.5), decode (T = 1) and verify (T tokens, per-step
+ * delta_rule.cuh — the one recurrence kernel behind GDN (scalar decay per value head) and KDA
+ * (decay per key row; math in docs/ops.md), decode (T = 1) and verify (T tokens, per-step
  * intermediate states, optional final write). Included by gdn.cu and kda.cu only.
  *
  * Work split. A tile = (request r, value head hv, block of value columns) is owned by one or
@@ -23,9 +23,9 @@
  * vector accesses with immediate row offsets, no predicates) and a generic one (any K <= 128,
  * any V: scalar predicated accesses).
  *
- * Large batches take the head-per-CTA bulk-copy kernel instead (delta_bulk.cuh); which one
- * serves a launch is decided in launch_typed, and LS_DELTA_VARIANT (delta_variant.cuh) can
- * force either for the WIDE batches.
+ * Large batches take the head-per-CTA bulk-copy kernel instead (delta_bulk.cuh). Which kernel
+ * serves a launch, with which CTA size, is decided by ls_choose_delta (choose.c); the knob
+ * delta.variant can force the register tiles or the bulk kernel for the WIDE batches.
  */
 #ifndef LS_DELTA_RULE_CUH
 #define LS_DELTA_RULE_CUH
@@ -35,13 +35,10 @@
 /* ---------------------------------------------------------------------------------------------
  * 4-wide accesses (also used by mamba2_ssu.cu): 4 consecutive elements of a state (float or raw
  * bf16 uint16_t) or bf16 activation row, as 4 floats. FAST: one 16-byte (fp32) or 8-byte (bf16)
- * access, the caller guarantees alignment and 4 valid elements; CS adds the streaming
- * (evict-first) cache hint, ld.global.cs / st.global.cs, for state touched once per launch.
- * Generic: element-wise, elements at index >= valid are read as 0 / not written (CS ignored).
+ * access, the caller guarantees alignment and 4 valid elements.
+ * Generic: element-wise, elements at index >= valid are read as 0 / not written.
  */
 namespace ls_rec {
-
-static __host__ __device__ __forceinline__ bool aligned_ok(const void *p, size_t a) { return ((uintptr_t)p % a) == 0; }
 
 /* softplus (threshold 20) with full-precision expf/log1pf. The decay exp(-e^A_log softplus(.))
  * compounds over the T tokens: the ~1e-6 relative error of the __expf inside ls_softplus would
@@ -59,11 +56,11 @@ static __device__ __forceinline__ void prefetch_l2(const void *p)
     asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
-template <bool FAST, bool CS = false>
+template <bool FAST>
 static __device__ __forceinline__ void load4(const float *p, int valid, float out[4])
 {
     if (FAST) {
-        const float4 w = CS ? __ldcs(reinterpret_cast<const float4 *>(p)) : *reinterpret_cast<const float4 *>(p);
+        const float4 w = *reinterpret_cast<const float4 *>(p);
         out[0] = w.x, out[1] = w.y, out[2] = w.z, out[3] = w.w;
     } else {
 #pragma unroll
@@ -72,11 +69,11 @@ static __device__ __forceinline__ void load4(const float *p, int valid, float ou
     }
 }
 
-template <bool FAST, bool CS = false>
+template <bool FAST>
 static __device__ __forceinline__ void load4(const uint16_t *p, int valid, float out[4])
 {
     if (FAST) {
-        const uint2 w = CS ? __ldcs(reinterpret_cast<const uint2 *>(p)) : *reinterpret_cast<const uint2 *>(p);
+        const uint2 w = *reinterpret_cast<const uint2 *>(p);
         out[0] = __uint_as_float(w.x << 16), out[1] = __uint_as_float(w.x & 0xffff0000u);
         out[2] = __uint_as_float(w.y << 16), out[3] = __uint_as_float(w.y & 0xffff0000u);
     } else {
@@ -86,15 +83,12 @@ static __device__ __forceinline__ void load4(const uint16_t *p, int valid, float
     }
 }
 
-template <bool FAST, bool CS = false>
+template <bool FAST>
 static __device__ __forceinline__ void store4(float *p, int valid, const float v[4])
 {
     if (FAST) {
         const float4 w = make_float4(v[0], v[1], v[2], v[3]);
-        if (CS)
-            __stcs(reinterpret_cast<float4 *>(p), w);
-        else
-            *reinterpret_cast<float4 *>(p) = w;
+        *reinterpret_cast<float4 *>(p) = w;
     } else {
 #pragma unroll
         for (int c = 0; c < 4; c++)
@@ -103,15 +97,12 @@ static __device__ __forceinline__ void store4(float *p, int valid, const float v
     }
 }
 
-template <bool FAST, bool CS = false>
+template <bool FAST>
 static __device__ __forceinline__ void store4(uint16_t *p, int valid, const float v[4])
 {
     if (FAST) {
         const uint2 w = make_uint2(ls_pack_bf16x2(v[0], v[1]), ls_pack_bf16x2(v[2], v[3]));
-        if (CS)
-            __stcs(reinterpret_cast<uint2 *>(p), w);
-        else
-            *reinterpret_cast<uint2 *>(p) = w;
+        *reinterpret_cast<uint2 *>(p) = w;
     } else {
 #pragma unroll
         for (int c = 0; c < 4; c++)
@@ -125,7 +116,7 @@ static __device__ __forceinline__ void store4(uint16_t *p, int valid, const floa
 namespace ls_delta {
 
 constexpr int COLS = 4;                      /* value columns per lane */
-constexpr int DIM_FAST = 128;                /* fast path: K = V = 128 (every preset) */
+constexpr int DIM_FAST = LS_DELTA_DIM_FAST;  /* fast path: K = V = 128 (every preset) */
 constexpr int RK_GENERIC = 16;               /* generic path: 16 key rows per lane, K <= 128 */
 constexpr int MAX_WARPS_PER_CTA = 4;
 
@@ -388,96 +379,52 @@ delta_rule_kernel(const ls_delta_params p)
     delta_tile<ST, PER_ROW, L, FAST, ONE_TOKEN>(p, r, hv, vb, kw);
 }
 
-/* Whether the vector (FAST) instantiations may serve these params (shape and alignment). */
-static inline bool fast_ok(const ls_delta_params *p, int per_row)
-{
-    const size_t es = ls_dtype_size(p->state_dtype);
-    const size_t sv = 4 * es; /* bytes of one lane's 4 state columns */
-    bool ok = p->dk == DIM_FAST && p->dv == DIM_FAST;
-    ok = ok && ls_rec::aligned_ok(p->state, sv) && (p->state_stride_slot * es) % sv == 0;
-    ok = ok && (!p->inter || (ls_rec::aligned_ok(p->inter, sv) && (p->inter_stride_slot * es) % sv == 0));
-    ok = ok && ls_rec::aligned_ok(p->q, 16) && ls_rec::aligned_ok(p->k, 16);
-    ok = ok && ls_rec::aligned_ok(p->v, 8) && ls_rec::aligned_ok(p->o, 8);
-    ok = ok && (!per_row || (ls_rec::aligned_ok(p->a, 16) && ls_rec::aligned_ok(p->dt_bias, 16)));
-    return ok;
-}
-
-template <typename ST, bool PER_ROW, int L>
-static int launch_fast(const ls_delta_params *p, unsigned blocks, int warps, cudaStream_t st)
-{
-    if (p->tokens == 1)
-        LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, L, true, true>), blocks, 32 * warps, 0, st, *p);
-    else
-        LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, L, true, false>), blocks, 32 * warps, 0, st, *p);
-    return 0;
-}
-
-/* Warps per CTA (a multiple of kw, at most 4): fewer when the work would not give every SM at
- * least two CTAs. Returns the CTA count through *blocks, or -1 when it overflows the grid. */
-static int pick_cta(long long warps_total, int kw, int *warps, unsigned *blocks)
-{
-    const int sms = ls_cuda_sm_count();
-    int w = MAX_WARPS_PER_CTA;
-    while (w > kw && warps_total < (long long)w * 2 * sms)
-        w /= 2;
-    const long long b = (warps_total + w - 1) / w;
-    if (b > 0x7fffffffLL)
-        return -1;
-    *warps = w, *blocks = (unsigned)b;
-    return 0;
-}
-
 #include "delta_bulk.cuh"
-#include "delta_variant.cuh"
 
+/* The plan's kernel (ls_choose_delta) for state type ST: layout x decode/verify instantiation. */
 template <typename ST, bool PER_ROW>
-static int launch_typed(const ls_delta_params *p, cudaStream_t st)
+static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_t st)
 {
-    const long long rh = (long long)p->batch * p->heads_v;
-    int warps;
-    unsigned blocks;
-    if (!fast_ok(p, PER_ROW)) {
-        if (pick_cta(rh * ((p->dv + 15) / 16), 1, &warps, &blocks))
-            return ls_fail("cuda delta rule: batch=%d too large", p->batch);
-        LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, NARROW, false, false>), blocks, 32 * warps, 0, st, *p);
-    } else {
-        /* NARROW while the batch is too small to give each SM 8 warps of WIDE tiles (measured on
-         * the H200: NARROW wins at B = 1, WIDE from B = 64 on; results/h200/kernels.md) */
-        const long long wide_warps = rh * (DIM_FAST / 32) * 2;
-        if (wide_warps >= 8LL * ls_cuda_sm_count()) {
-            if (use_bulk(p, PER_ROW, rh))
-                return launch_bulk<ST, PER_ROW>(p, st);
-            if (pick_cta(wide_warps, 2, &warps, &blocks))
-                return ls_fail("cuda delta rule: batch=%d too large", p->batch);
-            return launch_fast<ST, PER_ROW, WIDE>(p, blocks, warps, st);
-        } else {
-            if (pick_cta(rh * (DIM_FAST / 16), 1, &warps, &blocks))
-                return ls_fail("cuda delta rule: batch=%d too large", p->batch);
-            return launch_fast<ST, PER_ROW, NARROW>(p, blocks, warps, st);
-        }
+    const bool one = p->tokens == 1;
+    switch (pl.kernel) {
+    case LS_K_DELTA_BULK:
+        return one ? launch_bulk_k<ST, PER_ROW, true>(p, pl, st) : launch_bulk_k<ST, PER_ROW, false>(p, pl, st);
+    case LS_K_DELTA_WIDE:
+        if (one)
+            LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, WIDE, true, true>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
+        else
+            LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, WIDE, true, false>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
+        return 0;
+    case LS_K_DELTA_NARROW:
+        if (one)
+            LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, NARROW, true, true>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
+        else
+            LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, NARROW, true, false>), pl.grid_x, pl.block, 0, st, pl.pdl,
+                           *p);
+        return 0;
+    case LS_K_DELTA_GENERIC:
+        LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, NARROW, false, false>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
+        return 0;
+    default: return ls_fail("cuda delta rule: plan names kernel %s", ls_kernel_name(pl.kernel));
     }
-    LS_CUDA_CHECK_LAUNCH("delta_rule_kernel");
-    return 0;
 }
 
 /*
- * Shared launcher of ls_cuda_gdn / ls_cuda_kda: validate, pick the instantiation (state dtype x
- * fast/generic x layout x decode/verify) and the CTA size, launch, check. An unknown
- * LS_DELTA_VARIANT value fails every launch (before anything runs), naming the value.
+ * Shared launcher of ls_cuda_gdn / ls_cuda_kda: validate, plan (ls_choose_delta: kernel, CTA
+ * size, PDL), launch the plan's instantiation (state dtype x kernel x decode/verify), check.
  */
 template <bool PER_ROW>
-static int launch(const ls_delta_params *p, ls_stream s)
+static int launch(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
 {
     if (ls_delta_params_check(p, PER_ROW ? 1 : 0))
         return -1;
-    if (variant() < 0)
-        return ls_fail("cuda %s: LS_DELTA_VARIANT=%s unknown (%s)", PER_ROW ? "kda" : "gdn", variant_knob().raw,
-                       VARIANT_LIST);
-    if (p->dk > 8 * RK_GENERIC)
-        return ls_fail("cuda %s: dk=%d unsupported (at most %d)", PER_ROW ? "kda" : "gdn", p->dk, 8 * RK_GENERIC);
+    const ls_choose_dev dev = ls_cuda_choose_dev();
+    ls_plan pl;
+    if (ls_choose_delta(p, PER_ROW ? 1 : 0, t, &dev, &pl))
+        return -1;
     if (p->state_dtype == LS_F32)
-        return launch_typed<float, PER_ROW>(p, ls_cuda_stream(s));
-    return launch_typed<uint16_t, PER_ROW>(p, ls_cuda_stream(s));
+        return launch_typed<float, PER_ROW>(p, pl, ls_cuda_stream(s));
+    return launch_typed<uint16_t, PER_ROW>(p, pl, ls_cuda_stream(s));
 }
 
 } /* namespace ls_delta */

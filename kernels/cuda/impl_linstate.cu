@@ -1,20 +1,33 @@
 /*
  * impl_linstate.cu — the "linstate" impl: the CUDA kernels of kernels/cuda on the cuda runtime,
- * their tuning knobs and capability bits. The knob indices are LS_KNOB_* in ls_cuda.h, in the
- * order of the table below.
+ * their tuning knobs (ls_linstate_knobs, choose.c; indices LS_KNOB_* in choose.h) and capability
+ * bits, and `explain`: the plan of a call (choose.h) as one line.
  */
 #include "ls_cuda.h"
 #include "../impl_internal.h"
 
-static const ls_knob_def linstate_knobs[] = {
-    {"pdl", "on|off", "programmatic dependent launch: each kernel overlaps its start with the previous kernel of the stream"},
-    {"conv.variant", "auto|vec8|vec2|scalar|tile1|tile2|pipe|pipe_deep", "conv update kernel (auto: the per-shape choice)"},
-    {"conv.prefetch", "on|off", "conv tile kernel: prefetch the rows' state into L2 before the PDL wait"},
-    {"conv.speculate", "auto|off|on|miss", "conv small-batch kernels: guess each row's slot before the PDL wait (miss: every guess wrong, tests)"},
-    {"delta.variant", "auto|regs|bulk", "GDN/KDA kernel at large batch (auto: the per-shape choice)"},
-    {"ssu.variant", "auto|narrow|cs", "Mamba2 SSU tiles at large batch (auto: the per-shape choice)"},
-    {"ssu.speculate", "auto|off|on|miss", "SSU: guess the slot and prefetch the state before the PDL wait (miss: every guess wrong, tests)"},
-};
+/* The plan the op's launcher would follow on a device with dev->sm_count SMs. The SSU's
+ * automatic slot guess needs the resident CTA count of its kernel: queried on the current
+ * device, as its launcher does. */
+static int linstate_explain(ls_op op, const void *params, const ls_tuning *t, const ls_device_info *dev, char *buf,
+                            size_t cap)
+{
+    if (!buf || !cap)
+        return ls_fail("explain: no buffer");
+    buf[0] = 0;
+    ls_choose_dev d;
+    d.sm_count = dev && dev->sm_count > 0 ? dev->sm_count : 1;
+    d.resident_per_sm = 0;
+    ls_plan pl;
+    if (ls_choose(op, params, t, &d, &pl))
+        return -1;
+    if (op == LS_OP_SSU && pl.kernel != LS_K_SSU_GENERIC) {
+        d.resident_per_sm = ls_cuda_ssu_resident((const ls_ssu_params *)params, &pl);
+        if (ls_choose(op, params, t, &d, &pl))
+            return -1;
+    }
+    return ls_choose_describe(op, &pl, buf, cap) < 0 ? -1 : 0;
+}
 
 static const ls_impl linstate_impl = {
     .abi_version = LS_IMPL_ABI,
@@ -22,8 +35,8 @@ static const ls_impl linstate_impl = {
     .version = "",
     .runtime = "cuda",
     .caps = LS_IMPL_GRAPH,
-    .knobs = linstate_knobs,
-    .n_knobs = (int32_t)(sizeof linstate_knobs / sizeof linstate_knobs[0]),
+    .knobs = ls_linstate_knobs,
+    .n_knobs = LS_KNOB_COUNT,
     .conv_update = ls_cuda_conv_update,
     .gdn = ls_cuda_gdn,
     .kda = ls_cuda_kda,
@@ -32,7 +45,7 @@ static const ls_impl linstate_impl = {
     .state_accept = ls_cuda_state_accept,
     .state_zero = ls_cuda_state_zero,
     .last_error = NULL, /* the launchers set ls_last_error() */
-    .explain = NULL,
+    .explain = linstate_explain,
 };
 
 extern "C" const ls_impl *ls_impl_linstate_table(void) { return &linstate_impl; }

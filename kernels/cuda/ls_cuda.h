@@ -1,29 +1,20 @@
 /*
- * ls_cuda.h — private header of kernels/cuda: the extern "C" launchers behind the cuda backend
- * table and the checking macros every .cu file uses. Not part of the public API (ls_kernels.h).
+ * ls_cuda.h — private header of kernels/cuda: the extern "C" launchers behind the "linstate"
+ * impl table (impl_linstate.cu) and the checking macros every .cu file uses. Not part of the
+ * public API (ls_kernels.h). The knobs (LS_KNOB_*) and the kernel choice are in choose.h.
  */
 #ifndef LS_CUDA_H
 #define LS_CUDA_H
 
 #include "../ls_kernels.h"
+#include "choose.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The knobs of the "linstate" impl (impl_linstate.cu), indices into ls_tuning.v. */
-enum {
-    LS_KNOB_PDL = 0,
-    LS_KNOB_CONV_VARIANT,
-    LS_KNOB_CONV_PREFETCH,
-    LS_KNOB_CONV_SPECULATE,
-    LS_KNOB_DELTA_VARIANT,
-    LS_KNOB_SSU_VARIANT,
-    LS_KNOB_SSU_SPECULATE,
-    LS_KNOB_COUNT
-};
-
-/* Launchers: validate params (ls_*_params_check), launch on stream s, check the launch. */
+/* Launchers: validate params (ls_*_params_check), plan (choose.h) with the tuning t (NULL = every
+ * knob at its default), launch what the plan says on stream s, check the launch. */
 int ls_cuda_conv_update(const ls_conv_params *p, const ls_tuning *t, ls_stream s);
 int ls_cuda_gdn(const ls_delta_params *p, const ls_tuning *t, ls_stream s);
 int ls_cuda_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s);
@@ -31,6 +22,10 @@ int ls_cuda_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s);
 int ls_cuda_state_copy(const ls_state_params *p, const ls_tuning *t, ls_stream s);
 int ls_cuda_state_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s);
 int ls_cuda_state_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s);
+
+/* Resident CTAs per SM of the SSU kernel a plan names, for these params' state dtype and token
+ * count (mamba2_ssu.cu; an occupancy query, cached). 0 when unknown. */
+int ls_cuda_ssu_resident(const ls_ssu_params *p, const ls_plan *plan);
 
 #ifdef __cplusplus
 }

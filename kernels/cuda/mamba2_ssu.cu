@@ -1,5 +1,5 @@
 /*
- * mamba2_ssu.cu — Mamba2 selective state update on the GPU (SPEC §2.6): tied dt/decay per head,
+ * mamba2_ssu.cu — Mamba2 selective state update on the GPU (docs/ops.md): tied dt/decay per head,
  * grouped B/C, optional z gate, decode (T = 1) and verify (T tokens with intermediate states,
  * optional final write); slot -1 = padding (zero state in, nothing stored, y written).
  *
@@ -16,7 +16,8 @@
  * ds <= 256, any alignment): scalar predicated accesses, NCH = 8, RP = 2.
  * softplus/exp of the decay use full-precision expf/log1pf (ls_rec::softplus_precise).
  * A grid that takes at most half of the GPU (small batch) guesses the slot before the PDL wait
- * and prefetches its state into L2 meanwhile (spec_for, ls_slot_guess).
+ * and prefetches its state into L2 meanwhile (ls_slot_guess). Which tiles, CTA size and slot
+ * guess a launch takes: ls_choose_ssu (choose.c).
  */
 #include "delta_rule.cuh" /* ls_rec:: 4-wide accesses */
 
@@ -44,7 +45,7 @@ __device__ __forceinline__ float sum_n_lanes(float x)
 
 /* The warp's state tile (rows row0 + i * LANES_R, chunks n0 + j * CHUNK) from src, all loads
  * issued at once; zero where src is NULL (padding) or the row is past hd. */
-template <typename ST, int NCH, int RP, bool FAST, bool CS>
+template <typename ST, int NCH, int RP, bool FAST>
 __device__ __forceinline__ void load_tile(const ST *src, int row0, int n0, int hd, int ds, float S[RP][NCH][4])
 {
 #pragma unroll
@@ -54,7 +55,7 @@ __device__ __forceinline__ void load_tile(const ST *src, int row0, int n0, int h
         for (int j = 0; j < NCH; j++) {
             const int n = n0 + j * CHUNK;
             if (src && row < hd)
-                ls_rec::load4<FAST, CS>(src + (long long)row * ds + n, ds - n, S[i][j]);
+                ls_rec::load4<FAST>(src + (long long)row * ds + n, ds - n, S[i][j]);
             else
                 S[i][j][0] = S[i][j][1] = S[i][j][2] = S[i][j][3] = 0.0f;
         }
@@ -63,14 +64,13 @@ __device__ __forceinline__ void load_tile(const ST *src, int row0, int n0, int h
 
 /*
  * ST: float or uint16_t (bf16) state. NCH: 32-column chunks per lane (FAST: ds = 32*NCH). RP:
- * rows per lane. ONE_TOKEN: T = 1 at compile time. CS: streaming (evict-first) hints on the state
- * and inter accesses (LS_SSU_VARIANT=cs). Warp w (ordered r, h, row block; row block fastest).
- * spec (FAST only; the launcher's choice, spec_for): the slot guess (ls_slot_guess). Before the
+ * rows per lane. ONE_TOKEN: T = 1 at compile time. Warp w (ordered r, h, row block; row block
+ * fastest). spec (FAST only; the plan's ls_spec): the slot guess (ls_slot_guess). Before the
  * PDL wait the warp prefetches its tile at the guessed slot into L2 (its rows are contiguous:
  * WR x ds elements); after the wait it loads the tile there beside the real index and loads
  * again only when the two differ.
  */
-template <typename ST, int NCH, int RP, bool FAST, bool ONE_TOKEN, bool CS = false>
+template <typename ST, int NCH, int RP, bool FAST, bool ONE_TOKEN>
 __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(FAST, ONE_TOKEN))
 ssu_kernel(const ls_ssu_params p, int spec)
 {
@@ -106,10 +106,10 @@ ssu_kernel(const ls_ssu_params p, int spec)
     /* ---- state tile: all loads first (at the guess beside the index, then again on a miss) */
     float S[RP][NCH][4];
     if (guess >= 0)
-        load_tile<ST, NCH, RP, FAST, CS>((const ST *)p.state + guess * p.state_stride_slot + head, row0, n0, hd, ds, S);
+        load_tile<ST, NCH, RP, FAST>((const ST *)p.state + guess * p.state_stride_slot + head, row0, n0, hd, ds, S);
     const int slot = p.slot_idx[r];
     if (slot != guess || slot < 0) /* a miss, or padding (no guess either): zeros */
-        load_tile<ST, NCH, RP, FAST, CS>(slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr,
+        load_tile<ST, NCH, RP, FAST>(slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr,
                                          row0, n0, hd, ds, S);
 
     if (!ONE_TOKEN) /* verify: later tokens' B, C rows into L2 under the state loads */
@@ -165,7 +165,7 @@ ssu_kernel(const ls_ssu_params p, int spec)
                 if (row < hd)
 #pragma unroll
                     for (int j = 0; j < NCH; j++)
-                        ls_rec::store4<FAST, CS>(dst + (long long)row * ds + n0 + j * CHUNK,
+                        ls_rec::store4<FAST>(dst + (long long)row * ds + n0 + j * CHUNK,
                                              ds - n0 - j * CHUNK, S[i][j]);
             }
         }
@@ -179,123 +179,87 @@ ssu_kernel(const ls_ssu_params p, int spec)
             if (row < hd)
 #pragma unroll
                 for (int j = 0; j < NCH; j++)
-                    ls_rec::store4<FAST, CS>(dst + (long long)row * ds + n0 + j * CHUNK, ds - n0 - j * CHUNK,
+                    ls_rec::store4<FAST>(dst + (long long)row * ds + n0 + j * CHUNK, ds - n0 - j * CHUNK,
                                              S[i][j]);
         }
     }
 }
 
-/* Chunks for the vector path (4 or 8), or 0 when these params need the generic kernel. */
-static int fast_chunks(const ls_ssu_params *p)
-{
-    const size_t es = ls_dtype_size(p->state_dtype);
-    const size_t sv = 4 * es;
-    if (p->dstate != 4 * CHUNK && p->dstate != 8 * CHUNK)
-        return 0;
-    bool ok = ls_rec::aligned_ok(p->state, sv) && (p->state_stride_slot * es) % sv == 0;
-    ok = ok && (!p->inter || (ls_rec::aligned_ok(p->inter, sv) && (p->inter_stride_slot * es) % sv == 0));
-    ok = ok && ls_rec::aligned_ok(p->Bm, 8) && ls_rec::aligned_ok(p->Cm, 8);
-    return ok ? p->dstate / CHUNK : 0;
-}
-
-/*
- * The slot guess (LS_SSU_SPECULATE; auto = unset): by default only for a grid that takes at most
- * half of the GPU's resident CTA slots. Work before the PDL wait pays only when the CTA becomes
- * resident while the previous kernel still runs, i.e. when both grids fit beside each other (half
- * each for a predecessor of the same size). Measured on the H200 (results/h200/kernels.md):
- * B = 1 3.32 -> 2.93 us, B = 4 6.91 -> 6.72 us (256 CTAs of 528), but B = 8 (512 CTAs) 11.4 ->
- * 12.7 us, and level (within 1 %) at B = 64-128.
- */
-template <auto K>
-static int spec_for(const ls_ssu_params *p, unsigned blocks, int warps)
-{
-    const int spec = ls_spec_mode("LS_SSU_SPECULATE", p->slots);
-    if (spec != LS_SPEC_AUTO)
-        return spec;
-    const long long slots = (long long)ls_resident_per_sm<K>(32 * warps) * ls_cuda_sm_count();
-    return 2LL * blocks <= slots ? LS_SPEC_AUTO : LS_SPEC_OFF;
-}
-
-template <typename ST, int NCH, int RP, bool CS = false>
-static int launch_mode(const ls_ssu_params *p, unsigned blocks, int warps, cudaStream_t st)
-{
-    if (p->tokens == 1) {
-        const int spec = spec_for<ssu_kernel<ST, NCH, RP, true, true, CS>>(p, blocks, warps);
-        LS_CUDA_LAUNCH((ssu_kernel<ST, NCH, RP, true, true, CS>), blocks, 32 * warps, 0, st, *p, spec);
-    } else {
-        const int spec = spec_for<ssu_kernel<ST, NCH, RP, true, false, CS>>(p, blocks, warps);
-        LS_CUDA_LAUNCH((ssu_kernel<ST, NCH, RP, true, false, CS>), blocks, 32 * warps, 0, st, *p, spec);
-    }
-    return 0;
-}
-
-/*
- * Large-batch tuning knob LS_SSU_VARIANT, read once per process: "default" (or unset): wide
- * tiles once they give every SM 4 warps (the version measured in results/h200/kernels.md);
- * "narrow": narrow tiles at every batch (CUDA-B timed them equal or better at B = 512: decode
- * 92.5 vs 92.3 %, verify 91.5 vs 90.2 %, within the noise of one run); "cs": the default choice
- * with streaming (evict-first) hints on the wide tiles' state and inter accesses.
- */
-enum variant_id { VAR_DEFAULT = 0, VAR_NARROW = 1, VAR_CS = 2 };
-
-/* The knob, read on first use and kept for the process. Names in variant_id order. */
-static const ls_knob &variant_knob()
-{
-    static const char *const names[] = {"default", "narrow", "cs"};
-    static const ls_knob k = ls_knob_read("LS_SSU_VARIANT", names, 3);
-    return k;
-}
-
-/* Warps of the whole launch with rows_per_lane rp. */
-static long long warps_for(const ls_ssu_params *p, int rp)
-{
-    const int wr = LANES_R * rp;
-    return (long long)p->batch * p->nheads * ((p->head_dim + wr - 1) / wr);
-}
+/* The plan's kernel (ls_choose_ssu): NCH chunks x RP rows per lane, decode or verify. The
+ * generic kernel's T loop serves decode too. */
+typedef void (*ssu_fn)(const ls_ssu_params, int);
 
 template <typename ST>
-static int launch_typed(const ls_ssu_params *p, int nch, cudaStream_t st)
+static ssu_fn pick(const ls_plan &pl, bool one)
 {
-    const int sms = ls_cuda_sm_count();
-    /* narrow tiles while wide ones would give the SMs fewer than 4 warps each (B = 1: 3.73 us
-     * narrow vs 4.10 wide on the H200; results/h200/kernels.md) */
-    const int var = variant_knob().v;
-    const bool narrow = nch && (var == VAR_NARROW || warps_for(p, rows_per_lane(nch, false)) < 4LL * sms);
-    const bool cs = var == VAR_CS;
-    const long long warps_total = warps_for(p, rows_per_lane(nch ? nch : NCH_GENERIC, narrow));
-    int warps = MAX_WARPS_PER_CTA;
-    while (warps > 1 && warps_total < (long long)warps * 2 * sms)
-        warps /= 2;
-    const long long blocks = (warps_total + warps - 1) / warps;
-    if (blocks > 0x7fffffffLL)
-        return ls_fail("cuda ssu: batch=%d too large (%lld CTAs)", p->batch, blocks);
-    const unsigned nb = (unsigned)blocks;
-    if (nch == 4)
-        return narrow ? launch_mode<ST, 4, 2>(p, nb, warps, st)
-                      : (cs ? launch_mode<ST, 4, 4, true>(p, nb, warps, st) : launch_mode<ST, 4, 4>(p, nb, warps, st));
-    if (nch == 8)
-        return narrow ? launch_mode<ST, 8, 1>(p, nb, warps, st)
-                      : (cs ? launch_mode<ST, 8, 2, true>(p, nb, warps, st) : launch_mode<ST, 8, 2>(p, nb, warps, st));
-    /* generic: the T loop serves decode too */
-    LS_CUDA_LAUNCH((ssu_kernel<ST, NCH_GENERIC, rows_per_lane(NCH_GENERIC, false), false, false>), nb, 32 * warps, 0,
-                   st, *p, 0);
-    return 0;
+    const int nch = pl.nch, rp = pl.rows_per_lane;
+    if (pl.kernel == LS_K_SSU_GENERIC)
+        return ssu_kernel<ST, NCH_GENERIC, rows_per_lane(NCH_GENERIC, false), false, false>;
+    if (nch == 4 && rp == 4)
+        return one ? ssu_kernel<ST, 4, 4, true, true> : ssu_kernel<ST, 4, 4, true, false>;
+    if (nch == 4 && rp == 2)
+        return one ? ssu_kernel<ST, 4, 2, true, true> : ssu_kernel<ST, 4, 2, true, false>;
+    if (nch == 8 && rp == 2)
+        return one ? ssu_kernel<ST, 8, 2, true, true> : ssu_kernel<ST, 8, 2, true, false>;
+    if (nch == 8 && rp == 1)
+        return one ? ssu_kernel<ST, 8, 1, true, true> : ssu_kernel<ST, 8, 1, true, false>;
+    return nullptr;
+}
+
+static ssu_fn pick_any(const ls_ssu_params *p, const ls_plan &pl)
+{
+    return p->state_dtype == LS_F32 ? pick<float>(pl, p->tokens == 1) : pick<uint16_t>(pl, p->tokens == 1);
 }
 
 } /* namespace ls_ssu */
 
-/* Validate, pick the instantiation (state dtype x ds path x decode/verify), launch, check. */
+/* Resident CTAs per SM of the plan's kernel at its block size: queried once per (kernel, block
+ * size) and kept (a benign race: every thread stores the same value); 0 when the query fails. */
+extern "C" int ls_cuda_ssu_resident(const ls_ssu_params *p, const ls_plan *pl)
+{
+    const ls_ssu::ssu_fn fn = ls_ssu::pick_any(p, *pl);
+    if (!fn || pl->block <= 0 || pl->block > 1024)
+        return 0;
+    static struct {
+        ls_ssu::ssu_fn fn;
+        int block, n;
+    } cache[64];
+    for (auto &c : cache)
+        if (c.fn == fn && c.block == pl->block)
+            return c.n;
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, pl->block, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    for (auto &c : cache)
+        if (!c.fn) {
+            c.block = pl->block, c.n = n;
+            c.fn = fn;
+            break;
+        }
+    return n;
+}
+
+/* Validate, plan (ls_choose_ssu; the automatic slot guess needs the resident CTA count of the
+ * planned kernel, so plan, query, plan again), launch the plan's instantiation, check. */
 extern "C" int ls_cuda_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s)
 {
     if (ls_ssu_params_check(p))
         return -1;
-    if (ls_ssu::variant_knob().v < 0)
-        return ls_fail("cuda ssu: LS_SSU_VARIANT=%s unknown (default|narrow|cs)", ls_ssu::variant_knob().raw);
-    if (p->dstate > ls_ssu::NCH_GENERIC * ls_ssu::CHUNK)
-        return ls_fail("cuda ssu: dstate=%d unsupported (at most %d)", p->dstate,
-                       ls_ssu::NCH_GENERIC * ls_ssu::CHUNK);
-    const int nch = ls_ssu::fast_chunks(p);
-    if (p->state_dtype == LS_F32)
-        return ls_ssu::launch_typed<float>(p, nch, ls_cuda_stream(s));
-    return ls_ssu::launch_typed<uint16_t>(p, nch, ls_cuda_stream(s));
+    ls_choose_dev dev = ls_cuda_choose_dev();
+    ls_plan pl;
+    if (ls_choose_ssu(p, t, &dev, &pl))
+        return -1;
+    if (ls_tune_get(t, LS_KNOB_SSU_SPECULATE) == LS_SSPEC_AUTO && pl.kernel != LS_K_SSU_GENERIC && p->slots > 0) {
+        dev.resident_per_sm = ls_cuda_ssu_resident(p, &pl);
+        if (ls_choose_ssu(p, t, &dev, &pl))
+            return -1;
+    }
+    const ls_ssu::ssu_fn fn = ls_ssu::pick_any(p, pl);
+    if (!fn)
+        return ls_fail("cuda ssu: plan names no kernel (%s, %d chunks, %d rows per lane)", ls_kernel_name(pl.kernel),
+                       pl.nch, pl.rows_per_lane);
+    LS_CUDA_LAUNCH(fn, pl.grid_x, pl.block, 0, ls_cuda_stream(s), pl.pdl, *p, (int)pl.spec);
+    return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * state_ops.cu — the pool-wide state ops on the GPU (SPEC §1.5, §2.4; contract in ls_kernels.h,
+ * state_ops.cu — the pool-wide state ops on the GPU (docs/pool.md; contract in ls_kernels.h,
  * ls_state_params): copy (main[l][dst[i]] <- main[l][src[i]]), accept (main[l][dst[i]] <-
  * spec[l][dst[i]][step[i]]) and zero (main[l][dst[i]] <- 0), every buffer and every layer in ONE
  * launch.
@@ -7,7 +7,8 @@
  * Work is cut into chunks: a chunk is one (buffer, layer, row) item, or a CHUNK_VECS-vector
  * piece of it, so 24 KB conv items and 1-2 MB temporal items balance across the grid. Chunks
  * are numbered buffer by buffer (prefix table built on the host), layer-major then row; a
- * persistent grid of ~8 blocks per SM walks them (grid-stride). Inside a chunk each thread moves
+ * persistent grid of ~8 blocks per SM walks them (grid-stride; grid and vector width from
+ * ls_choose_state, choose.c). Inside a chunk each thread moves
  * UNROLL vectors, all loads issued before the stores. The vector is the widest of 16/8/4/2/1
  * bytes that divides every item size and aligns every base pointer (16 for every preset).
  *
@@ -17,7 +18,7 @@
 #include "cuda_common.cuh"
 
 enum { OP_COPY = 0, OP_ACCEPT = 1, OP_ZERO = 2 };
-enum { THREADS = 256, UNROLL = 4, CHUNK_VECS = THREADS * UNROLL };
+enum { THREADS = LS_STATE_THREADS, UNROLL = LS_STATE_UNROLL, CHUNK_VECS = LS_STATE_CHUNK_VECS };
 
 /* Everything the kernel needs, by value (about 400 bytes of kernel parameters). */
 struct state_args {
@@ -97,49 +98,33 @@ __global__ void __launch_bounds__(THREADS) state_op_kernel(const state_args a)
     }
 }
 
-/* Widest vector (bytes) dividing every item and aligning every pointer the op touches. */
-static int pick_vec(const ls_state_params *p, int op)
-{
-    for (int vb = 16; vb > 1; vb /= 2) {
-        int ok = 1;
-        for (int b = 0; b < p->n_buffers && ok; b++) {
-            if (op == OP_ACCEPT && !p->buf[b].spec)
-                continue;
-            if (p->buf[b].item_bytes % vb != 0 || ((uintptr_t)p->buf[b].main % vb) != 0 ||
-                (op == OP_ACCEPT && ((uintptr_t)p->buf[b].spec % vb) != 0))
-                ok = 0;
-        }
-        if (ok)
-            return vb;
-    }
-    return 1;
-}
-
 template <typename V>
-static int launch_vec(const state_args &a, int op, int64_t total, cudaStream_t st)
+static int launch_vec(const state_args &a, int op, const ls_plan &pl, cudaStream_t st)
 {
-    /* At most 8 resident blocks per SM; then as few blocks as keep every block's share of
-     * chunks equal (rounds = chunks per block), so no block runs one round longer. */
-    int64_t cap = (int64_t)ls_cuda_sm_count() * (2048 / THREADS);
-    int64_t rounds = ls_ceil_div(total, cap);
-    dim3 grid((unsigned)ls_ceil_div(total, rounds));
+    const dim3 grid(pl.grid_x);
     if (op == OP_COPY)
-        LS_CUDA_LAUNCH((state_op_kernel<V, OP_COPY>), grid, THREADS, 0, st, a);
+        LS_CUDA_LAUNCH((state_op_kernel<V, OP_COPY>), grid, pl.block, 0, st, pl.pdl, a);
     else if (op == OP_ACCEPT)
-        LS_CUDA_LAUNCH((state_op_kernel<V, OP_ACCEPT>), grid, THREADS, 0, st, a);
+        LS_CUDA_LAUNCH((state_op_kernel<V, OP_ACCEPT>), grid, pl.block, 0, st, pl.pdl, a);
     else
-        LS_CUDA_LAUNCH((state_op_kernel<V, OP_ZERO>), grid, THREADS, 0, st, a);
+        LS_CUDA_LAUNCH((state_op_kernel<V, OP_ZERO>), grid, pl.block, 0, st, pl.pdl, a);
     return 0;
 }
 
-/* Validate, build the chunk table, pick the vector width, launch once (nothing when no work). */
-static int state_launch(const ls_state_params *p, int op, ls_stream s)
+/* Validate, plan (vector width, grid, PDL), build the chunk table, launch once (nothing when no
+ * work). */
+static int state_launch(const ls_state_params *p, int op, const ls_tuning *t, ls_stream s)
 {
     if (ls_state_params_check(p, op == OP_COPY, op == OP_ACCEPT))
         return -1;
-    if (p->count == 0 || p->layers == 0)
+    static const ls_op ops[] = {LS_OP_STATE_COPY, LS_OP_STATE_ACCEPT, LS_OP_STATE_ZERO};
+    const ls_choose_dev dev = ls_cuda_choose_dev();
+    ls_plan pl;
+    if (ls_choose_state(p, ops[op], t, &dev, &pl))
+        return -1;
+    if (pl.kernel == LS_K_NONE)
         return 0;
-    int vb = pick_vec(p, op);
+    const int vb = pl.vec_bytes;
     state_args a;
     memset(&a, 0, sizeof a);
     a.layers = p->layers;
@@ -163,19 +148,27 @@ static int state_launch(const ls_state_params *p, int op, ls_stream s)
     a.nb = nb;
     for (int b = nb + 1; b <= LS_MAX_BUFFERS; b++)
         a.base[b] = a.base[nb];
-    int64_t total = a.base[nb];
-    if (total == 0)
-        return 0;
+    if (a.base[nb] != pl.chunks)
+        return ls_fail("cuda state op: %lld chunks, the plan counted %lld", (long long)a.base[nb], (long long)pl.chunks);
     cudaStream_t st = ls_cuda_stream(s);
     switch (vb) {
-    case 16: return launch_vec<uint4>(a, op, total, st);
-    case 8: return launch_vec<uint2>(a, op, total, st);
-    case 4: return launch_vec<uint32_t>(a, op, total, st);
-    case 2: return launch_vec<uint16_t>(a, op, total, st);
-    default: return launch_vec<uint8_t>(a, op, total, st);
+    case 16: return launch_vec<uint4>(a, op, pl, st);
+    case 8: return launch_vec<uint2>(a, op, pl, st);
+    case 4: return launch_vec<uint32_t>(a, op, pl, st);
+    case 2: return launch_vec<uint16_t>(a, op, pl, st);
+    default: return launch_vec<uint8_t>(a, op, pl, st);
     }
 }
 
-extern "C" int ls_cuda_state_copy(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return state_launch(p, OP_COPY, s); }
-extern "C" int ls_cuda_state_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return state_launch(p, OP_ACCEPT, s); }
-extern "C" int ls_cuda_state_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return state_launch(p, OP_ZERO, s); }
+extern "C" int ls_cuda_state_copy(const ls_state_params *p, const ls_tuning *t, ls_stream s)
+{
+    return state_launch(p, OP_COPY, t, s);
+}
+extern "C" int ls_cuda_state_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s)
+{
+    return state_launch(p, OP_ACCEPT, t, s);
+}
+extern "C" int ls_cuda_state_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s)
+{
+    return state_launch(p, OP_ZERO, t, s);
+}

@@ -11,6 +11,8 @@
 #include "ls_test.h"
 
 static const ls_runtime *g_be;
+static const ls_impl *g_impl;
+static ls_tuning g_tuning;
 
 /* Prints the reason with the backend's last error and exits 1 (a setup failure, not a check). */
 static void gt_die(const char *what)
@@ -24,7 +26,7 @@ const ls_runtime *gt_init(void)
     /* LS_GPU_TEST_BACKEND=host runs the test against the host backend (reference vs itself):
      * a self-test of the test's plumbing on machines without a GPU. */
     const char *name = getenv("LS_GPU_TEST_BACKEND");
-    const ls_runtime *be = name && *name ? ls_runtime_get(name) : ls_runtime_cuda();
+    const ls_runtime *be = name && *name ? ls_runtime_get(name) : ls_runtime_get("cuda");
     if (!be || be->device_count() <= 0) {
         printf("no GPU\n");
         exit(77);
@@ -37,7 +39,28 @@ const ls_runtime *gt_init(void)
     printf("device: %s (%d SMs, driver %d, runtime %d)%s\n", info.name, info.sm_count,
            info.driver_version, info.runtime_version, gt_quick() ? " [quick]" : "");
     g_be = be;
+    g_impl = ls_impl_default(be);
+    if (!g_impl)
+        gt_die("impl of the runtime");
+    ls_tuning_default(g_impl, &g_tuning);
     return be;
+}
+
+const ls_impl *gt_impl(void) { return g_impl; }
+
+const ls_tuning *gt_tuning(void) { return &g_tuning; }
+
+void gt_set_tuning(const char *spec)
+{
+    if (!g_impl)
+        gt_die("gt_set_tuning before gt_init");
+    ls_tuning_default(g_impl, &g_tuning);
+    if (spec && *spec && g_impl->n_knobs > 0 && ls_tuning_parse(g_impl, spec, &g_tuning) != 0)
+        gt_die("tuning");
+    char buf[512];
+    if (ls_tuning_string(g_impl, &g_tuning, buf, sizeof buf) < 0)
+        buf[0] = 0;
+    printf("=== tuning: %s%s\n", g_impl->n_knobs ? buf : "(impl without knobs) ", g_impl->n_knobs ? "" : spec ? spec : "");
 }
 
 int gt_quick(void)

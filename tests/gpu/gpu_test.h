@@ -30,6 +30,17 @@ extern "C" {
  * (the reference compared with itself): a self-test of a test's plumbing without a GPU. */
 const ls_runtime *gt_init(void);
 
+/* The impl whose ops the test runs: "linstate" on the cuda runtime, "host" on the host runtime
+ * (LS_GPU_TEST_BACKEND=host). Valid after gt_init. */
+const ls_impl *gt_impl(void);
+
+/* The tuning the test's op calls pass (gt_tuning()): the impl's defaults with `spec`
+ * ("knob=value,...", "" or NULL = defaults) applied by ls_tuning_parse. A spec the impl does not
+ * accept ends the test (exit 1), except on an impl without knobs (the host self-test), where it
+ * is ignored. Prints "=== tuning: <the whole tuning string>". */
+void gt_set_tuning(const char *spec);
+const ls_tuning *gt_tuning(void);
+
 /* 1 when LS_GPU_TEST_QUICK is set to a non-zero value (smaller matrices for compute-sanitizer). */
 int gt_quick(void);
 

@@ -2,6 +2,7 @@
  * kernel_speed.c — a quick speed table of the CUDA kernels at tp 2 shapes (not a CTest test).
  *
  *   kernel_speed [--csv PATH] [--op SUBSTR[,SUBSTR...]] [--batch LIST] [--tokens LIST] [--samples N]
+ *                [--tune KNOB=VALUE[,KNOB=VALUE...]]
  *
  * --op keeps the op cases whose name contains any of the comma-separated substrings.
  *
@@ -19,30 +20,29 @@
  * time of R back-to-back launches / R (median of --samples, default 50), and the same R
  * launches captured in a CUDA graph are timed by replay (graph column); each sample is queued
  * behind a stream hold, so its start event does not absorb launch latency (LS_HOLD=0: not
- * held, the method of the runs before the hold existed). GB/s = SPEC §4
- * minimum bytes (bench/bytes.c, one function per SPEC row) / the faster of the two medians.
+ * held, the method of the runs before the hold existed). GB/s = the minimum bytes of
+ * docs/bytes.md (bench/bytes.c, one function per op) / the faster of the two medians.
  * An op that fails at run time (not implemented yet, out of memory) prints n/a and its error.
- * Output: a markdown table on stdout; CSV (one row per case) to --csv. The kernel tuning knobs
- * in the environment (LS_CONV_VARIANT, LS_STATE_VARIANT, LS_DELTA_VARIANT, LS_SSU_VARIANT) and
- * LS_PDL (programmatic dependent launch, on unless 0), LS_HOLD, LS_CONV_PREFETCH and the slot
- * guesses (LS_CONV_SPECULATE, LS_SSU_SPECULATE: speculate=conv/ssu) are printed in the header
- * line and recorded in the CSV's variant column.
+ * Output: a markdown table on stdout; CSV (one row per case) to --csv. The ops are the linstate
+ * impl's, run with the tuning --tune gives (ls_tuning_parse: e.g. "conv.variant=vec8,pdl=off";
+ * default: every knob at its default); the whole tuning string and the hold (LS_HOLD) are
+ * printed in the header line and recorded in the CSV's variant column.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h" /* ls_bytes_*: SPEC §4 minimum bytes */
+#include "bench.h" /* ls_bytes_*: the minimum bytes of docs/bytes.md */
 #include "gpu_test.h"
 #include "ls_harness.h"
 #include "ls_pool.h"
 
 static const ls_runtime *be;
 
-/* ------------------------------------------------------------------ SPEC §4 minimum bytes */
+/* ------------------------------------------------------------------ minimum bytes (docs/bytes.md) */
 
-/* The formulas live once, in bench/bytes.c (ls_bytes_*, one function per SPEC §4 row); bf16
+/* The formulas live once, in bench/bytes.c (ls_bytes_*, one function per op of docs/bytes.md); bf16
  * activations (s_a = 2). GDN verify counts the fused gating (a, b bf16), as the bench does. */
 static double bytes_conv(int B, int T, int C, int W, int sw, int bias, int inter)
 {
@@ -326,7 +326,7 @@ static void prep_pool(prepared *c, const ls_shape *sh, int B, uint64_t *seed)
     c->bytes = bytes_pool(B, per_req, c->k == K_ZERO);
     c->R = rotations(c->bytes, 4);
     const int per_rot = c->k == K_ACCEPT ? B : 2 * B;
-    ls_pool_config cfg = {per_rot * c->R, LS_PAD_LAST, LS_ZERO_AT_FREE};
+    ls_pool_config cfg = {.capacity = per_rot * c->R, .pad = LS_PAD_LAST, .zero = LS_ZERO_AT_FREE};
     c->pool = ls_pool_create(&d, &cfg, be);
     if (!c->pool) {
         c->a.failed = 1;
@@ -365,15 +365,17 @@ static void prep_pool(prepared *c, const ls_shape *sh, int B, uint64_t *seed)
 
 static int launch(const prepared *c, int r, ls_stream s)
 {
+    const ls_impl *im = gt_impl();
+    const ls_tuning *t = gt_tuning();
     switch (c->k) {
-    case K_CONV: return be->conv_update ? be->conv_update(&c->conv[r], s) : ls_fail("conv_update missing");
-    case K_GDN: return be->gdn ? be->gdn(&c->delta[r], s) : ls_fail("gdn missing");
-    case K_KDA: return be->kda ? be->kda(&c->delta[r], s) : ls_fail("kda missing");
-    case K_SSU: return be->ssu ? be->ssu(&c->ssu[r], s) : ls_fail("ssu missing");
+    case K_CONV: return im->conv_update ? im->conv_update(&c->conv[r], t, s) : ls_fail("conv_update missing");
+    case K_GDN: return im->gdn ? im->gdn(&c->delta[r], t, s) : ls_fail("gdn missing");
+    case K_KDA: return im->kda ? im->kda(&c->delta[r], t, s) : ls_fail("kda missing");
+    case K_SSU: return im->ssu ? im->ssu(&c->ssu[r], t, s) : ls_fail("ssu missing");
     case K_COPY:
-    case K_COPY_CONV: return be->state_copy(&c->st[r], s);
-    case K_ACCEPT: return be->state_accept(&c->st[r], s);
-    case K_ZERO: return be->state_zero(&c->st[r], s);
+    case K_COPY_CONV: return im->state_copy(&c->st[r], t, s);
+    case K_ACCEPT: return im->state_accept(&c->st[r], t, s);
+    case K_ZERO: return im->state_zero(&c->st[r], t, s);
     }
     return ls_fail("unknown op kind");
 }
@@ -444,7 +446,7 @@ static int parse_list(const char *s, int *out, int max)
 
 int main(int argc, char **argv)
 {
-    const char *csv_path = NULL, *op_filter = NULL;
+    const char *csv_path = NULL, *op_filter = NULL, *tune = "";
     int batches[16] = {1, 64, 128, 512}, nb = 4, tokens[8] = {1, 4}, nt = 2, samples = 50;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -458,13 +460,17 @@ int main(int argc, char **argv)
             nt = parse_list(v, tokens, 8), i++;
         else if (!strcmp(a, "--samples") && v && atoi(v) >= 1)
             samples = atoi(v), i++;
+        else if (!strcmp(a, "--tune") && v)
+            tune = v, i++;
         else {
             fprintf(stderr, "kernel_speed: unknown or incomplete argument '%s'\n"
-                            "usage: kernel_speed [--csv PATH] [--op SUBSTR[,SUBSTR]] [--batch 1,64] [--tokens 1,4] [--samples N]\n", a);
+                            "usage: kernel_speed [--csv PATH] [--op SUBSTR[,SUBSTR]] [--batch 1,64] [--tokens 1,4] [--samples N]"
+                            " [--tune KNOB=VALUE,...]\n", a);
             return 2;
         }
     }
     be = gt_init();
+    gt_set_tuning(tune); /* exits naming the knob or value when the impl does not have it */
     ls_device_info info;
     be->device_info(0, &info);
     g_rnd_f32 = (float *)malloc(sizeof(float) * RND_N);
@@ -490,17 +496,11 @@ int main(int argc, char **argv)
     if (csv)
         fprintf(csv, "op,model,tp,batch,tokens,rotations,bytes,stream_us,graph_us,best_us,gbps,pct_of_copy,copy_gbps,"
                      "device,variant,status\n");
-    /* the kernel tuning knobs of this run (each launcher reads its own; unset = default) */
-    const char *cv = getenv("LS_CONV_VARIANT"), *sv = getenv("LS_STATE_VARIANT");
-    const char *dv = getenv("LS_DELTA_VARIANT"), *uv = getenv("LS_SSU_VARIANT"), *pv = getenv("LS_PDL");
-    const char *cp = getenv("LS_CONV_PREFETCH");
-    const char *cs = getenv("LS_CONV_SPECULATE"), *us = getenv("LS_SSU_SPECULATE");
-    char variant[320];
-    snprintf(variant, sizeof variant,
-             "conv=%.32s state=%.32s delta=%.32s ssu=%.32s pdl=%s hold=%s conv_prefetch=%s speculate=%.8s/%.8s",
-             cv && *cv ? cv : "default", sv && *sv ? sv : "default", dv && *dv ? dv : "default",
-             uv && *uv ? uv : "default", pv && !strcmp(pv, "0") ? "off" : "on", hold_on() ? "on" : "off",
-             cp && !strcmp(cp, "0") ? "off" : "on", cs && *cs ? cs : "auto", us && *us ? us : "auto");
+    /* the tuning of this run (every knob, in declaration order) and the hold */
+    char tuning[256], variant[320];
+    if (ls_tuning_string(gt_impl(), gt_tuning(), tuning, sizeof tuning) < 0)
+        snprintf(tuning, sizeof tuning, "?");
+    snprintf(variant, sizeof variant, "%s hold=%s", tuning, hold_on() ? "on" : "off");
     printf("\ndevice %s, %d SMs, L2 %lld MB; D2D copy (1 GiB, read+write): %.1f GB/s; %d samples; variants %s\n\n",
            info.name, info.sm_count, (long long)(info.l2_bytes >> 20), peak, samples, variant);
     printf("| op | model | B | T | R | bytes | stream us | graph us | GB/s | %% of copy |\n");

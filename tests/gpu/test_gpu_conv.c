@@ -1,5 +1,6 @@
 /*
- * test_gpu_conv.c — the CUDA causal conv1d update against ls_ref_conv_update (SPEC §2.1).
+ * test_gpu_conv.c — the linstate impl's causal conv1d update against ls_ref_conv_update
+ * (docs/ops.md).
  *
  * Matrix: every preset at tp 2, plus qwen3-next at tp 1 and kimi at tp 8 (channel-major state
  * for GDN/Mamba2 with and without bias, window-major state with fp32 weights for KDA), B in
@@ -10,17 +11,15 @@
  * Every case: a pool of slots larger than the batch, random distinct slots, some rows -1, state/
  * inter/y poisoned whole (0xFF) identically on host and device. y within 2 bf16 ulps (+1e-5);
  * state and inter windows bit-exact (they are copies of inputs); untouched bytes stay poison.
- * The matrix runs once per kernel variant (LS_CONV_VARIANT = tile1, tile2, pipe, pipe_deep, vec,
- * scalar, vec2, then the default; pipe and pipe_deep also take the window-major cases; vec2
- * takes the single-token bf16-weight cases), and for vec with its slot guess off and always
- * wrong, for vec2 always wrong (LS_CONV_SPECULATE = off, miss). Every case gives
- * the pool's slot count (p.slots), so the default vec runs guess the slot before the PDL wait.
- * pipe_deep runs conv_pipe on a 2-row-slice grid, so each thread walks B/2 rows and the
- * pipeline's steady state, padding rows inside it and its ends are checked at small B (plain
- * pipe only walks several rows per thread once B x C/1024 exceeds a full wave of blocks).
+ * The matrix runs once per tuning (the impl's knobs, gt_set_tuning): each forced conv.variant
+ * (tile, vec8, scalar, vec2; a forced kernel that does not fit a shape falls back, so vec2 runs
+ * the single-token bf16-weight cases and tile the channel-major ones), vec8 and vec2 with the
+ * slot guess always wrong (conv.speculate=miss: the reload path) and vec8 with it off, the tile
+ * kernel without its L2 prefetch, the default choice without PDL, then the default tuning last.
+ * Every case gives the pool's slot count (p.slots), so the vector kernels guess the slot before
+ * the PDL wait.
  * LS_GPU_TEST_QUICK=1: tp 8 presets, B <= 3, fewer T (for compute-sanitizer).
  */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +41,6 @@ typedef struct conv_case {
     int x_cmajor;        /* x stored as [B, C, T] (strided view; forces the scalar path) */
 } conv_case;
 
-static const ls_runtime *be;
 
 /* Point a params struct at one set of buffers (host or device side of the mirrors). */
 static void conv_params(const conv_case *k, int slots, ls_conv_params *p, void *x, void *y, void *w, void *bias,
@@ -123,7 +121,7 @@ static void run_case(const conv_case *k, uint64_t *seed)
     conv_params(k, slots, &ph, x.h, y.h, w.h, bias.h, st.h, in.h, idx.h);
     conv_params(k, slots, &pd, x.d, y.d, w.d, bias.d, st.d, in.d, idx.d);
     LS_REQUIRE(ls_ref_conv_update(&ph) == 0);
-    int rc = be->conv_update(&pd, NULL);
+    int rc = gt_impl()->conv_update(&pd, gt_tuning(), NULL);
     if (rc != 0)
         fprintf(stderr, "  conv_update failed: %s\n", ls_last_error());
     LS_CHECK(rc == 0);
@@ -194,7 +192,7 @@ static void bad_params(void)
     ls_conv_params p;
     memset(&p, 0, sizeof p);
     p.batch = 1, p.tokens = 1, p.channels = 8, p.width = 5;
-    int rc = be->conv_update(&p, NULL);
+    int rc = gt_impl()->conv_update(&p, gt_tuning(), NULL);
     LS_CHECK(rc != 0);
     LS_CHECK(strstr(ls_last_error(), "width") != NULL);
     printf("bad width rejected: %s\n", ls_last_error());
@@ -268,25 +266,19 @@ static void run_matrix(int quick, uint64_t seed)
 
 int main(void)
 {
-    be = gt_init();
+    gt_init();
     bad_params();
-    /* every kernel variant of the launcher (LS_CONV_VARIANT; scalar = conv_scalar even where the
-     * vector path applies), conv_vec8's slot guess off and always wrong (LS_CONV_SPECULATE: the
-     * reload path), then the default choice (knobs unset: conv_vec8 or tile1 by shape) last */
-    const char *variants[][2] = {{"tile1", NULL}, {"tile2", NULL}, {"pipe", NULL},  {"pipe_deep", NULL}, {"vec", NULL},
-                                 {"vec", "miss"}, {"vec", "off"},  {"scalar", NULL}, {"vec2", NULL},
-                                 {"vec2", "miss"}, {NULL, NULL}};
-    const int nv = (int)(sizeof variants / sizeof variants[0]);
-    for (int v = 0; v < nv; v++) {
-        printf("=== LS_CONV_VARIANT=%s LS_CONV_SPECULATE=%s\n", variants[v][0] ? variants[v][0] : "(unset: default)",
-               variants[v][1] ? variants[v][1] : "(unset: on)");
-        for (int k = 0; k < 2; k++) {
-            const char *env = k ? "LS_CONV_SPECULATE" : "LS_CONV_VARIANT";
-            if (variants[v][k])
-                setenv(env, variants[v][k], 1);
-            else
-                unsetenv(env);
-        }
+    /* every kernel the launcher has, forced (scalar = conv_scalar even where the vector path
+     * applies), the slot guess always wrong (the reload path) and off, the tile kernel's prefetch
+     * off, PDL off, then the default choice (conv_vec2, conv_vec8 or the tile by shape) last */
+    static const char *const tunings[] = {
+        "conv.variant=tile",   "conv.variant=tile,conv.prefetch=off", "conv.variant=vec8",
+        "conv.variant=vec8,conv.speculate=miss", "conv.variant=vec8,conv.speculate=off", "conv.variant=scalar",
+        "conv.variant=vec2",   "conv.variant=vec2,conv.speculate=miss", "pdl=off", "",
+    };
+    const int nt = (int)(sizeof tunings / sizeof tunings[0]);
+    for (int v = 0; v < nt; v++) {
+        gt_set_tuning(tunings[v]);
         run_matrix(gt_quick(), 0x5eedc0471ull + (uint64_t)v);
     }
     return ls_test_exit();

@@ -1,6 +1,6 @@
 /*
- * test_gpu_delta.c — the CUDA GDN and KDA recurrences (kernels/cuda/gdn.cu, kda.cu) against the
- * host reference (ls_ref_gdn / ls_ref_kda), label gpu; exits 77 without a device.
+ * test_gpu_delta.c — the linstate impl's GDN and KDA recurrences (kernels/cuda/gdn.cu, kda.cu)
+ * against the host reference (ls_ref_gdn / ls_ref_kda), label gpu; exits 77 without a device.
  *
  * Per case: random bf16/fp32 inputs (q,k,v ~ U(-1,1), a ~ U(-2,2), b ~ U(-3,3), A_log ~ U(-1,1),
  * dt_bias ~ U(-1,1)); a pool of more slots than rows, rows on random distinct slots, ~1/4 of the
@@ -23,19 +23,18 @@
  * state written); T = 2: inter and final state; T = 4, 8: verify (inter, no state write).
  * LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
  *
- * The matrix runs once per kernel variant (LS_DELTA_VARIANT = regs, bulk, then unset = the
- * default, last), each in a child process of this binary (gpu_variants.h); the default runs
- * everything above, the others the large-batch cases that reach their kernels (run_large).
- * The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at tp 2 shapes), so
- * B = 257 covers it there; "bulk" forces it from B = 9 on. A bogus value checks that the
- * launchers reject it, naming it. Every case gives the pool's slot count (p.slots).
+ * The matrix runs once per tuning (gt_set_tuning): delta.variant=regs and =bulk, and PDL off,
+ * run the large-batch cases that reach their kernels (run_large); the default tuning, last, runs
+ * everything above. The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
+ * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
+ * value is rejected, naming it, is a host test: tests/ref/test_choose.c.) Every case gives the
+ * pool's slot count (p.slots).
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gpu_test.h"
-#include "gpu_variants.h"
 #include "ls_pool.h"
 #include "ls_test.h"
 
@@ -121,7 +120,7 @@ static void run_case(const ls_runtime *be, const dcase *c, uint64_t seed)
     if (rc_ref)
         fprintf(stderr, "reference failed: %s\n", ls_last_error());
     LS_CHECK_EQ_INT(rc_ref, 0);
-    int rc = c->per_channel ? be->kda(&pd, NULL) : be->gdn(&pd, NULL);
+    int rc = c->per_channel ? gt_impl()->kda(&pd, gt_tuning(), NULL) : gt_impl()->gdn(&pd, gt_tuning(), NULL);
     if (rc)
         fprintf(stderr, "cuda op failed: %s\n", ls_last_error());
     LS_CHECK_EQ_INT(rc, 0);
@@ -164,35 +163,14 @@ static void check_bad_input(const ls_runtime *be)
     int32_t slot = 0;
     p.q = p.k = p.v = p.a = p.b = dummy16, p.o = dummy16, p.A_log = dummyf, p.dt_bias = dummyf;
     p.state = dummyf, p.slot_idx = &slot;
-    LS_CHECK(be->gdn(&p, NULL) != 0);
+    LS_CHECK(gt_impl()->gdn(&p, gt_tuning(), NULL) != 0);
     LS_CHECK(strstr(ls_last_error(), "dk=200") != NULL);
     p.dk = 16, p.heads_v = 3, p.heads_qk = 2;
-    LS_CHECK(be->kda(&p, NULL) != 0);
+    LS_CHECK(gt_impl()->kda(&p, gt_tuning(), NULL) != 0);
     LS_CHECK(strstr(ls_last_error(), "heads_v=3") != NULL);
 }
 
-/* With an unknown LS_DELTA_VARIANT every launch fails before running, naming the value. */
-static void check_unknown_variant(const ls_runtime *be, const char *value)
-{
-    ls_delta_params p = {.batch = 1, .tokens = 1, .heads_qk = 1, .heads_v = 1, .dk = 16, .dv = 16,
-                         .scale = 1.0f, .state_dtype = LS_F32, .state_stride_slot = 16 * 16};
-    if (be != ls_runtime_cuda()) { /* LS_GPU_TEST_BACKEND=host: the knob is the cuda launcher's */
-        printf("unknown variant: not checked (not the cuda backend)\n");
-        return;
-    }
-    uint16_t dummy16[16];
-    float dummyf[16];
-    int32_t slot = 0;
-    p.q = p.k = p.v = p.a = p.b = dummy16, p.o = dummy16, p.A_log = dummyf, p.dt_bias = dummyf;
-    p.state = dummyf, p.slot_idx = &slot;
-    LS_CHECK(be->gdn(&p, NULL) != 0);
-    LS_CHECK(strstr(ls_last_error(), value) != NULL);
-    LS_CHECK(be->kda(&p, NULL) != 0);
-    LS_CHECK(strstr(ls_last_error(), value) != NULL);
-    printf("unknown variant rejected: %s\n", ls_last_error());
-}
-
-/* The full matrix (see the file comment): the default variant. */
+/* The full matrix (see the file comment): the default tuning. */
 static void run_full(const ls_runtime *be, int quick, uint64_t seed)
 {
     static const int Bs[] = {1, 3, 64}, Ts[] = {1, 2, 4, 8};
@@ -236,7 +214,7 @@ static void run_full(const ls_runtime *be, int quick, uint64_t seed)
 }
 
 /*
- * A non-default LS_DELTA_VARIANT changes only the WIDE launches (B·HV >= 132 at tp 2 shapes:
+ * A forced delta.variant changes only the WIDE launches (B·HV >= 132 at tp 2 shapes:
  * B >= 9), so its matrix is the large-batch part: every GDN/KDA preset at tp 2, B = 64 with
  * T = 1 and 4 in both state dtypes, T = 2 (inter + final write) and T = 8 in one dtype each;
  * B = 12 (a grid smaller than one wave) and B = 257 (several waves), T = 1. ~1/4 of the rows are
@@ -264,31 +242,22 @@ static void run_large(const ls_runtime *be, int quick, uint64_t seed)
     }
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-    (void)argc;
-    /* every LS_DELTA_VARIANT (kernels/cuda/delta_variant.cuh), default (unset) last, each in a
-     * child process (the launcher reads the knob once per process); "no-such-variant" checks
-     * the error path */
-    static const char *const variants[] = {"regs", "bulk", "no-such-variant", NULL};
-    const int rc = gt_variants_run("LS_DELTA_VARIANT", variants, 4, argv);
-    if (rc >= 0)
-        return rc;
-    const char *var = gt_variant();
     const ls_runtime *be = gt_init();
     const int quick = gt_quick();
-    uint64_t seed = 0x5eedde17a0001ull;
-    if (!strcmp(var, "no-such-variant")) {
-        check_unknown_variant(be, var);
-        return ls_test_exit();
+    const uint64_t seed = 0x5eedde17a0001ull;
+    /* the forced kernels of the large batches, PDL off, then the default tuning last */
+    static const char *const tunings[] = {"delta.variant=regs", "delta.variant=bulk", "pdl=off"};
+    for (int i = 0; i < 3; i++) {
+        gt_set_tuning(tunings[i]);
+        run_large(be, quick, seed + 1 + (uint64_t)i); /* a different draw per tuning */
+        printf("%s: worst error / tolerance: state %.3g, o %.3g\n", tunings[i], g_worst_state_ratio, g_worst_o_ratio);
     }
-    if (!strcmp(var, "default")) {
-        if (be == ls_runtime_cuda()) /* the cuda launcher's limits (the host reference has others) */
-            check_bad_input(be);
-        run_full(be, quick, seed);
-    } else {
-        run_large(be, quick, seed + strlen(var)); /* a different draw per variant */
-    }
-    printf("variant %s: worst error / tolerance: state %.3g, o %.3g\n", var, g_worst_state_ratio, g_worst_o_ratio);
+    gt_set_tuning("");
+    if (be == ls_runtime_cuda()) /* the cuda launcher's limits (the host reference has others) */
+        check_bad_input(be);
+    run_full(be, quick, seed);
+    printf("default: worst error / tolerance: state %.3g, o %.3g\n", g_worst_state_ratio, g_worst_o_ratio);
     return ls_test_exit();
 }

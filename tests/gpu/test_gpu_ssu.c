@@ -17,22 +17,17 @@
  * 136) for the generic kernel. T = 1 decode; T = 2 inter + final; T >= 4 verify (no final write).
  * LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
  *
- * The matrix runs once per kernel variant (LS_SSU_VARIANT = narrow, cs, then unset = the
- * default, last), each in a child process of this binary (gpu_variants.h); the default runs
- * everything above, the others the large-batch cases that reach their kernels (run_large). A
- * bogus value checks that the launcher rejects it, naming it. Every case gives the pool's slot
- * count (p.slots), so the fast kernels of small grids guess the slot before the PDL wait; the
- * default child then runs the quick matrices again with that guess off, forced on at every
- * batch, and always wrong (LS_SSU_SPECULATE).
+ * The default tuning runs everything above. Every case gives the pool's slot count (p.slots), so
+ * the fast kernels of small grids guess the slot before the PDL wait; the quick matrices then run
+ * again with that guess off, forced on at every batch, and always wrong (ssu.speculate=off, on,
+ * miss: the reload path), and the large-batch cases with PDL off (gt_set_tuning).
  */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu_test.h"
-#include "gpu_variants.h"
 #include "ls_pool.h"
 #include "ls_test.h"
 
@@ -115,7 +110,7 @@ static void run_case(const ls_runtime *be, const scase *c, uint64_t seed)
     if (rc_ref)
         fprintf(stderr, "reference failed: %s\n", ls_last_error());
     LS_CHECK_EQ_INT(rc_ref, 0);
-    int rc = be->ssu(&pd, NULL);
+    int rc = gt_impl()->ssu(&pd, gt_tuning(), NULL);
     if (rc)
         fprintf(stderr, "cuda op failed: %s\n", ls_last_error());
     LS_CHECK_EQ_INT(rc, 0);
@@ -157,33 +152,14 @@ static void check_bad_input(const ls_runtime *be)
                        .state_dtype = LS_F32, .state_stride_slot = 4 * 4 * 300};
     p.x = p.dt = p.Bm = p.Cm = d16, p.y = d16, p.A = df, p.dt_bias = p.D = d16;
     p.state = df, p.slot_idx = &slot;
-    LS_CHECK(be->ssu(&p, NULL) != 0);
+    LS_CHECK(gt_impl()->ssu(&p, gt_tuning(), NULL) != 0);
     LS_CHECK(strstr(ls_last_error(), "dstate=300") != NULL);
     p.dstate = 16, p.ngroups = 3;
-    LS_CHECK(be->ssu(&p, NULL) != 0);
+    LS_CHECK(gt_impl()->ssu(&p, gt_tuning(), NULL) != 0);
     LS_CHECK(strstr(ls_last_error(), "ngroups=3") != NULL);
 }
 
-/* With an unknown LS_SSU_VARIANT every launch fails before running, naming the value. */
-static void check_unknown_variant(const ls_runtime *be, const char *value)
-{
-    if (be != ls_runtime_cuda()) { /* LS_GPU_TEST_BACKEND=host: the knob is the cuda launcher's */
-        printf("unknown variant: not checked (not the cuda backend)\n");
-        return;
-    }
-    uint16_t d16[16];
-    float df[16];
-    int32_t slot = 0;
-    ls_ssu_params p = {.batch = 1, .tokens = 1, .nheads = 1, .head_dim = 4, .dstate = 4, .ngroups = 1,
-                       .state_dtype = LS_F32, .state_stride_slot = 16};
-    p.x = p.dt = p.Bm = p.Cm = d16, p.y = d16, p.A = df, p.dt_bias = p.D = d16;
-    p.state = df, p.slot_idx = &slot;
-    LS_CHECK(be->ssu(&p, NULL) != 0);
-    LS_CHECK(strstr(ls_last_error(), value) != NULL);
-    printf("unknown variant rejected: %s\n", ls_last_error());
-}
-
-/* The full matrix (see the file comment): the default variant. */
+/* The full matrix (see the file comment): the default tuning. */
 static void run_full(const ls_runtime *be, int quick, uint64_t seed)
 {
     static const int Bs[] = {1, 3, 64}, Ts[] = {1, 2, 4, 8};
@@ -225,8 +201,7 @@ static void run_full(const ls_runtime *be, int quick, uint64_t seed)
 }
 
 /*
- * A non-default LS_SSU_VARIANT changes only batches whose wide tiles give every SM >= 4 warps
- * (B = 64 and up at tp 2), so its matrix is: every Mamba2 preset at tp 2, B = 64 with T = 1 in
+ * The large batches (wide tiles, several waves): every Mamba2 preset at tp 2, B = 64 with T = 1 in
  * both state dtypes, T = 2 (inter + final write) fp32, T = 4 (verify) bf16, gate on every other
  * case; B = 257, T = 1, fp32, for the first preset. LS_GPU_TEST_QUICK=1: B = 64, T = 1 only.
  */
@@ -249,42 +224,26 @@ static void run_large(const ls_runtime *be, int quick, uint64_t seed)
     }
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-    (void)argc;
-    /* every LS_SSU_VARIANT (kernels/cuda/mamba2_ssu.cu), default (unset) last, each in a child
-     * process (the launcher reads the knob once per process); "no-such-variant" checks the
-     * error path */
-    static const char *const variants[] = {"narrow", "cs", "no-such-variant", NULL};
-    const int rc = gt_variants_run("LS_SSU_VARIANT", variants, 4, argv);
-    if (rc >= 0)
-        return rc;
-    const char *var = gt_variant();
     const ls_runtime *be = gt_init();
     const int quick = gt_quick();
-    uint64_t seed = 0x55a0000c0ffeeull;
-    if (!strcmp(var, "no-such-variant")) {
-        check_unknown_variant(be, var);
-        return ls_test_exit();
+    const uint64_t seed = 0x55a0000c0ffeeull;
+    gt_set_tuning("");
+    if (be == ls_runtime_cuda()) /* the cuda launcher's limits (the host reference has others) */
+        check_bad_input(be);
+    run_full(be, quick, seed);
+    /* the slot guess (by default only for grids that take at most half of the GPU, B <= 3 here)
+     * off, forced on, then always wrong (the reload path), over the small-batch matrix (narrow
+     * tiles) and B = 64 (wide tiles, several waves); then PDL off */
+    static const char *const tunings[] = {"ssu.speculate=off", "ssu.speculate=on", "ssu.speculate=miss"};
+    for (int i = 0; i < 3; i++) {
+        gt_set_tuning(tunings[i]);
+        run_full(be, 1, seed + 17 + (uint64_t)i);
+        run_large(be, 1, seed + 29 + (uint64_t)i);
     }
-    if (!strcmp(var, "default")) {
-        if (be == ls_runtime_cuda()) /* the cuda launcher's limits (the host reference has others) */
-            check_bad_input(be);
-        run_full(be, quick, seed);
-        /* the slot guess (read per launch; by default only for grids that take at most half of
-         * the GPU, B <= 3 here) off, forced on, then always wrong (the reload path), over the
-         * small-batch matrix (narrow tiles) and B = 64 (wide tiles, several waves) */
-        static const char *const spec[] = {"off", "on", "miss"};
-        for (int i = 0; i < 3; i++) {
-            printf("=== LS_SSU_SPECULATE=%s\n", spec[i]);
-            setenv("LS_SSU_SPECULATE", spec[i], 1);
-            run_full(be, 1, seed + 17 + (uint64_t)i);
-            run_large(be, 1, seed + 29 + (uint64_t)i);
-        }
-        unsetenv("LS_SSU_SPECULATE");
-    } else {
-        run_large(be, quick, seed + strlen(var)); /* a different draw per variant */
-    }
-    printf("variant %s: worst error / tolerance: state %.3g, y %.3g\n", var, g_worst_state_ratio, g_worst_y_ratio);
+    gt_set_tuning("pdl=off");
+    run_large(be, quick, seed + 41);
+    printf("worst error / tolerance: state %.3g, y %.3g\n", g_worst_state_ratio, g_worst_y_ratio);
     return ls_test_exit();
 }

@@ -1,5 +1,5 @@
 /*
- * test_gpu_state_ops.c — the CUDA pool state ops (copy, accept, zero; SPEC §1.5, §2.4) against
+ * test_gpu_state_ops.c — the linstate impl's pool state ops (copy, accept, zero; docs/pool.md) against
  * ls_ref_state_* on twin pools built with ls_pool: one on the host backend (the reference works
  * on its buffers), one on the cuda backend.
  *
@@ -30,7 +30,7 @@ typedef struct twin {
 
 static int twin_open(twin *t, const ls_state_desc *desc, int capacity, const char *name)
 {
-    ls_pool_config cfg = {capacity, LS_PAD_LAST, LS_ZERO_AT_FREE};
+    ls_pool_config cfg = {.capacity = capacity, .pad = LS_PAD_LAST, .zero = LS_ZERO_AT_FREE};
     t->name = name;
     t->ph = ls_pool_create(desc, &cfg, ls_runtime_host());
     t->pd = ls_pool_create(desc, &cfg, be);
@@ -151,13 +151,13 @@ static void copy_and_zero(const twin *t, int count, uint64_t *seed)
     h.src = src, h.dst = dst, d.src = dsrc, d.dst = ddst;
     printf("%s: copy %d rows (slot %d -> %d, ...)\n", t->name, count, src[0], dst[0]);
     LS_REQUIRE(ls_ref_state_copy(&h) == 0);
-    report_rc("state_copy", be->state_copy(&d, NULL));
+    report_rc("state_copy", gt_impl()->state_copy(&d, gt_tuning(), NULL));
     twin_compare_main(t, "copy");
 
     /* zero: the copy destinations (now holding data) plus the sources stay as bystanders */
     printf("%s: zero %d rows\n", t->name, count);
     LS_REQUIRE(ls_ref_state_zero(&h) == 0);
-    report_rc("state_zero", be->state_zero(&d, NULL));
+    report_rc("state_zero", gt_impl()->state_zero(&d, gt_tuning(), NULL));
     twin_compare_main(t, "zero");
 
     be->mem_free(dsrc);
@@ -188,7 +188,7 @@ static void accept(const twin *t, int count, uint64_t *seed)
     h.dst = dst, h.step = step, d.dst = ddst, d.step = dstep;
     printf("%s: accept %d rows (slot %d step %d, ...)\n", t->name, count, dst[0], step[0]);
     LS_REQUIRE(ls_ref_state_accept(&h) == 0);
-    report_rc("state_accept", be->state_accept(&d, NULL));
+    report_rc("state_accept", gt_impl()->state_accept(&d, gt_tuning(), NULL));
     twin_compare_main(t, "accept");
     be->mem_free(ddst);
     be->mem_free(dstep);
@@ -238,6 +238,7 @@ static void large_offsets(uint64_t *seed)
 int main(void)
 {
     be = gt_init();
+    gt_set_tuning("");
     const int quick = gt_quick();
     uint64_t seed = 0x57a7e0b5ull;
     if (quick) {
@@ -258,7 +259,7 @@ int main(void)
     memset(&bad, 0, sizeof bad);
     bad.n_buffers = 1, bad.layers = 1, bad.slots = 2, bad.count = 1;
     bad.buf[0].main = (void *)16, bad.buf[0].item_bytes = 16;
-    LS_CHECK(be->state_zero(&bad, NULL) != 0);
+    LS_CHECK(gt_impl()->state_zero(&bad, gt_tuning(), NULL) != 0);
     printf("bad params rejected: %s\n", ls_last_error());
     return ls_test_exit();
 }

@@ -1,0 +1,410 @@
+/*
+ * choose.c — the kernel choice of every op of the "linstate" impl as pure host functions (see
+ * choose.h), and the impl's knob table. Plain C: compiled in every build, CUDA or not.
+ *
+ * The per-shape rules (auto values) follow the A/B measurements logged in
+ * results/h200/kernels.md; each rule below names what it chooses between and why.
+ */
+#include "choose.h"
+
+#include <stdio.h>
+
+const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
+    [LS_KNOB_PDL] = {"pdl", "on|off",
+                     "programmatic dependent launch: each kernel overlaps its start with the previous kernel of the stream"},
+    [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar",
+                              "conv update kernel (auto: vec2 for small-batch decode, vec8 below B = 64, tile above and "
+                              "for verify; a forced kernel that does not fit the shape falls back to vec8, then scalar; "
+                              "scalar: the fallback kernel everywhere, for tests)"},
+    [LS_KNOB_CONV_PREFETCH] = {"conv.prefetch", "on|off",
+                               "conv tile kernel: prefetch the rows' state into L2 before the PDL wait"},
+    [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
+                                "conv vec2/vec8: guess each row's slot before the PDL wait (needs params.slots; miss: "
+                                "every guess wrong, for tests of the reload path)"},
+    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk",
+                               "GDN/KDA kernel at large batch (auto: bulk from 16 heads per SM, register tiles below)"},
+    [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
+                               "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
+                               "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
+};
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0; }
+static int mult8(int64_t v) { return (v & 7) == 0; }
+
+static void plan_init(ls_plan *out, const ls_tuning *t)
+{
+    memset(out, 0, sizeof *out);
+    out->kernel = LS_K_NONE;
+    out->grid_x = out->grid_y = 1;
+    out->pdl = ls_tune_get(t, LS_KNOB_PDL) == LS_PDL_ON;
+    out->spec = LS_SPEC_OFF;
+}
+
+/* ------------------------------------------------------------------ conv update */
+
+/* Orientation of a [C, W-1] view usable by the 8-channel kernels: 0 channel-major (contiguous),
+ * 1 window-major (channel stride 1, column stride a multiple of 8), -1 neither. */
+static int vec_orient(int64_t stride_c, int64_t stride_w, int W)
+{
+    if (stride_w == 1 && stride_c == W - 1)
+        return 0;
+    if (stride_c == 1 && mult8(stride_w))
+        return 1;
+    return -1;
+}
+
+int ls_conv_vec_ok(const ls_conv_params *p, int *state_wmaj, int *inter_wmaj)
+{
+    *state_wmaj = *inter_wmaj = 0;
+    if (p->state_dtype != LS_BF16 || p->channels % 8 != 0)
+        return 0;
+    if (p->x_stride_c != 1 || p->y_stride_c != 1 || !mult8(p->x_stride_b) || !mult8(p->x_stride_t) ||
+        !mult8(p->y_stride_b) || !mult8(p->y_stride_t))
+        return 0;
+    if (!aligned(p->x, 16) || !aligned(p->y, 16) || !aligned(p->weight, 16) || (p->bias && !aligned(p->bias, 16)))
+        return 0;
+    const int swm = vec_orient(p->state_stride_c, p->state_stride_w, p->width);
+    if (swm < 0 || !aligned(p->state, 16) || !mult8(p->state_stride_slot))
+        return 0;
+    int iwm = 0;
+    if (p->inter) {
+        iwm = vec_orient(p->inter_stride_c, p->inter_stride_w, p->width);
+        if (iwm < 0 || !aligned(p->inter, 16) || !mult8(p->inter_stride_slot) || !mult8(p->inter_stride_t))
+            return 0;
+    }
+    *state_wmaj = swm, *inter_wmaj = iwm;
+    return 1;
+}
+
+/* Grid of the per-row vector kernels: blocks of up to 128 threads over the channel groups (a
+ * multiple of 32 that covers them when C is small), one block row per request row (the kernels
+ * loop over rows past 65535). */
+static void conv_row_grid(const ls_conv_params *p, int32_t groups, ls_plan *out)
+{
+    const int threads = groups >= 128 ? 128 : (int)ceil_div(groups, 32) * 32;
+    out->groups = groups;
+    out->block = threads;
+    out->grid_x = (uint32_t)ceil_div(groups, threads);
+    out->grid_y = (uint32_t)(p->batch < 65535 ? p->batch : 65535);
+}
+
+/*
+ * auto, channel-major state and inter (measured on the H200, results/h200/kernels.md: "conv_vec2"
+ * and the first-session conv table): conv_vec2 for single-token decode with bf16 weights up to
+ * B = 16 (one dependent chain: more threads with less math each), conv_vec8 below B = 64, the
+ * warp-tile kernel from B = 64 and for every verify (coalesced 512-byte warp accesses).
+ * Window-major state or inter: conv_vec8 (the other vector kernels are channel-major only).
+ */
+int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
+{
+    plan_init(out, t);
+    if (p->width < 2 || p->width > 4)
+        return ls_fail("conv_update: width=%d not in 2..4", p->width);
+    if ((int64_t)p->batch * p->channels > INT32_MAX)
+        return ls_fail("conv_update: batch*channels=%lld exceeds 2^31-1", (long long)p->batch * p->channels);
+    int v = ls_tune_get(t, LS_KNOB_CONV_VARIANT);
+    int swm = 0, iwm = 0;
+    if (v == LS_CONV_SCALAR || !ls_conv_vec_ok(p, &swm, &iwm)) {
+        out->kernel = LS_K_CONV_SCALAR;
+        out->groups = p->channels;
+        out->block = 256;
+        out->grid_x = (uint32_t)ceil_div((int64_t)p->batch * p->channels, 256);
+        return 0;
+    }
+    out->state_wmaj = swm, out->inter_wmaj = iwm;
+    const int cm = !swm && !(p->inter && iwm);
+    const int vec2_ok = cm && p->tokens == 1 && !p->inter && p->weight_dtype == LS_BF16;
+    if (v == LS_CONV_AUTO)
+        v = !cm ? LS_CONV_VEC8
+            : p->tokens > 1 ? LS_CONV_TILE
+            : (p->batch <= 16 && vec2_ok) ? LS_CONV_VEC2
+            : p->batch < 64 ? LS_CONV_VEC8 : LS_CONV_TILE;
+    if ((v == LS_CONV_VEC2 && !vec2_ok) || (v == LS_CONV_TILE && !cm))
+        v = LS_CONV_VEC8;
+    if (v == LS_CONV_TILE) {
+        out->kernel = LS_K_CONV_TILE;
+        out->groups = (int32_t)ceil_div(p->channels, LS_CONV_TILE_CHANNELS);
+        out->block = 128; /* 4 warps, one tile each */
+        out->grid_x = (uint32_t)ceil_div((int64_t)p->batch * out->groups, 4);
+        out->prefetch = ls_tune_get(t, LS_KNOB_CONV_PREFETCH) == LS_ONOFF_ON;
+        return 0;
+    }
+    out->kernel = v == LS_CONV_VEC2 ? LS_K_CONV_VEC2 : LS_K_CONV_VEC8;
+    conv_row_grid(p, p->channels / (v == LS_CONV_VEC2 ? 2 : 8), out);
+    const int s = ls_tune_get(t, LS_KNOB_CONV_SPECULATE);
+    out->spec = p->slots <= 0 ? LS_SPEC_OFF : s == LS_CSPEC_OFF ? LS_SPEC_OFF : s == LS_CSPEC_MISS ? LS_SPEC_MISS
+                                                                                                   : LS_SPEC_ON;
+    (void)dev;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ delta rule (GDN, KDA) */
+
+int ls_delta_fast_ok(const ls_delta_params *p, int per_row)
+{
+    const size_t es = ls_dtype_size(p->state_dtype);
+    const size_t sv = 4 * es; /* bytes of one lane's 4 state columns */
+    int ok = p->dk == LS_DELTA_DIM_FAST && p->dv == LS_DELTA_DIM_FAST;
+    ok = ok && aligned(p->state, sv) && (p->state_stride_slot * (int64_t)es) % (int64_t)sv == 0;
+    ok = ok && (!p->inter || (aligned(p->inter, sv) && (p->inter_stride_slot * (int64_t)es) % (int64_t)sv == 0));
+    ok = ok && aligned(p->q, 16) && aligned(p->k, 16);
+    ok = ok && aligned(p->v, 8) && aligned(p->o, 8);
+    ok = ok && (!per_row || (aligned(p->a, 16) && aligned(p->dt_bias, 16)));
+    return ok;
+}
+
+/* The bulk kernel holds the state between tokens in the state dtype, so a bf16 state would be
+ * rounded at every token where the contract keeps fp32: bf16 takes it for decode only. */
+int ls_delta_bulk_ok(const ls_delta_params *p, int per_row)
+{
+    const int64_t es = (int64_t)ls_dtype_size(p->state_dtype);
+    int ok = ls_delta_fast_ok(p, per_row) && (p->state_dtype == LS_F32 || p->tokens == 1);
+    ok = ok && aligned(p->state, 16) && (p->state_stride_slot * es) % 16 == 0;
+    ok = ok && (!p->inter || (aligned(p->inter, 16) && (p->inter_stride_slot * es) % 16 == 0));
+    return ok && (int64_t)p->batch * p->heads_v <= 0x7fffffffLL;
+}
+
+/* Warps per CTA (a multiple of kw, at most 4): fewer when the work would not give every SM at
+ * least two CTAs. -1 when the CTA count overflows the grid. */
+static int pick_cta(int64_t warps_total, int kw, int sms, ls_plan *out)
+{
+    int w = 4;
+    while (w > kw && warps_total < (int64_t)w * 2 * sms)
+        w /= 2;
+    const int64_t b = ceil_div(warps_total, w);
+    if (b > 0x7fffffffLL)
+        return -1;
+    out->block = 32 * w;
+    out->grid_x = (uint32_t)b;
+    return 0;
+}
+
+/*
+ * Generic shapes: the generic kernel. Vector path: NARROW tiles while the batch is too small to
+ * give each SM 8 warps of WIDE tiles (NARROW wins at B = 1, WIDE from B = 64 on); among WIDE
+ * batches, auto takes the bulk kernel from 16 heads per SM (bulk wins at B = 512, the register
+ * tiles at B = 64, level at B = 128: results/h200/kernels.md, "Head-per-CTA bulk-copy").
+ * delta.variant=regs / bulk force either for every WIDE batch (bulk where ls_delta_bulk_ok).
+ */
+int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, const ls_choose_dev *dev,
+                    ls_plan *out)
+{
+    plan_init(out, t);
+    const char *op = per_row ? "kda" : "gdn";
+    const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
+    if (p->dk > 128)
+        return ls_fail("cuda %s: dk=%d unsupported (at most 128)", op, p->dk);
+    const int64_t rh = (int64_t)p->batch * p->heads_v;
+    int rc;
+    if (!ls_delta_fast_ok(p, per_row)) {
+        out->kernel = LS_K_DELTA_GENERIC;
+        rc = pick_cta(rh * ceil_div(p->dv, 16), 1, sms, out);
+    } else {
+        const int64_t wide_warps = rh * (LS_DELTA_DIM_FAST / 32) * 2;
+        if (wide_warps >= 8LL * sms) {
+            const int v = ls_tune_get(t, LS_KNOB_DELTA_VARIANT);
+            const int bulk = v != LS_DELTA_REGS && ls_delta_bulk_ok(p, per_row) &&
+                             (v == LS_DELTA_BULK || rh >= (int64_t)LS_DELTA_BULK_MIN_CTAS_PER_SM * sms);
+            if (bulk) {
+                out->kernel = LS_K_DELTA_BULK;
+                out->block = 256;
+                out->grid_x = (uint32_t)rh;
+                return 0;
+            }
+            out->kernel = LS_K_DELTA_WIDE;
+            rc = pick_cta(wide_warps, 2, sms, out);
+        } else {
+            out->kernel = LS_K_DELTA_NARROW;
+            rc = pick_cta(rh * (LS_DELTA_DIM_FAST / 16), 1, sms, out);
+        }
+    }
+    if (rc)
+        return ls_fail("cuda %s: batch=%d too large", op, p->batch);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ Mamba2 SSU */
+
+/* 32-column chunks for the vector path (4 or 8), or 0 when these params need the generic kernel. */
+static int ssu_fast_chunks(const ls_ssu_params *p)
+{
+    const int64_t es = (int64_t)ls_dtype_size(p->state_dtype);
+    const int64_t sv = 4 * es;
+    if (p->dstate != 128 && p->dstate != 256)
+        return 0;
+    int ok = aligned(p->state, (size_t)sv) && (p->state_stride_slot * es) % sv == 0;
+    ok = ok && (!p->inter || (aligned(p->inter, (size_t)sv) && (p->inter_stride_slot * es) % sv == 0));
+    ok = ok && aligned(p->Bm, 8) && aligned(p->Cm, 8);
+    return ok ? p->dstate / 32 : 0;
+}
+
+/* Warps of the whole launch with rp rows per lane (a warp covers 4 * rp rows of a head). */
+static int64_t ssu_warps(const ls_ssu_params *p, int rp)
+{
+    const int wr = 4 * rp;
+    return (int64_t)p->batch * p->nheads * ceil_div(p->head_dim, wr);
+}
+
+/*
+ * Narrow tiles (half the rows per lane, twice the warps) while wide ones would give the SMs fewer
+ * than 4 warps each (B = 1: narrow faster; at large B the two are level, so wide is kept:
+ * results/h200/kernels.md). 1-4 warps per CTA, fewer while the grid would not give every SM two
+ * CTAs. Slot guess, auto: only when the grid takes at most half of the resident CTA slots, so it
+ * fits beside a predecessor of its size: work before the PDL wait pays only when the CTA is
+ * resident while the previous kernel still runs (kernels.md: faster at B = 1-4, slower at
+ * B = 8-32 when always on). The generic kernel never guesses.
+ */
+int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
+{
+    plan_init(out, t);
+    if (p->dstate > 256)
+        return ls_fail("cuda ssu: dstate=%d unsupported (at most 256)", p->dstate);
+    const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
+    const int nch = ssu_fast_chunks(p);
+    const int narrow = nch && ssu_warps(p, 16 / nch) < 4LL * sms;
+    out->nch = nch ? nch : 8;
+    out->rows_per_lane = (narrow ? 8 : 16) / out->nch;
+    out->kernel = !nch ? LS_K_SSU_GENERIC : narrow ? LS_K_SSU_NARROW : LS_K_SSU_WIDE;
+    const int64_t warps_total = ssu_warps(p, out->rows_per_lane);
+    int warps = 4;
+    while (warps > 1 && warps_total < (int64_t)warps * 2 * sms)
+        warps /= 2;
+    const int64_t blocks = ceil_div(warps_total, warps);
+    if (blocks > 0x7fffffffLL)
+        return ls_fail("cuda ssu: batch=%d too large (%lld CTAs)", p->batch, (long long)blocks);
+    out->block = 32 * warps;
+    out->grid_x = (uint32_t)blocks;
+    if (!nch || p->slots <= 0)
+        return 0;
+    switch (ls_tune_get(t, LS_KNOB_SSU_SPECULATE)) {
+    case LS_SSPEC_ON: out->spec = LS_SPEC_ON; break;
+    case LS_SSPEC_OFF: out->spec = LS_SPEC_OFF; break;
+    case LS_SSPEC_MISS: out->spec = LS_SPEC_MISS; break;
+    default: {
+        const int64_t slots = (int64_t)(dev ? dev->resident_per_sm : 0) * sms;
+        out->spec = slots > 0 && 2 * blocks <= slots ? LS_SPEC_ON : LS_SPEC_OFF;
+    }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ state ops */
+
+/* Widest vector (bytes) dividing every item and aligning every pointer the op touches. */
+static int state_vec_bytes(const ls_state_params *p, int accept)
+{
+    for (int vb = 16; vb > 1; vb /= 2) {
+        int ok = 1;
+        for (int b = 0; b < p->n_buffers && ok; b++) {
+            if (accept && !p->buf[b].spec)
+                continue;
+            if (p->buf[b].item_bytes % vb != 0 || !aligned(p->buf[b].main, (size_t)vb) ||
+                (accept && !aligned(p->buf[b].spec, (size_t)vb)))
+                ok = 0;
+        }
+        if (ok)
+            return vb;
+    }
+    return 1;
+}
+
+/*
+ * Work is cut into chunks (one (buffer, layer, row) item, or an LS_STATE_CHUNK_VECS-vector piece
+ * of it); a persistent grid of at most 8 blocks per SM walks them, with as few blocks as keep
+ * every block's share of chunks equal (no block runs one round longer). No work: LS_K_NONE.
+ */
+int ls_choose_state(const ls_state_params *p, ls_op op, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
+{
+    plan_init(out, t);
+    if (op != LS_OP_STATE_COPY && op != LS_OP_STATE_ACCEPT && op != LS_OP_STATE_ZERO)
+        return ls_fail("cuda state op: op %d is not a state op", (int)op);
+    const int accept = op == LS_OP_STATE_ACCEPT;
+    if (p->count <= 0 || p->layers <= 0)
+        return 0;
+    const int vb = state_vec_bytes(p, accept);
+    int64_t total = 0;
+    for (int b = 0; b < p->n_buffers; b++) {
+        if (accept && !p->buf[b].spec)
+            continue;
+        total += (int64_t)p->layers * p->count * ceil_div(p->buf[b].item_bytes / vb, LS_STATE_CHUNK_VECS);
+    }
+    out->vec_bytes = vb;
+    out->chunks = total;
+    if (total == 0)
+        return 0;
+    const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
+    const int64_t cap = (int64_t)sms * (2048 / LS_STATE_THREADS);
+    const int64_t rounds = ceil_div(total, cap);
+    out->kernel = LS_K_STATE_OP;
+    out->block = LS_STATE_THREADS;
+    out->grid_x = (uint32_t)ceil_div(total, rounds);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ any op, description */
+
+int ls_choose(ls_op op, const void *params, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
+{
+    if (!params || !out)
+        return ls_fail("choose: NULL params or plan");
+    switch (op) {
+    case LS_OP_CONV_UPDATE: return ls_choose_conv((const ls_conv_params *)params, t, dev, out);
+    case LS_OP_GDN: return ls_choose_delta((const ls_delta_params *)params, 0, t, dev, out);
+    case LS_OP_KDA: return ls_choose_delta((const ls_delta_params *)params, 1, t, dev, out);
+    case LS_OP_SSU: return ls_choose_ssu((const ls_ssu_params *)params, t, dev, out);
+    case LS_OP_STATE_COPY:
+    case LS_OP_STATE_ACCEPT:
+    case LS_OP_STATE_ZERO: return ls_choose_state((const ls_state_params *)params, op, t, dev, out);
+    default: return ls_fail("choose: unknown op %d", (int)op);
+    }
+}
+
+const char *ls_kernel_name(ls_kernel_id k)
+{
+    static const char *const names[LS_K_COUNT] = {
+        [LS_K_NONE] = "none",
+        [LS_K_CONV_VEC2] = "conv_vec2",
+        [LS_K_CONV_VEC8] = "conv_vec8",
+        [LS_K_CONV_TILE] = "conv_cm_tile",
+        [LS_K_CONV_SCALAR] = "conv_scalar",
+        [LS_K_DELTA_NARROW] = "delta_rule_narrow",
+        [LS_K_DELTA_WIDE] = "delta_rule_wide",
+        [LS_K_DELTA_BULK] = "delta_bulk",
+        [LS_K_DELTA_GENERIC] = "delta_rule_generic",
+        [LS_K_SSU_WIDE] = "ssu_wide",
+        [LS_K_SSU_NARROW] = "ssu_narrow",
+        [LS_K_SSU_GENERIC] = "ssu_generic",
+        [LS_K_STATE_OP] = "state_op",
+    };
+    return (unsigned)k < LS_K_COUNT ? names[k] : "?";
+}
+
+int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
+{
+    if (!cap)
+        return -1;
+    if (plan->kernel == LS_K_NONE) {
+        int n = snprintf(buf, cap, "none (no work)");
+        return n < (int)cap ? n : (int)cap - 1;
+    }
+    char extra[64] = "";
+    if (op == LS_OP_SSU)
+        snprintf(extra, sizeof extra, " rows/lane=%d", plan->rows_per_lane);
+    else if (plan->kernel == LS_K_STATE_OP)
+        snprintf(extra, sizeof extra, " vec=%dB chunks=%lld", plan->vec_bytes, (long long)plan->chunks);
+    else if (plan->kernel == LS_K_CONV_VEC8 && (plan->state_wmaj || plan->inter_wmaj))
+        snprintf(extra, sizeof extra, " state=%s inter=%s", plan->state_wmaj ? "wmaj" : "cmaj",
+                 plan->inter_wmaj ? "wmaj" : "cmaj");
+    static const char *const spec[] = {"off", "on", "miss"};
+    const int has_spec = plan->kernel == LS_K_CONV_VEC2 || plan->kernel == LS_K_CONV_VEC8 ||
+                         plan->kernel == LS_K_SSU_WIDE || plan->kernel == LS_K_SSU_NARROW;
+    int n = snprintf(buf, cap, "%s grid=(%u,%u) block=%d%s%s%s%s%s", ls_kernel_name(plan->kernel), plan->grid_x,
+                     plan->grid_y, plan->block, plan->pdl ? " pdl" : "",
+                     plan->kernel == LS_K_CONV_TILE ? (plan->prefetch ? " prefetch" : " prefetch=off") : "",
+                     has_spec ? " spec=" : "", has_spec ? spec[plan->spec >= 0 && plan->spec <= 2 ? plan->spec : 0] : "",
+                     extra);
+    if (n < 0)
+        return -1;
+    return n < (int)cap ? n : (int)cap - 1;
+}

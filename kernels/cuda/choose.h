@@ -1,0 +1,138 @@
+/*
+ * choose.h — private header of kernels/cuda: what each op of the "linstate" impl launches.
+ *
+ * For every op a pure host function maps (params, tuning, device numbers) to a plan: which
+ * kernel, its grid and block, and the flags it runs with (PDL, the conv tile's L2 prefetch, the
+ * slot-guess mode). The launchers (.cu files) call these with the real device numbers and then
+ * launch exactly what the plan says; the impl's `explain` prints the plan (ls_choose_describe).
+ * Nothing here touches CUDA: choose.c is plain C, compiled into ls_kernels in every build, and
+ * unit-tested without a GPU (tests/ref/test_choose.c).
+ *
+ * The knob table of the impl lives here too (ls_linstate_knobs), so the tests can parse tunings
+ * with ls_tuning_parse in builds without CUDA. LS_KNOB_* index ls_tuning.v and the table; the
+ * value enums below index each knob's "a|b|c" list (first = default).
+ */
+#ifndef LS_CHOOSE_H
+#define LS_CHOOSE_H
+
+#include "../ls_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ knobs */
+
+enum {
+    LS_KNOB_PDL = 0,
+    LS_KNOB_CONV_VARIANT,
+    LS_KNOB_CONV_PREFETCH,
+    LS_KNOB_CONV_SPECULATE,
+    LS_KNOB_DELTA_VARIANT,
+    LS_KNOB_SSU_SPECULATE,
+    LS_KNOB_COUNT
+};
+
+/* Value indices, in the order of each knob's values string (ls_linstate_knobs). */
+enum { LS_PDL_ON = 0, LS_PDL_OFF };
+enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR };
+enum { LS_ONOFF_ON = 0, LS_ONOFF_OFF };
+enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
+enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK };
+enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
+
+extern const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT];
+
+/* Value index of knob k in t; 0 (the default) when t is NULL or does not cover k. */
+static inline int ls_tune_get(const ls_tuning *t, int k)
+{
+    return (t && k >= 0 && k < t->n && k < LS_MAX_KNOBS) ? (int)t->v[k] : 0;
+}
+
+/* ------------------------------------------------------------------ plans */
+
+/* The slot-guess mode a kernel runs with (the conv small-batch and SSU kernels): off, on, or
+ * miss (every guess made wrong on purpose, so tests run the reload path). */
+enum ls_spec { LS_SPEC_OFF = 0, LS_SPEC_ON = 1, LS_SPEC_MISS = 2 };
+
+typedef enum ls_kernel_id {
+    LS_K_NONE = 0,        /* nothing to launch (a state op without work) */
+    LS_K_CONV_VEC2,       /* conv_vec2: 2 channels per thread, small-batch decode */
+    LS_K_CONV_VEC8,       /* conv_vec8: 8 channels per thread, either orientation */
+    LS_K_CONV_TILE,       /* conv_cm_tile: warp tiles of 256 channels, channel-major */
+    LS_K_CONV_SCALAR,     /* conv_scalar: one thread per channel, any layout (the fallback) */
+    LS_K_DELTA_NARROW,    /* delta_rule_kernel, vector path, 1 warp per 16-column tile */
+    LS_K_DELTA_WIDE,      /* delta_rule_kernel, vector path, 2 warps per 32-column tile */
+    LS_K_DELTA_BULK,      /* delta_bulk_kernel: one head per CTA, state by bulk copies */
+    LS_K_DELTA_GENERIC,   /* delta_rule_kernel, generic (any K <= 128, V) */
+    LS_K_SSU_WIDE,        /* ssu_kernel, vector path, 64 state floats per lane */
+    LS_K_SSU_NARROW,      /* ssu_kernel, vector path, half the rows per lane */
+    LS_K_SSU_GENERIC,     /* ssu_kernel, generic (any ds <= 256) */
+    LS_K_STATE_OP,        /* state_op_kernel (copy / accept / zero) */
+    LS_K_COUNT
+} ls_kernel_id;
+
+typedef struct ls_plan {
+    ls_kernel_id kernel;
+    uint32_t grid_x, grid_y;
+    int32_t block;        /* threads per CTA */
+    int32_t pdl;          /* 1: launched with programmatic dependent launch */
+    int32_t prefetch;     /* conv tile: prefetch the rows' state into L2 before the PDL wait */
+    int32_t spec;         /* an ls_spec: the slot guess of conv_vec2 / conv_vec8 / ssu (vector) */
+    int32_t groups;       /* conv: channel groups per row (C/2, C/8, tiles of 256, or C) */
+    int32_t state_wmaj;   /* conv vector kernels: the state is window-major */
+    int32_t inter_wmaj;   /* conv vector kernels: the inter windows are window-major */
+    int32_t nch;          /* ssu: 32-column chunks per lane (4 or 8; 8 for the generic kernel) */
+    int32_t rows_per_lane;/* ssu: state rows per lane */
+    int32_t vec_bytes;    /* state ops: bytes per vector access (16, 8, 4, 2, 1) */
+    int64_t chunks;       /* state ops: chunks of work the grid walks */
+} ls_plan;
+
+/* The device numbers a choice depends on (passed in; nothing here queries CUDA). */
+typedef struct ls_choose_dev {
+    int32_t sm_count;
+    /* Resident CTAs per SM of the kernel being planned at the planned block size; only the SSU's
+     * automatic slot guess reads it. 0 = unknown (then no automatic guess). The SSU launcher
+     * plans once with 0, asks the occupancy of the kernel the plan names, and plans again. */
+    int32_t resident_per_sm;
+} ls_choose_dev;
+
+/* Sizes shared with the kernels. */
+#define LS_CONV_TILE_CHANNELS 256  /* channels per warp tile of conv_cm_tile */
+#define LS_DELTA_DIM_FAST 128      /* delta vector path: K = V = 128 */
+#define LS_DELTA_BULK_MIN_CTAS_PER_SM 16 /* auto: bulk kernel from this many heads per SM */
+#define LS_STATE_THREADS 256
+#define LS_STATE_UNROLL 4
+#define LS_STATE_CHUNK_VECS (LS_STATE_THREADS * LS_STATE_UNROLL)
+
+/* Conv: the vector-path conditions (bf16 state, C % 8 == 0, unit channel stride of x/y,
+ * 16-byte aligned bases and strides that keep each 8-channel group aligned), with the
+ * orientations. 1 when they hold. */
+int ls_conv_vec_ok(const ls_conv_params *p, int *state_wmaj, int *inter_wmaj);
+
+/* Each returns 0 with *out filled, or -1 with ls_last_error() set (a shape no kernel serves).
+ * Params are those that passed ls_*_params_check; their pointers are only tested for alignment. */
+int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out);
+int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, const ls_choose_dev *dev,
+                    ls_plan *out);
+int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out);
+/* op: LS_OP_STATE_COPY, LS_OP_STATE_ACCEPT or LS_OP_STATE_ZERO. */
+int ls_choose_state(const ls_state_params *p, ls_op op, const ls_tuning *t, const ls_choose_dev *dev,
+                    ls_plan *out);
+
+/* The delta vector-path and bulk-kernel conditions (shape and alignment). */
+int ls_delta_fast_ok(const ls_delta_params *p, int per_row);
+int ls_delta_bulk_ok(const ls_delta_params *p, int per_row);
+
+/* One line: "conv_vec2 grid=(64,1) block=128 pdl spec=on". Returns the length written (cut to
+ * cap - 1), or -1 when cap is 0. */
+int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap);
+const char *ls_kernel_name(ls_kernel_id k);
+
+/* Plan of any op (params cast by op; GDN and KDA differ in per_row): the explain helper. */
+int ls_choose(ls_op op, const void *params, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LS_CHOOSE_H */

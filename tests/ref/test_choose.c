@@ -1,0 +1,478 @@
+/*
+ * test_choose.c — the kernel choice of the "linstate" impl (kernels/cuda/choose.c): which kernel,
+ * grid, block and flags each op's plan names at representative shapes, under the default tuning
+ * and under forced knob values; the knob table parsed with ls_tuning_parse; the one-line
+ * description. Pure host code: runs in builds without CUDA.
+ *
+ * Device numbers are those of the H200 (132 SMs) unless a case says otherwise. Pointers are fake
+ * addresses: the choice only tests their alignment.
+ */
+#include <string.h>
+
+#include "cuda/choose.h"
+#include "ls_kernels.h"
+#include "ls_test.h"
+
+#define A16 ((void *)(uintptr_t)0x100000) /* a 16-byte aligned fake address */
+
+static const ls_impl *impl(void)
+{
+    static ls_impl im;
+    im.abi_version = LS_IMPL_ABI;
+    im.name = "linstate";
+    im.runtime = "cuda";
+    im.knobs = ls_linstate_knobs;
+    im.n_knobs = LS_KNOB_COUNT;
+    return &im;
+}
+
+/* The default tuning with `spec` applied (asserts that it parses). */
+static ls_tuning tune(const char *spec)
+{
+    ls_tuning t;
+    ls_tuning_default(impl(), &t);
+    int rc = ls_tuning_parse(impl(), spec, &t);
+    if (rc)
+        fprintf(stderr, "tuning '%s': %s\n", spec, ls_last_error());
+    LS_CHECK_EQ_INT(rc, 0);
+    return t;
+}
+
+static const ls_choose_dev H200 = {132, 0};
+
+/* ------------------------------------------------------------------ conv */
+
+/* Qwen3-Next-like conv: C = 4096, W = 4, channel-major bf16 state, bf16 weights, slots given. */
+static ls_conv_params conv(int B, int T)
+{
+    ls_conv_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = B, p.tokens = T, p.channels = 4096, p.width = 4, p.silu = 1;
+    p.weight_dtype = LS_BF16, p.state_dtype = LS_BF16;
+    p.x = A16, p.y = A16, p.weight = A16, p.bias = A16, p.state = A16, p.slot_idx = A16;
+    p.x_stride_b = (int64_t)T * 4096, p.x_stride_t = 4096, p.x_stride_c = 1;
+    p.y_stride_b = (int64_t)T * 4096, p.y_stride_t = 4096, p.y_stride_c = 1;
+    p.state_stride_slot = 4096 * 3, p.state_stride_c = 3, p.state_stride_w = 1;
+    if (T > 1) {
+        p.inter = A16;
+        p.inter_stride_slot = (int64_t)T * 4096 * 3, p.inter_stride_t = 4096 * 3, p.inter_stride_c = 3,
+        p.inter_stride_w = 1;
+    }
+    p.slots = 1024;
+    return p;
+}
+
+static ls_plan plan_conv(const ls_conv_params *p, const char *spec)
+{
+    ls_tuning t = tune(spec);
+    ls_plan pl;
+    LS_CHECK_EQ_INT(ls_choose_conv(p, &t, &H200, &pl), 0);
+    return pl;
+}
+
+static void test_conv(void)
+{
+    ls_conv_params p = conv(1, 1);
+    ls_plan pl = plan_conv(&p, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_VEC2); /* small-batch decode, bf16 weights */
+    LS_CHECK_EQ_INT(pl.grid_x, 16);             /* 2048 pairs / 128 threads */
+    LS_CHECK_EQ_INT(pl.grid_y, 1);
+    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.groups, 2048);
+    LS_CHECK_EQ_INT(pl.pdl, 1);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON);
+
+    p = conv(16, 1);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_VEC2);
+    p = conv(17, 1);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_VEC8);
+    p = conv(32, 1);
+    pl = plan_conv(&p, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_VEC8);
+    LS_CHECK_EQ_INT(pl.grid_x, 4); /* 512 groups / 128 */
+    LS_CHECK_EQ_INT(pl.grid_y, 32);
+    LS_CHECK_EQ_INT(pl.groups, 512);
+    p = conv(63, 1);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_VEC8);
+    p = conv(64, 1);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_TILE);
+    p = conv(512, 1);
+    pl = plan_conv(&p, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_TILE);
+    LS_CHECK_EQ_INT(pl.groups, 16);      /* 4096 / 256 */
+    LS_CHECK_EQ_INT(pl.grid_x, 2048);    /* 512 x 16 tiles, 4 per CTA */
+    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.prefetch, 1);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_OFF); /* the tile kernel does not guess */
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.prefetch=off").prefetch, 0);
+
+    /* verify takes the tile kernel at every batch */
+    p = conv(1, 4);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_TILE);
+    p = conv(4, 4);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_TILE);
+
+    /* fp32 weights (Kimi): no conv_vec2 */
+    p = conv(1, 1);
+    p.weight_dtype = LS_F32;
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_VEC8);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=vec2").kernel, LS_K_CONV_VEC8);
+
+    /* window-major state (KDA): conv_vec8 at every batch, even when tile is forced */
+    p = conv(512, 1);
+    p.state_stride_c = 1, p.state_stride_w = 4096;
+    pl = plan_conv(&p, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_VEC8);
+    LS_CHECK_EQ_INT(pl.state_wmaj, 1);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=tile").kernel, LS_K_CONV_VEC8);
+
+    /* forced variants */
+    p = conv(512, 1);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=vec2").kernel, LS_K_CONV_VEC2);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=vec8").kernel, LS_K_CONV_VEC8);
+    p = conv(1, 1);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=tile").kernel, LS_K_CONV_TILE);
+    pl = plan_conv(&p, "conv.variant=scalar");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_SCALAR);
+    LS_CHECK_EQ_INT(pl.grid_x, 16); /* 4096 channels / 256 */
+    LS_CHECK_EQ_INT(pl.block, 256);
+    p = conv(1, 4);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=vec2").kernel, LS_K_CONV_VEC8); /* vec2: decode only */
+
+    /* shapes the vector kernels cannot serve: scalar whatever the variant */
+    p = conv(1, 1);
+    p.channels = 4092, p.state_stride_slot = 4092 * 3;
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=vec2").kernel, LS_K_CONV_SCALAR);
+    p = conv(1, 1);
+    p.state_dtype = LS_F32;
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_SCALAR);
+    p = conv(1, 1);
+    p.x = (const uint16_t *)((char *)A16 + 8);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_SCALAR);
+
+    /* slot guess: knob, and off without a slot count */
+    p = conv(1, 1);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.speculate=off").spec, LS_SPEC_OFF);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.speculate=miss").spec, LS_SPEC_MISS);
+    p.slots = 0;
+    LS_CHECK_EQ_INT(plan_conv(&p, "").spec, LS_SPEC_OFF);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.speculate=miss").spec, LS_SPEC_OFF);
+
+    /* pdl off */
+    p = conv(512, 1);
+    LS_CHECK_EQ_INT(plan_conv(&p, "pdl=off").pdl, 0);
+
+    /* NULL tuning = defaults */
+    p = conv(1, 1);
+    LS_CHECK_EQ_INT(ls_choose_conv(&p, NULL, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_VEC2);
+    LS_CHECK_EQ_INT(pl.pdl, 1);
+
+    /* width outside 2..4 fails */
+    p.width = 5;
+    LS_CHECK(ls_choose_conv(&p, NULL, &H200, &pl) != 0);
+}
+
+/* ------------------------------------------------------------------ delta rule */
+
+/* Qwen3-Next-like GDN at tp 2: H = 8, HV = 16, K = V = 128, fp32 state. */
+static ls_delta_params delta(int B, int T)
+{
+    ls_delta_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = B, p.tokens = T, p.heads_qk = 8, p.heads_v = 16, p.dk = 128, p.dv = 128;
+    p.scale = 0.08838834764831845f, p.state_dtype = LS_F32;
+    p.q = A16, p.k = A16, p.v = A16, p.a = A16, p.b = A16, p.A_log = A16, p.dt_bias = A16, p.o = A16;
+    p.state = A16, p.slot_idx = A16;
+    p.state_stride_slot = 16 * 128 * 128;
+    if (T > 1)
+        p.inter = A16, p.inter_stride_slot = (int64_t)T * 16 * 128 * 128;
+    return p;
+}
+
+static ls_plan plan_delta(const ls_delta_params *p, int per_row, const char *spec)
+{
+    ls_tuning t = tune(spec);
+    ls_plan pl;
+    LS_CHECK_EQ_INT(ls_choose_delta(p, per_row, &t, &H200, &pl), 0);
+    return pl;
+}
+
+static void test_delta(void)
+{
+    ls_delta_params p = delta(1, 1);
+    ls_plan pl = plan_delta(&p, 0, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_NARROW);
+    LS_CHECK_EQ_INT(pl.block, 32);   /* 128 warps: one per CTA spreads them over the SMs */
+    LS_CHECK_EQ_INT(pl.grid_x, 128);
+
+    p = delta(64, 1);
+    pl = plan_delta(&p, 0, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_WIDE); /* B = 64: register tiles beat bulk */
+    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.grid_x, 2048);
+
+    p = delta(512, 1);
+    pl = plan_delta(&p, 0, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_BULK);
+    LS_CHECK_EQ_INT(pl.grid_x, 512 * 16);
+    LS_CHECK_EQ_INT(pl.block, 256);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_BULK); /* KDA alike */
+
+    /* the threshold: 16 heads per SM = 2112 heads = B 132 at HV 16 */
+    p = delta(132, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_BULK);
+    p = delta(131, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_WIDE);
+
+    /* forced */
+    p = delta(512, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=regs").kernel, LS_K_DELTA_WIDE);
+    p = delta(64, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=bulk").kernel, LS_K_DELTA_BULK);
+    p = delta(1, 1); /* below the WIDE batches every variant is the same */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=bulk").kernel, LS_K_DELTA_NARROW);
+
+    /* bf16 state: bulk for decode only */
+    p = delta(512, 4);
+    p.state_dtype = LS_BF16;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_WIDE);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=bulk").kernel, LS_K_DELTA_WIDE);
+    p = delta(512, 1);
+    p.state_dtype = LS_BF16;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_BULK);
+
+    /* generic: other head sizes, or a KDA gate that is not 16-byte aligned (GDN ignores it) */
+    p = delta(512, 1);
+    p.dk = 64;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_GENERIC);
+    p = delta(512, 1);
+    p.a = (const uint16_t *)((char *)A16 + 8);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_GENERIC);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_BULK);
+
+    p = delta(1, 1);
+    p.dk = 256;
+    LS_CHECK(ls_choose_delta(&p, 0, NULL, &H200, &pl) != 0);
+    p = delta(1, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "pdl=off").pdl, 0);
+}
+
+/* ------------------------------------------------------------------ SSU */
+
+/* Nemotron-H-8B-like SSU at tp 2: nheads 64, head_dim 64, dstate 128, 4 groups, fp32 state. */
+static ls_ssu_params ssu(int B, int T)
+{
+    ls_ssu_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = B, p.tokens = T, p.nheads = 64, p.head_dim = 64, p.dstate = 128, p.ngroups = 4;
+    p.state_dtype = LS_F32;
+    p.x = A16, p.dt = A16, p.Bm = A16, p.Cm = A16, p.A = A16, p.dt_bias = A16, p.D = A16, p.y = A16;
+    p.state = A16, p.slot_idx = A16;
+    p.state_stride_slot = 64 * 64 * 128;
+    if (T > 1)
+        p.inter = A16, p.inter_stride_slot = (int64_t)T * 64 * 64 * 128;
+    p.slots = 1024;
+    return p;
+}
+
+static ls_plan plan_ssu(const ls_ssu_params *p, const char *spec, int sms, int resident)
+{
+    ls_tuning t = tune(spec);
+    ls_choose_dev d = {sms, resident};
+    ls_plan pl;
+    LS_CHECK_EQ_INT(ls_choose_ssu(p, &t, &d, &pl), 0);
+    return pl;
+}
+
+static void test_ssu(void)
+{
+    /* wide tiles give 256 warps per row: narrow while that is below 4 per SM (528 on 132 SMs) */
+    ls_ssu_params p = ssu(1, 1);
+    ls_plan pl = plan_ssu(&p, "", 132, 16);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_NARROW);
+    LS_CHECK_EQ_INT(pl.nch, 4);
+    LS_CHECK_EQ_INT(pl.rows_per_lane, 2);
+    LS_CHECK_EQ_INT(pl.block, 32); /* 512 warps, one per CTA */
+    LS_CHECK_EQ_INT(pl.grid_x, 512);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON); /* 512 CTAs <= half of 16 x 132 */
+    p = ssu(2, 1);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "", 132, 16).kernel, LS_K_SSU_NARROW);
+    p = ssu(3, 1);
+    pl = plan_ssu(&p, "", 132, 16);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_WIDE);
+    LS_CHECK_EQ_INT(pl.rows_per_lane, 4);
+    p = ssu(512, 1);
+    pl = plan_ssu(&p, "", 132, 16);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_WIDE);
+    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.grid_x, 512 * 256 / 4);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_OFF); /* far more than half the resident slots */
+
+    /* ds = 256: 8 chunks */
+    p = ssu(1, 1);
+    p.dstate = 256, p.state_stride_slot = 64 * 64 * 256;
+    pl = plan_ssu(&p, "", 132, 16);
+    LS_CHECK_EQ_INT(pl.nch, 8);
+    LS_CHECK_EQ_INT(pl.rows_per_lane, 1);
+
+    /* the slot-guess rule at its edge, on 128 SMs: B = 1 narrow is 512 warps in 256 CTAs of 2
+     * warps; on with 4 resident CTAs per SM (512 slots, the grid takes half), off with 3 */
+    p = ssu(1, 1);
+    pl = plan_ssu(&p, "", 128, 4);
+    LS_CHECK_EQ_INT(pl.grid_x, 256);
+    LS_CHECK_EQ_INT(pl.block, 64);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "", 128, 3).spec, LS_SPEC_OFF);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "", 128, 0).spec, LS_SPEC_OFF); /* unknown residency: no guess */
+
+    /* forced modes; none without a slot count or on the generic kernel */
+    p = ssu(512, 1);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.speculate=on", 132, 0).spec, LS_SPEC_ON);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.speculate=miss", 132, 0).spec, LS_SPEC_MISS);
+    p = ssu(1, 1);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.speculate=off", 132, 16).spec, LS_SPEC_OFF);
+    p.slots = 0;
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.speculate=on", 132, 16).spec, LS_SPEC_OFF);
+    p = ssu(1, 1);
+    p.dstate = 64, p.state_stride_slot = 64 * 64 * 64;
+    pl = plan_ssu(&p, "ssu.speculate=on", 132, 16);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_GENERIC);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_OFF);
+    p = ssu(1, 1);
+    p.Bm = (const uint16_t *)((char *)A16 + 4); /* B not 8-byte aligned: generic */
+    LS_CHECK_EQ_INT(plan_ssu(&p, "", 132, 16).kernel, LS_K_SSU_GENERIC);
+
+    p = ssu(1, 1);
+    p.dstate = 512;
+    LS_CHECK(ls_choose_ssu(&p, NULL, &H200, &pl) != 0);
+    p = ssu(1, 4);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "pdl=off", 132, 16).pdl, 0);
+}
+
+/* ------------------------------------------------------------------ state ops */
+
+static void test_state(void)
+{
+    ls_state_params p;
+    memset(&p, 0, sizeof p);
+    p.n_buffers = 2, p.layers = 36, p.slots = 1025, p.spec_tokens = 4, p.count = 4;
+    p.buf[0].main = A16, p.buf[0].item_bytes = 24576;              /* conv: 1536 vectors, 2 chunks */
+    p.buf[1].main = A16, p.buf[1].item_bytes = 1 << 20, p.buf[1].spec = A16; /* 65536 vectors, 64 */
+    p.src = A16, p.dst = A16, p.step = A16;
+    ls_plan pl;
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, NULL, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_STATE_OP);
+    LS_CHECK_EQ_INT(pl.vec_bytes, 16);
+    LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * (2 + 64));
+    /* 9504 chunks over at most 1056 blocks: 9 rounds, 1056 blocks */
+    LS_CHECK_EQ_INT(pl.grid_x, 1056);
+    LS_CHECK_EQ_INT(pl.block, 256);
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_ACCEPT, NULL, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * 64); /* accept skips buffers without spec */
+    LS_CHECK_EQ_INT(pl.grid_x, 1024);        /* 9216 chunks in 9 rounds */
+    p.buf[0].item_bytes = 24574;
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_ZERO, NULL, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.vec_bytes, 2);
+    p.count = 0;
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, NULL, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_NONE);
+    LS_CHECK(ls_choose_state(&p, LS_OP_GDN, NULL, &H200, &pl) != 0);
+}
+
+/* ------------------------------------------------------------------ knobs, description */
+
+static void test_knobs(void)
+{
+    const ls_impl *im = impl();
+    LS_CHECK_EQ_INT(ls_knob_index(im, "pdl"), LS_KNOB_PDL);
+    LS_CHECK_EQ_INT(ls_knob_index(im, "conv.variant"), LS_KNOB_CONV_VARIANT);
+    LS_CHECK_EQ_INT(ls_knob_index(im, "conv.prefetch"), LS_KNOB_CONV_PREFETCH);
+    LS_CHECK_EQ_INT(ls_knob_index(im, "conv.speculate"), LS_KNOB_CONV_SPECULATE);
+    LS_CHECK_EQ_INT(ls_knob_index(im, "delta.variant"), LS_KNOB_DELTA_VARIANT);
+    LS_CHECK_EQ_INT(ls_knob_index(im, "ssu.speculate"), LS_KNOB_SSU_SPECULATE);
+    LS_CHECK_EQ_INT(ls_knob_index(im, "ssu.variant"), -1); /* no SSU variant survived */
+
+    /* value indices match the enums of choose.h */
+    ls_tuning t = tune("conv.variant=scalar,delta.variant=bulk,ssu.speculate=miss,conv.speculate=miss,pdl=off");
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_CONV_VARIANT], LS_CONV_SCALAR);
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], LS_DELTA_BULK);
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_SSU_SPECULATE], LS_SSPEC_MISS);
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_CONV_SPECULATE], LS_CSPEC_MISS);
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_PDL], LS_PDL_OFF);
+    t = tune("conv.variant=vec2,conv.variant=vec8,conv.variant=tile");
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_CONV_VARIANT], LS_CONV_TILE);
+
+    char buf[512];
+    ls_tuning d;
+    ls_tuning_default(im, &d);
+    LS_CHECK(ls_tuning_string(im, &d, buf, sizeof buf) > 0);
+    LS_CHECK(strcmp(buf, "pdl=on,conv.variant=auto,conv.prefetch=on,conv.speculate=on,delta.variant=auto,"
+                         "ssu.speculate=auto") == 0);
+
+    /* unknown values and removed variants fail, naming them */
+    ls_tuning_default(im, &t);
+    LS_CHECK(ls_tuning_parse(im, "delta.variant=persist", &t) != 0);
+    LS_CHECK(strstr(ls_last_error(), "persist") != NULL);
+    LS_CHECK(strstr(ls_last_error(), "delta.variant") != NULL);
+    LS_CHECK(ls_tuning_parse(im, "conv.variant=pipe", &t) != 0);
+    LS_CHECK(strstr(ls_last_error(), "pipe") != NULL);
+    LS_CHECK(ls_tuning_parse(im, "conv.variant=tile2", &t) != 0);
+    LS_CHECK(ls_tuning_parse(im, "ssu.variant=narrow", &t) != 0);
+    LS_CHECK(strstr(ls_last_error(), "ssu.variant") != NULL);
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], 0); /* failed parses left it alone */
+
+    /* ls_tune_get: NULL and short tunings read as defaults */
+    LS_CHECK_EQ_INT(ls_tune_get(NULL, LS_KNOB_PDL), 0);
+    t = tune("ssu.speculate=off");
+    LS_CHECK_EQ_INT(ls_tune_get(&t, LS_KNOB_SSU_SPECULATE), LS_SSPEC_OFF);
+    t.n = LS_KNOB_SSU_SPECULATE;
+    LS_CHECK_EQ_INT(ls_tune_get(&t, LS_KNOB_SSU_SPECULATE), 0);
+
+#ifdef LS_HAVE_CUDA
+    const ls_impl *ls = ls_impl_get("linstate");
+    LS_CHECK(ls != NULL);
+    if (ls) {
+        LS_CHECK(ls->knobs == ls_linstate_knobs);
+        LS_CHECK_EQ_INT(ls->n_knobs, LS_KNOB_COUNT);
+        LS_CHECK(ls->explain != NULL);
+    }
+#endif
+}
+
+static void test_describe(void)
+{
+    char buf[256];
+    ls_conv_params c = conv(1, 1);
+    ls_plan pl = plan_conv(&c, "");
+    LS_CHECK(ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf) > 0);
+    LS_CHECK(strcmp(buf, "conv_vec2 grid=(16,1) block=128 pdl spec=on") == 0);
+    if (strcmp(buf, "conv_vec2 grid=(16,1) block=128 pdl spec=on"))
+        fprintf(stderr, "got '%s'\n", buf);
+    c = conv(512, 1);
+    pl = plan_conv(&c, "pdl=off,conv.prefetch=off");
+    ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "conv_cm_tile grid=(2048,1) block=128 prefetch=off") == 0);
+    ls_delta_params d = delta(512, 1);
+    LS_CHECK_EQ_INT(ls_choose(LS_OP_KDA, &d, NULL, &H200, &pl), 0);
+    ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "delta_bulk grid=(8192,1) block=256 pdl") == 0);
+    ls_ssu_params s = ssu(1, 1);
+    pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
+    ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "ssu_narrow grid=(512,1) block=32 pdl spec=miss rows/lane=2") == 0);
+    /* cut to the buffer */
+    LS_CHECK_EQ_INT(ls_choose_describe(LS_OP_SSU, &pl, buf, 6), 5);
+    LS_CHECK(strcmp(buf, "ssu_n") == 0);
+}
+
+int main(void)
+{
+    test_conv();
+    test_delta();
+    test_ssu();
+    test_state();
+    test_knobs();
+    test_describe();
+    return ls_test_exit();
+}
