@@ -144,7 +144,6 @@ enum { B = 3, T = 3, C = 5, W = 4, SLOTS = 6 };
 /* One conv case: example vs reference from identical inputs. window_major: state [S, W-1, C]. */
 static void conv_case(const ls_impl *im, ls_tuning *tu, ls_dtype sdt, int window_major, int disable, int silu)
 {
-    size_t es = ls_dtype_size(sdt);
     uint16_t x[B * T * C], y[2][B * T * C], w[C * W], bias[C];
     unsigned char st0[SLOTS * C * (W - 1) * 4], st[2][sizeof st0], in[2][SLOTS * T * C * (W - 1) * 4];
     fill_bf16(x, B * T * C);
@@ -197,7 +196,6 @@ static void conv_case(const ls_impl *im, ls_tuning *tu, ls_dtype sdt, int window
     LS_CHECK(memcmp(st[0], st[1], sizeof st0) == 0);
     LS_CHECK(memcmp(in[0], in[1], sizeof in[0]) == 0);
     LS_CHECK((memcmp(st[0], st0, sizeof st0) == 0) == (disable != 0));
-    (void)es;
 }
 
 typedef int (*state_fn)(const ls_state_params *, const ls_tuning *, ls_stream);
