@@ -541,8 +541,8 @@ def compare_runs(before, after, threshold=5.0, alpha=0.05, ignore_device=False, 
     variants, impls: None or (before value, after value): each side keeps the rows of its value
     and the field leaves the key (impls takes tuning out of the key too). tunings: None or
     (before selector, after selector), either None for "any" (see tuning_matches); a selector
-    takes tuning out of the key. Tuning also leaves the key when either run has schema v1
-    rows against v2 rows (v1 recorded no tuning). With tuning out of the key, a side holding several tunings of
+    takes tuning out of the key. Tuning also leaves the key when a schema v1 run meets a v2
+    run (v1 recorded no tuning). With tuning out of the key, a side holding several tunings of
     one key is an InputError naming the case. A selector that picks no row is an InputError.
     Keys on one side only, and keys without an ok row on some side, are listed, not decided."""
     check_devices(before, after, ignore_device)

@@ -27,7 +27,8 @@ DECISION_COLOURS = {"SLOWER": "#d62728", "FASTER": "#2ca02c", "SAME": "#7f7f7f",
                     "UNSURE": "#ff7f0e"}
 # Dimensions that split a chart into several lines when they vary inside it (draft count always).
 SERIES_DIMS = (("model", "model"), ("tp", "tp"), ("variant", "variant"), ("impl", "impl"),
-               ("tuning", "tuning"), ("cache_regime", "cache"), ("graph", "graph"), ("device_index", "dev"))
+               ("tuning", "tuning"), ("cache_regime", "cache"), ("graph", "graph"),
+               ("device_index", "dev"))
 
 
 def _pyplot():
