@@ -1,19 +1,41 @@
 #!/usr/bin/env python3
-"""compare.py — before/after comparison of two linstate CSV runs (schema v1).
+"""compare.py — before/after comparison of linstate CSV runs (schema v1 and v2).
 
-    scripts/compare.py BEFORE.csv AFTER.csv [--threshold 5] [--alpha 0.05]
+    scripts/compare.py BEFORE.csv [AFTER.csv] [--threshold 5] [--alpha 0.05]
                        [--format text|md] [--ignore-device] [--variants OLD:NEW]
+                       [--impls OLD:NEW] [--tunings OLD:NEW]
+                       [--tuning-old STR] [--tuning-new STR]
 
-Rows are joined on the key (case, variant, cache_regime, graph, device_index); --ignore-device
-drops device_index from the key, --variants OLD:NEW compares variant OLD of BEFORE with variant
-NEW of AFTER (and drops variant from the key). Every status=ok row of a key is one repetition.
-Per key: change % of the median of repetition medians, and a decision:
+Rows are joined on the key (case, variant, impl, tuning, cache_regime, graph, device_index).
+Schema v1 rows have no impl/tuning columns: their impl is inferred from backend ("linstate"
+when backend == "cuda", "host" when backend == "host") and their tuning is "". Since a v1 file
+cannot say which tuning it ran, tuning leaves the key when a v1 file is compared with a v2 file.
+
+Selecting two sides (BEFORE and AFTER may be the same file; AFTER defaults to BEFORE):
+  --ignore-device     drops device_index from the key;
+  --variants OLD:NEW  variant OLD of BEFORE against variant NEW of AFTER (variant leaves the key);
+  --impls OLD:NEW     impl OLD of BEFORE against impl NEW of AFTER (impl and tuning leave the
+                      key: knobs are per impl);
+  --tunings OLD:NEW   tuning OLD against tuning NEW of the same impl (tuning leaves the key);
+                      shorthand for --tuning-old OLD --tuning-new NEW;
+  --tuning-old/-new   keep only the rows of that side whose tuning matches STR.
+A tuning STR matches a row when it equals the row's tuning string, or when every "knob=value"
+item of STR (","-separated) is an item of the row's tuning ("pdl=off" matches
+"pdl=off,conv.variant=auto"). The options compose (e.g. --impls with --variants). When tuning
+is not in the key, each side must hold one tuning per key; otherwise the run is ambiguous (exit
+2, naming the case): pick one with --tuning-old/--tuning-new.
+
+Every status=ok row of a key is one repetition. Per key: change % of the median of repetition
+medians, and a decision:
   - >= 3 repetitions per side (and enough of them for the exact test to reach --alpha):
     two-sided Mann-Whitney U test on the repetition medians;
   - otherwise: separation of the [p10, p90] intervals (the envelope over repetitions).
   |change| <= threshold is SAME whatever the test says; a change beyond the threshold is
   SLOWER/FASTER only when the test (or the interval gap) supports it, else UNSURE.
-Exit status: 0 no regression, 1 at least one SLOWER case, 2 bad input (one line on stderr).
+The report names the two sides ("sglang -> linstate") and gives the geometric mean of the
+AFTER/BEFORE time ratios overall and per op.
+Exit status: 0 no regression, 1 at least one SLOWER case, 2 bad input or nothing compared (no
+key with ok rows on both sides); one line on stderr.
 The rule and its reasons: scripts/README-compare.md.  plot.py imports this module.
 """
 import argparse
@@ -21,11 +43,12 @@ import csv
 import math
 import sys
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSIONS = ("1", "2")
 
-# Schema v1 columns, in the order the harness writes them (results/README.md). Files may carry
-# more columns after these (repetition, rotated, time_us_min, time_us_max, ...).
+# Schema v1 columns, in the order the harness writes them (docs/csv.md). Files may carry
+# more columns after these (repetition, rotated, time_us_min, time_us_max, held, ...).
 SCHEMA_V1_COLUMNS = (
     "schema_version", "suite_version", "git_commit", "git_dirty", "timestamp", "host", "backend",
     "device_index", "gpu_name", "driver_version", "cuda_runtime", "sm_count", "sm_clock_mhz",
@@ -35,6 +58,10 @@ SCHEMA_V1_COLUMNS = (
     "time_us_stddev", "bytes", "gbps", "copy_peak_gbps", "pct_of_copy_peak", "max_rel_err",
     "status",
 )
+# Appended by schema v2 (after the v1 extras); required in a file with schema_version 2 rows.
+SCHEMA_V2_COLUMNS = ("impl", "impl_version", "tuning", "kernel")
+# impl of a v1 row, by backend (v1 only had our CUDA kernels and the host reference).
+V1_IMPL_BY_BACKEND = {"cuda": "linstate", "host": "host"}
 # Parsed on every row: they are part of the join key.
 KEY_INT_COLUMNS = ("device_index", "graph")
 # Parsed on status=ok rows only (a skipped row may leave them empty).
@@ -69,6 +96,14 @@ class Run:
         every sample unheld ("0")."""
         return sorted({r.get("held", "") or "0" for r in self.rows})
 
+    def schemas(self):
+        """Sorted distinct schema_version values of the rows ("1", "2")."""
+        return sorted({r["schema_version"] for r in self.rows})
+
+    def values(self, col, rows=None):
+        """Sorted distinct values of a column over rows (default: every row)."""
+        return sorted({r[col] for r in (self.rows if rows is None else rows)})
+
     def commits(self):
         """Distinct git commits (with '+dirty' when the tree was dirty), in file order."""
         seen = []
@@ -91,14 +126,16 @@ def _parse_number(path, lineno, col, text, kind):
 
 
 def load_csv(path):
-    """Reads and validates one linstate CSV (schema v1).
+    """Reads and validates one linstate CSV (schema v1 or v2).
 
     Checks, each failing with one InputError line: the file opens; it has a header with every
-    v1 column (order is not enforced, extra columns are allowed); every row says
-    schema_version 1 and has as many cells as the header; key columns parse as integers on
+    v1 column (order is not enforced, extra columns are allowed), plus the v2 columns (impl,
+    impl_version, tuning, kernel) when a row says schema_version 2; every row says
+    schema_version 1 or 2 and has as many cells as the header; key columns parse as integers on
     every row; numeric columns parse on status=ok rows (an empty real cell is NaN), whose time
-    columns must be finite and non-negative (median > 0). Returns a Run whose row dicts carry the parsed numbers and
-    '_line' (the row's line number)."""
+    columns must be finite and non-negative (median > 0). v1 rows get impl (from backend, see
+    V1_IMPL_BY_BACKEND) and empty impl_version, tuning and kernel. Returns a Run whose row dicts
+    carry the parsed numbers and '_line' (the row's line number)."""
     try:
         f = open(path, newline="", encoding="utf-8")
     except OSError as e:
@@ -123,7 +160,7 @@ def load_csv(path):
                 if len(cells) != len(header):
                     raise InputError(f"{path}:{lineno}: {len(cells)} cells, header has "
                                      f"{len(header)}")
-                rows.append(_parse_row(path, lineno, dict(zip(header, cells))))
+                rows.append(parse_row(path, lineno, dict(zip(header, cells)), header))
         except csv.Error as e:
             raise InputError(f"{path}:{reader.line_num}: malformed CSV: {e}") from None
         except UnicodeDecodeError:
@@ -133,11 +170,23 @@ def load_csv(path):
     return Run(path, rows)
 
 
-def _parse_row(path, lineno, row):
-    """Validates and converts one row (see load_csv)."""
-    if row["schema_version"].strip() != SCHEMA_VERSION:
+def parse_row(path, lineno, row, header=None):
+    """Validates and converts one row (see load_csv); header (default: the row's own columns)
+    is checked for the v2 columns when the row says schema_version 2."""
+    version = row["schema_version"].strip()
+    if version not in SCHEMA_VERSIONS:
         raise InputError(f"{path}:{lineno}: schema_version is {row['schema_version']!r}, "
-                         f"this script reads {SCHEMA_VERSION}")
+                         f"this script reads {' and '.join(SCHEMA_VERSIONS)}")
+    row["schema_version"] = version
+    if version == "1":
+        backend = row["backend"]
+        row["impl"] = V1_IMPL_BY_BACKEND.get(backend, backend)
+        row["impl_version"] = row["tuning"] = row["kernel"] = ""
+    else:
+        missing = [c for c in SCHEMA_V2_COLUMNS if c not in (header or row)]
+        if missing:
+            raise InputError(f"{path}:{lineno}: schema_version 2 row, but the header lacks "
+                             f"columns: {', '.join(missing)}")
     row["_line"] = lineno
     for col in KEY_INT_COLUMNS:
         row[col] = _parse_number(path, lineno, col, row[col], int)
@@ -159,25 +208,43 @@ def _parse_row(path, lineno, row):
 
 # ------------------------------------------------------------------------------------ joining
 
-KEY_FIELDS = ("case", "variant", "cache_regime", "graph", "device_index")
+KEY_FIELDS = ("case", "variant", "impl", "tuning", "cache_regime", "graph", "device_index")
 
 
-def row_key(row, ignore_device=False, drop_variant=False):
-    """The join key of a row: (case, variant, cache_regime, graph, device_index), with
-    device_index and/or variant replaced by '*' when they are not part of the identity."""
-    return (row["case"],
-            "*" if drop_variant else row["variant"],
-            row["cache_regime"],
-            row["graph"],
-            "*" if ignore_device else row["device_index"])
+class Key(NamedTuple):
+    """A join key; a field that is not part of the identity is "*"."""
+    case: str
+    variant: str
+    impl: str
+    tuning: str
+    cache: str
+    graph: object
+    dev: object
+
+
+def row_key(row, ignore_device=False, drop_variant=False, drop_impl=False, drop_tuning=False):
+    """The join key of a row: (case, variant, impl, tuning, cache_regime, graph, device_index),
+    with device_index, variant, impl and/or tuning replaced by '*' when they are not part of
+    the identity."""
+    return Key(row["case"],
+               "*" if drop_variant else row["variant"],
+               "*" if drop_impl else row["impl"],
+               "*" if drop_tuning else row["tuning"],
+               row["cache_regime"],
+               row["graph"],
+               "*" if ignore_device else row["device_index"])
 
 
 def format_key(key):
     """Human form of a key: the case, then the non-default qualifiers."""
-    case, variant, cache, graph, dev = key
+    case, variant, impl, tuning, cache, graph, dev = key
     parts = [case]
     if variant not in ("", "*"):
         parts.append(f"variant={variant}")
+    if impl not in ("", "*"):
+        parts.append(f"impl={impl}")
+    if tuning not in ("", "*"):
+        parts.append(f"tuning={tuning}")
     parts.append(f"cache={cache}")
     if graph:
         parts.append("graph")
@@ -186,15 +253,132 @@ def format_key(key):
     return " ".join(parts)
 
 
+def tuning_items(text):
+    """The "knob=value" items of a tuning string, as a set ("" -> empty set)."""
+    return frozenset(i.strip() for i in text.split(",") if i.strip())
+
+
+def check_tuning_spec(text):
+    """Refuses (InputError) a tuning selector that is not "" or knob=value[,knob=value...]."""
+    for item in sorted(tuning_items(text)):
+        name, sep, _ = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"tuning {text!r}: item {item!r} is not knob=value")
+
+
+def tuning_matches(spec, tuning):
+    """True when the selector spec picks a row of this tuning string: the same string, or
+    every knob=value item of a non-empty spec is an item of the tuning ("" picks "" only)."""
+    if spec == tuning:
+        return True
+    want = tuning_items(spec)
+    return bool(want) and want <= tuning_items(tuning)
+
+
+@dataclass(frozen=True)
+class Side:
+    """Which rows of a run form one side of the comparison: None = any value."""
+    variant: str = None
+    impl: str = None
+    tuning: str = None      # a tuning selector (see tuning_matches)
+
+    def matches(self, row):
+        return ((self.variant is None or row["variant"] == self.variant)
+                and (self.impl is None or row["impl"] == self.impl)
+                and (self.tuning is None or tuning_matches(self.tuning, row["tuning"])))
+
+    def is_default(self):
+        return self.variant is None and self.impl is None and self.tuning is None
+
+    def label(self, default):
+        """Short name of the side for the report ("sglang", "linstate [pdl=on]", "BEFORE")."""
+        parts = []
+        if self.impl is not None:
+            parts.append(self.impl)
+        if self.variant is not None:
+            parts.append(f"variant={self.variant}")
+        if self.tuning is not None:
+            tuning = f"[{self.tuning}]" if self.tuning else "[no tuning]"
+            parts.append(tuning if parts else f"tuning {tuning}")
+        return " ".join(parts) or default
+
+
+@dataclass(frozen=True)
+class Drops:
+    """Key fields that are not part of the identity (replaced by '*')."""
+    device: bool = False
+    variant: bool = False
+    impl: bool = False
+    tuning: bool = False
+
+
+def tuning_difference(tunings):
+    """(the tunings without the items they all share, the shared items), both in order; the
+    tunings are returned whole when one of them is empty or there is only one."""
+    sets = [tuning_items(t) for t in tunings]
+    if len(tunings) < 2 or not all(sets):
+        return list(tunings), []
+    shared = frozenset.intersection(*sets)
+    def strip(t):
+        return ",".join(i.strip() for i in t.split(",") if i.strip() and i.strip() not in shared)
+    common = [i.strip() for i in tunings[0].split(",") if i.strip() in shared]
+    return [strip(t) for t in tunings], common
+
+
+def _show_values(values, most=4):
+    shown = [repr(v) if v == "" else v for v in values[:most]]
+    return ", ".join(shown) + (f", ... ({len(values)} in all)" if len(values) > most else "")
+
+
+def select_rows(run, side, what, flag):
+    """The rows of run that side picks. A selector that picks nothing is an InputError naming
+    the values the run has (what: "BEFORE"/"AFTER"; flag: "--tuning-old"/"--tuning-new")."""
+    rows = run.rows
+    for col, want, opt in (("impl", side.impl, "--impls"), ("variant", side.variant, "--variants")):
+        if want is None:
+            continue
+        kept = [r for r in rows if r[col] == want]
+        if not kept:
+            raise InputError(f"{opt}: {what} ({run.path}) has no rows of {col} {want!r} "
+                             f"(it has: {_show_values(run.values(col, rows))})")
+        rows = kept
+    if side.tuning is not None:
+        kept = [r for r in rows if tuning_matches(side.tuning, r["tuning"])]
+        if not kept:
+            raise InputError(f"{flag} {side.tuning!r}: {what} ({run.path}) has no rows of that "
+                             f"tuning (it has: {_show_values(run.values('tuning', rows))})")
+        rows = kept
+    return rows
+
+
+def group_side(rows, side, drops):
+    """Rows that side picks, grouped by key, in first-appearance order."""
+    groups = {}
+    for r in rows:
+        if side.matches(r):
+            groups.setdefault(row_key(r, drops.device, drops.variant, drops.impl, drops.tuning),
+                              []).append(r)
+    return groups
+
+
 def group_rows(run, ignore_device=False, variant=None):
     """Rows of a run grouped by key, in first-appearance order. variant (str or None) keeps
     only rows of that variant and drops the variant from the key."""
-    groups = {}
-    for r in run.rows:
-        if variant is not None and r["variant"] != variant:
-            continue
-        groups.setdefault(row_key(r, ignore_device, variant is not None), []).append(r)
-    return groups
+    return group_side(run.rows, Side(variant=variant),
+                      Drops(device=ignore_device, variant=variant is not None))
+
+
+def check_one_tuning(groups, what, flag):
+    """With tuning out of the key, refuses (InputError, naming the case) a key whose rows hold
+    several tunings: which one to compare would be a guess."""
+    for key, rows in groups.items():
+        tunings = sorted({r["tuning"] for r in rows})
+        if len(tunings) > 1:
+            differ, common = tuning_difference(tunings)
+            both = f", all with {','.join(common)}" if common else ""
+            raise InputError(f"ambiguous: {format_key(key)} has {len(tunings)} tunings in "
+                             f"{what} ({_show_values(differ, 3)}{both}); pick one with {flag} "
+                             f"STR")
 
 
 # ------------------------------------------------------------------------------------ decision
@@ -211,6 +395,7 @@ class CaseResult:
     p_value: float          # U test p-value; NaN for the interval rule
     decision: str           # one of DECISIONS
     bytes_differ: bool = False
+    op: str = ""            # the op column of the key's rows
 
 
 def median(values):
@@ -269,7 +454,7 @@ def decide(key, before_rows, after_rows, threshold, alpha):
             decision = "UNSURE"
     bytes_differ = len({r["bytes"] for r in before_rows + after_rows}) > 1
     return CaseResult(key, nb, na, b, a, change, "utest" if use_utest else "interval", p,
-                      decision, bytes_differ)
+                      decision, bytes_differ, before_rows[0]["op"])
 
 
 @dataclass
@@ -283,18 +468,50 @@ class Comparison:
     only_after: list = field(default_factory=list)
     not_compared: list = field(default_factory=list)   # (key, before statuses, after statuses)
     few_reps_utest: int = 0     # keys with >= 3 reps per side where the U test cannot reach alpha
+    old: Side = field(default_factory=Side)             # which rows of BEFORE / AFTER
+    new: Side = field(default_factory=Side)
+    drops: Drops = field(default_factory=Drops)
+    notes: list = field(default_factory=list)           # extra "note: ..." lines
+    tunings_used: tuple = ((), ())                      # distinct tunings of the joined rows
 
-    def counts(self):
-        return {d: sum(1 for r in self.results if r.decision == d) for d in DECISIONS}
+    def counts(self, results=None):
+        results = self.results if results is None else results
+        return {d: sum(1 for r in results if r.decision == d) for d in DECISIONS}
 
-    def geomean_ratio(self):
+    def geomean_ratio(self, results=None):
         """Geometric mean of after/before median ratios over compared keys (NaN if none)."""
-        if not self.results:
+        results = self.results if results is None else results
+        if not results:
             return float("nan")
-        return math.exp(sum(math.log(r.after_us / r.before_us) for r in self.results)
-                        / len(self.results))
+        return math.exp(sum(math.log(r.after_us / r.before_us) for r in results)
+                        / len(results))
+
+    def per_op(self):
+        """[(op, results)] in first-appearance order of the op column."""
+        ops = {}
+        for r in self.results:
+            ops.setdefault(r.op, []).append(r)
+        return list(ops.items())
+
+    def sides(self):
+        """(old label, new label): the selectors, or BEFORE/AFTER for a plain comparison."""
+        if self.old.is_default() and self.new.is_default():
+            return "BEFORE", "AFTER"
+        return self.old.label("BEFORE"), self.new.label("AFTER")
+
+    def nothing_compared(self):
+        """None when some key was decided, else the one-line reason why nothing was."""
+        if self.results:
+            return None
+        if self.not_compared:
+            return (f"nothing compared: {len(self.not_compared)} keys on both sides, none with "
+                    f"status=ok rows on both")
+        return (f"nothing compared: no key on both sides ({len(self.only_before)} only in "
+                f"BEFORE, {len(self.only_after)} only in AFTER)")
 
     def exit_code(self):
+        if self.nothing_compared():
+            return 2
         return 1 if any(r.decision == "SLOWER" for r in self.results) else 0
 
 
@@ -309,31 +526,69 @@ def check_devices(before, after, ignore_device):
                          f"{show(ad)} (pass --ignore-device to compare anyway)")
 
 
-def compare_runs(before, after, threshold=5.0, alpha=0.05, ignore_device=False, variants=None):
-    """Joins two runs and decides every key present on both sides (see decide). variants is
-    None or (before_variant, after_variant). Keys on one side only, and keys without an ok
-    row on some side, are listed, not decided."""
+def _pair(value, what):
+    if value is None:
+        return None, None
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise InputError(f"{what} must be an (OLD, NEW) pair")
+    return value
+
+
+def compare_runs(before, after, threshold=5.0, alpha=0.05, ignore_device=False, variants=None,
+                 impls=None, tunings=None):
+    """Joins two runs and decides every key present on both sides (see decide).
+
+    variants, impls: None or (before value, after value): each side keeps the rows of its value
+    and the field leaves the key (impls takes tuning out of the key too). tunings: None or
+    (before selector, after selector), either None for "any" (see tuning_matches); a selector
+    takes tuning out of the key. Tuning also leaves the key when a schema v1 run meets a v2
+    run (v1 recorded no tuning). With tuning out of the key, a side holding several tunings of
+    one key is an InputError naming the case. A selector that picks no row is an InputError.
+    Keys on one side only, and keys without an ok row on some side, are listed, not decided."""
     check_devices(before, after, ignore_device)
-    bv, av = variants if variants else (None, None)
-    bg = group_rows(before, ignore_device, bv)
-    ag = group_rows(after, ignore_device, av)
-    cmp = Comparison(before, after, threshold, alpha)
-    for key, brows in bg.items():
+    bv, av = _pair(variants, "variants")
+    bi, ai = _pair(impls, "impls")
+    bt, at = _pair(tunings, "tunings")
+    for t in (bt, at):
+        if t is not None:
+            check_tuning_spec(t)
+    old, new = Side(bv, bi, bt), Side(av, ai, at)
+    schemas = {s for run in (before, after) for s in run.schemas()}
+    v1_files = [run.path for run in (before, after) if "1" in run.schemas()]
+    mixed = "1" in schemas and len(schemas) > 1     # v1 (no tuning) against v2
+    drops = Drops(device=ignore_device, variant=variants is not None, impl=impls is not None,
+                  tuning=impls is not None or bt is not None or at is not None or mixed)
+    brows = select_rows(before, old, "BEFORE", "--tuning-old")
+    arows = select_rows(after, new, "AFTER", "--tuning-new")
+    bg = group_side(brows, old, drops)
+    ag = group_side(arows, new, drops)
+    if drops.tuning:
+        check_one_tuning(bg, "BEFORE", "--tuning-old")
+        check_one_tuning(ag, "AFTER", "--tuning-new")
+    cmp = Comparison(before, after, threshold, alpha, old=old, new=new, drops=drops)
+    if mixed:
+        cmp.notes.append(f"note: {' and '.join(dict.fromkeys(v1_files))} is schema v1 (impl "
+                         f"from backend, no tuning): tuning is not part of the key")
+    used_b, used_a = [], []
+    for key, brows_k in bg.items():
         if key not in ag:
             cmp.only_before.append(key)
             continue
-        arows = ag[key]
-        bok = [r for r in brows if r["status"] == "ok"]
-        aok = [r for r in arows if r["status"] == "ok"]
+        arows_k = ag[key]
+        bok = [r for r in brows_k if r["status"] == "ok"]
+        aok = [r for r in arows_k if r["status"] == "ok"]
         if not bok or not aok:
-            cmp.not_compared.append((key, _statuses(brows), _statuses(arows)))
+            cmp.not_compared.append((key, _statuses(brows_k), _statuses(arows_k)))
             continue
         res = decide(key, bok, aok, threshold, alpha)
         if (res.method == "interval" and res.n_before >= MIN_REPS_FOR_UTEST
                 and res.n_after >= MIN_REPS_FOR_UTEST):
             cmp.few_reps_utest += 1
         cmp.results.append(res)
+        used_b.append(bok[0]["tuning"])
+        used_a.append(aok[0]["tuning"])
     cmp.only_after = [k for k in ag if k not in bg]
+    cmp.tunings_used = (tuple(dict.fromkeys(used_b)), tuple(dict.fromkeys(used_a)))
     return cmp
 
 
@@ -343,16 +598,55 @@ def _statuses(rows):
 
 # ------------------------------------------------------------------------------------ output
 
-COLUMNS = ("case", "variant", "cache", "graph", "dev", "n", "before_us", "after_us", "change",
-           "method", "p", "decision")
+COLUMNS = ("case", "variant", "impl", "tuning", "cache", "graph", "dev", "n", "before_us",
+           "after_us", "change", "method", "p", "decision")
 
 
-def _cells(r):
-    case, variant, cache, graph, dev = r.key
-    return [case, variant or "-", cache, "yes" if graph else "no", str(dev),
-            f"{r.n_before}/{r.n_after}", f"{r.before_us:.3f}", f"{r.after_us:.3f}",
+def common_tuning(results):
+    """Items shared by every non-empty tuning in the keys of results, in the order of the
+    first such tuning ([] when there is none). The table prints them once."""
+    tunings = [r.key.tuning for r in results if r.key.tuning not in ("", "*")]
+    if not tunings:
+        return []
+    shared = set.intersection(*(set(tuning_items(t)) for t in tunings))
+    return [i.strip() for i in tunings[0].split(",") if i.strip() in shared]
+
+
+def _tuning_cell(tuning, common):
+    """A key's tuning for the table: "-" when empty, else its items not in common (which
+    the report prints once), "(common)" when none is left."""
+    if tuning in ("", "*"):
+        return tuning or "-"
+    rest = [i.strip() for i in tuning.split(",") if i.strip() and i.strip() not in common]
+    return ",".join(rest) or "(common)"
+
+
+def _cells(r, common=()):
+    case, variant, impl, tuning, cache, graph, dev = r.key
+    return [case, variant or "-", impl or "-", _tuning_cell(tuning, common), cache,
+            "yes" if graph else "no",
+            str(dev), f"{r.n_before}/{r.n_after}", f"{r.before_us:.3f}", f"{r.after_us:.3f}",
             f"{r.change_pct:+.2f}%" + (" (bytes differ)" if r.bytes_differ else ""),
             r.method, "-" if math.isnan(r.p_value) else f"{r.p_value:.3g}", r.decision]
+
+
+def _side_line(cmp):
+    """'sglang -> linstate', with the tunings each side ran when tuning is not in the key."""
+    old, new = cmp.sides()
+    line = f"{old} -> {new}"
+    if cmp.drops.tuning and cmp.results:
+        bt, at = cmp.tunings_used
+        if len(bt) == 1 and len(at) == 1:
+            (b, a), common = tuning_difference([bt[0], at[0]])
+            both = f"; both {','.join(common)}" if common else ""
+            line += f" (tuning: {b or repr('')} -> {a or repr('')}{both})"
+        else:
+            line += f" (tuning: {len(bt)} -> {len(at)} tunings)"
+    return line
+
+
+def _ratio_text(g):
+    return f"{g:.4f} ({(g - 1) * 100:+.2f}%)"
 
 
 def _summary_lines(cmp):
@@ -362,8 +656,7 @@ def _summary_lines(cmp):
     if math.isnan(g):
         lines.append("geomean after/before: n/a (no case compared)")
     else:
-        lines.append(f"geomean after/before: {g:.4f} ({(g - 1) * 100:+.2f}%) over "
-                     f"{len(cmp.results)} cases")
+        lines.append(f"geomean after/before: {_ratio_text(g)} over {len(cmp.results)} cases")
     lines.append(", ".join(f"{c[d]} {d}" for d in DECISIONS)
                  + f" (threshold {cmp.threshold:g}%, alpha {cmp.alpha:g})")
     bh, ah = cmp.before.holds(), cmp.after.holds()
@@ -374,7 +667,21 @@ def _summary_lines(cmp):
     if cmp.few_reps_utest:
         lines.append(f"note: {cmp.few_reps_utest} cases have too few repetitions for the U test "
                      f"to reach alpha {cmp.alpha:g}; decided by the interval rule")
+    lines += cmp.notes
     return lines
+
+
+def _per_op_rows(cmp):
+    """[op, cases, geomean text, SLOWER, FASTER, SAME, UNSURE] per op."""
+    out = []
+    for op, res in cmp.per_op():
+        c = cmp.counts(res)
+        out.append([op, str(len(res)), _ratio_text(cmp.geomean_ratio(res))]
+                   + [str(c[d]) for d in DECISIONS])
+    return out
+
+
+PER_OP_COLUMNS = ("op", "cases", "geomean after/before") + DECISIONS
 
 
 def _side_lists(cmp):
@@ -394,17 +701,31 @@ def _side_lists(cmp):
 
 def _provenance(run):
     devs = "; ".join(g or "?" for _, g in run.devices())
-    return f"{run.path} [{devs}; commit {', '.join(run.commits())}]"
+    impls = ", ".join(run.values("impl"))
+    return (f"{run.path} [{devs}; impl {impls}; schema v{'/'.join(run.schemas())}; "
+            f"commit {', '.join(run.commits())}]")
+
+
+def _align(table):
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
 
 
 def format_text(cmp):
-    """Plain-text report: provenance, aligned table, summary, undecided lists."""
-    lines = [f"before: {_provenance(cmp.before)}", f"after:  {_provenance(cmp.after)}"]
-    table = [list(COLUMNS)] + [_cells(r) for r in cmp.results]
-    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
-    for row in table:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    """Plain-text report: provenance, sides, aligned table, summary, per-op summary,
+    undecided lists."""
+    lines = [f"before: {_provenance(cmp.before)}", f"after:  {_provenance(cmp.after)}",
+             f"sides:  {_side_line(cmp)}"]
+    common = common_tuning(cmp.results)
+    if common:
+        lines.append(f"tuning: {','.join(common)} in every tuned key; the tuning column shows "
+                     f"the rest")
+    lines += _align([list(COLUMNS)] + [_cells(r, common) for r in cmp.results])
     lines += _summary_lines(cmp)
+    if cmp.results:
+        old, new = cmp.sides()
+        lines.append(f"per op, geomean after/before ({old} -> {new}):")
+        lines += [f"  {l}" for l in _align([list(PER_OP_COLUMNS)] + _per_op_rows(cmp))]
     for title, items in _side_lists(cmp):
         lines.append(f"{title}:")
         lines += [f"  {it}" for it in items]
@@ -415,18 +736,34 @@ def _md_cell(s):
     return s.replace("|", "\\|")
 
 
+def _md_table(columns, rows):
+    return (["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+            + ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows])
+
+
 def format_md(cmp):
-    """Markdown report: the same content with a pipe table (for PR comments)."""
+    """Markdown report: the same content with pipe tables (for PR comments)."""
     lines = [f"**before:** `{_provenance(cmp.before)}`  ",
-             f"**after:** `{_provenance(cmp.after)}`", ""]
-    lines.append("| " + " | ".join(COLUMNS) + " |")
-    lines.append("|" + "|".join("---" for _ in COLUMNS) + "|")
+             f"**after:** `{_provenance(cmp.after)}`  ",
+             f"**sides:** {_md_cell(_side_line(cmp))}  "]
+    common = common_tuning(cmp.results)
+    if common:
+        lines.append(f"**tuning:** `{','.join(common)}` in every tuned key; the tuning column "
+                     f"shows the rest")
+    lines.append("")
+    body = []
     for r in cmp.results:
-        cells = _cells(r)
+        cells = _cells(r, common)
         cells[-1] = f"**{cells[-1]}**" if cells[-1] in ("SLOWER", "FASTER") else cells[-1]
-        lines.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
+        body.append(cells)
+    lines += _md_table(COLUMNS, body)
     lines.append("")
     lines += [f"{s}  " for s in _summary_lines(cmp)]
+    if cmp.results:
+        old, new = cmp.sides()
+        lines += ["", f"**per op, geomean after/before ({_md_cell(old)} -> {_md_cell(new)}):**",
+                  ""]
+        lines += _md_table(PER_OP_COLUMNS, _per_op_rows(cmp))
     for title, items in _side_lists(cmp):
         lines += ["", f"**{title}:**", ""] + [f"- `{_md_cell(it)}`" for it in items]
     return "\n".join(lines) + "\n"
@@ -439,6 +776,21 @@ def _variants_arg(text):
     if not sep or not old or not new:
         raise argparse.ArgumentTypeError(f"expected OLD:NEW, got {text!r}")
     return old, new
+
+
+def _tuning_arg(text):
+    try:
+        check_tuning_spec(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def _tunings_arg(text):
+    pair = _variants_arg(text)
+    for t in pair:
+        _tuning_arg(t)
+    return pair
 
 
 def _nonneg_float(text):
@@ -468,21 +820,55 @@ def add_compare_options(p):
                    help="compare runs from different GPUs; device_index leaves the key")
     p.add_argument("--variants", type=_variants_arg, metavar="OLD:NEW",
                    help="compare variant OLD of BEFORE with variant NEW of AFTER")
+    p.add_argument("--impls", type=_variants_arg, metavar="OLD:NEW",
+                   help="compare impl OLD of BEFORE with impl NEW of AFTER (impl and tuning "
+                        "leave the key; pick a tuning with --tuning-old/--tuning-new)")
+    p.add_argument("--tunings", type=_tunings_arg, metavar="OLD:NEW",
+                   help="compare tuning OLD with tuning NEW (same impl; = --tuning-old OLD "
+                        "--tuning-new NEW)")
+    p.add_argument("--tuning-old", type=_tuning_arg, metavar="STR",
+                   help="BEFORE side: only rows whose tuning is STR or holds its knob=value "
+                        "items")
+    p.add_argument("--tuning-new", type=_tuning_arg, metavar="STR",
+                   help="AFTER side: only rows whose tuning is STR or holds its knob=value "
+                        "items")
+
+
+def selection_args(args):
+    """(variants, impls, tunings) for compare_runs from parsed add_compare_options args;
+    InputError when --tunings is combined with --tuning-old/--tuning-new."""
+    tunings = None
+    if args.tunings is not None:
+        if args.tuning_old is not None or args.tuning_new is not None:
+            raise InputError("--tunings OLD:NEW and --tuning-old/--tuning-new pick the same "
+                             "thing: give one or the other")
+        tunings = args.tunings
+    elif args.tuning_old is not None or args.tuning_new is not None:
+        tunings = (args.tuning_old, args.tuning_new)
+    return args.variants, args.impls, tunings
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(
         prog="compare.py",
-        description="Compare two linstate CSV runs; exit 1 if any case is SLOWER, 2 on bad input.")
+        description="Compare two linstate CSV runs (or two sides of one); exit 1 if any case is "
+                    "SLOWER, 2 on bad input or when nothing was compared.")
     p.add_argument("before", help="CSV of the baseline run")
-    p.add_argument("after", help="CSV of the candidate run")
+    p.add_argument("after", nargs="?",
+                   help="CSV of the candidate run (default: BEFORE again, for --variants, "
+                        "--impls or --tunings within one file)")
     p.add_argument("--format", choices=("text", "md"), default="text")
     add_compare_options(p)
     args = p.parse_args(argv)
     try:
-        before, after = load_csv(args.before), load_csv(args.after)
+        variants, impls, tunings = selection_args(args)
+        if args.after is None and variants is None and impls is None and tunings is None:
+            raise InputError("one file given: compare two sides of it with --variants, --impls "
+                             "or --tunings, or give AFTER.csv")
+        before = load_csv(args.before)
+        after = before if args.after is None else load_csv(args.after)
         cmp = compare_runs(before, after, args.threshold, args.alpha, args.ignore_device,
-                           args.variants)
+                           variants, impls, tunings)
     except InputError as e:
         print(f"compare.py: error: {e}", file=sys.stderr)
         return 2
@@ -491,6 +877,9 @@ def main(argv=None):
               f"(python3 -m pip install scipy)", file=sys.stderr)
         return 2
     sys.stdout.write(format_md(cmp) if args.format == "md" else format_text(cmp))
+    reason = cmp.nothing_compared()
+    if reason:
+        print(f"compare.py: error: {reason}", file=sys.stderr)
     return cmp.exit_code()
 
 

@@ -5,10 +5,10 @@
     scripts/plot.py [CSV] --compare BEFORE.csv AFTER.csv [--out DIR] [compare options]
 
 For CSV: one PNG per (mechanism, op, state dtype): achieved GB/s against batch (log2 axis), one
-line per draft-token count (and per model / tp / variant / cache regime / graph / device when
-those vary inside the chart), the run's copy ceiling (copy_peak_gbps) as a dashed horizontal
-line, titled with GPU name and state dtype. Repetitions are reduced to their median GB/s; rows
-without a GB/s value (empty cell) are left out.
+line per draft-token count (and per model / tp / variant / impl / tuning / cache regime / graph /
+device when those vary inside the chart), the run's copy ceiling (copy_peak_gbps) as a dashed
+horizontal line, titled with GPU name and state dtype. Repetitions are reduced to their median
+GB/s; rows without a GB/s value (empty cell) are left out.
 With --compare: one PNG of the % change per case, bars coloured by compare.py's decision.
 Files are named <csv stem>-<op>_<dtype>.png (op "gdn/verify" -> gdn_verify; prefixed by the
 mechanism when op does not start with it) and compare-<before>-vs-<after>.png,
@@ -26,8 +26,9 @@ import compare  # noqa: E402  (the CSV loader and the decision rule live there)
 DECISION_COLOURS = {"SLOWER": "#d62728", "FASTER": "#2ca02c", "SAME": "#7f7f7f",
                     "UNSURE": "#ff7f0e"}
 # Dimensions that split a chart into several lines when they vary inside it (draft count always).
-SERIES_DIMS = (("model", "model"), ("tp", "tp"), ("variant", "variant"),
-               ("cache_regime", "cache"), ("graph", "graph"), ("device_index", "dev"))
+SERIES_DIMS = (("model", "model"), ("tp", "tp"), ("variant", "variant"), ("impl", "impl"),
+               ("tuning", "tuning"), ("cache_regime", "cache"), ("graph", "graph"),
+               ("device_index", "dev"))
 
 
 def _pyplot():
@@ -103,10 +104,10 @@ def plot_family(plt, key, rows, path):
 
 
 def bar_labels(keys):
-    """Labels of compared keys: the case, plus the key qualifiers (variant, cache regime,
-    graph, device) that are not the same for every key."""
-    names = ("variant", "cache", "graph", "dev")
-    varying = [i for i in range(1, 5) if len({k[i] for k in keys}) > 1]
+    """Labels of compared keys: the case, plus the key qualifiers (variant, impl, tuning,
+    cache regime, graph, device) that are not the same for every key."""
+    names = ("variant", "impl", "tuning", "cache", "graph", "dev")
+    varying = [i for i in range(1, 7) if len({k[i] for k in keys}) > 1]
     return [" ".join([k[0]] + [f"{names[i - 1]}={k[i]}" for i in varying]) for k in keys]
 
 
@@ -128,8 +129,10 @@ def plot_comparison(plt, cmp, path):
     ax.set_xlabel("median time change, after vs before (%)   (+ = slower)")
     g = cmp.geomean_ratio()
     gtxt = "n/a" if math.isnan(g) else f"{(g - 1) * 100:+.2f}%"
+    old, new = cmp.sides()
+    sides = "" if (old, new) == ("BEFORE", "AFTER") else f"  |  {old} -> {new}"
     ax.set_title(f"{os.path.basename(cmp.after.path)} vs {os.path.basename(cmp.before.path)}"
-                 f"  |  geomean {gtxt}")
+                 f"{sides}  |  geomean {gtxt}")
     from matplotlib.patches import Patch
     present = [d for d in compare.DECISIONS if any(r.decision == d for r in res)]
     if present:
@@ -174,9 +177,10 @@ def main(argv=None):
                       f"{_stem(args.csv)}-{_safe(family_label(k[0], k[1]) + '_' + k[2])}.png")
                      for k, rows in groups.items()]
         if args.compare:
+            variants, impls, tunings = compare.selection_args(args)
             before, after = (compare.load_csv(f) for f in args.compare)
             cmp = compare.compare_runs(before, after, args.threshold, args.alpha,
-                                       args.ignore_device, args.variants)
+                                       args.ignore_device, variants, impls, tunings)
             if not cmp.results:
                 raise compare.InputError(f"{args.compare[0]} and {args.compare[1]}: no case "
                                          f"compared (no common key with ok rows)")

@@ -1,8 +1,11 @@
-"""Synthetic linstate CSVs (schema v1) for the script tests.
+"""Synthetic linstate CSVs (schema v1 and v2) for the script tests.
 
 row(...) builds one row dict with every v1 column (plus repetition); write_csv writes rows with a
 chosen column list, so a test can drop a column or corrupt a cell. Numbers are plausible H200
 values, never all-zero; p10/p90 are spread symmetrically around the median.
+v2(rows, impl, tuning) turns v1 rows into schema-v2 rows of one impl and tuning; write them with
+columns=V2_COLUMNS (the v1 columns, the v1 extras, then impl, impl_version, tuning, kernel, as
+harness/csv.c writes them).
 """
 import csv
 import os
@@ -14,7 +17,18 @@ sys.path.insert(0, SCRIPTS)
 import compare  # noqa: E402
 
 COLUMNS = list(compare.SCHEMA_V1_COLUMNS) + ["repetition"]
+# Spelled out here, not taken from compare.py, so these helpers do not depend on the reader.
+V2_EXTRA_COLUMNS = ["impl", "impl_version", "tuning", "kernel"]
+V2_COLUMNS = COLUMNS + ["rotated", "time_us_min", "time_us_max", "held"] + V2_EXTRA_COLUMNS
 MODEL = "qwen3-next-80b-a3b"
+# linstate's knobs (kernels/cuda/impl_linstate.cu) at their defaults, with pdl set.
+LINSTATE_KNOBS = ("conv.variant=auto,conv.prefetch=on,conv.speculate=auto,delta.variant=auto,"
+                  "ssu.variant=auto,ssu.speculate=auto")
+
+
+def linstate_tuning(pdl="on"):
+    """The tuning string linstate writes: every knob, pdl first."""
+    return f"pdl={pdl}," + LINSTATE_KNOBS
 
 
 def case_key(family="gdn", op="verify", batch=64, draft=4, dtype="fp32"):
@@ -73,3 +87,22 @@ def write_csv(path, rows, columns=None):
         for r in rows:
             w.writerow([r.get(c, "") for c in columns])
     return path
+
+
+def v2(rows, impl="linstate", tuning=None, impl_version="0.1.0", kernel=None, scale=1.0):
+    """Schema-v2 copies of v1 rows: impl, impl_version, tuning (default: linstate_tuning() for
+    impl linstate, "" otherwise), kernel (default "<impl>:<op>"), the v1 extras rotated,
+    time_us_min/max and held filled, every time multiplied by scale."""
+    if tuning is None:
+        tuning = linstate_tuning() if impl == "linstate" else ""
+    out = []
+    for r in rows:
+        r = dict(r, schema_version="2", impl=impl, impl_version=impl_version, tuning=tuning,
+                 kernel=kernel if kernel is not None else f"{impl}:{r['op']}", rotated="36",
+                 held="1")
+        for c in ("time_us_median", "time_us_p10", "time_us_p90", "time_us_mean"):
+            r[c] = repr(float(r[c]) * scale)
+        r["time_us_min"] = repr(float(r["time_us_p10"]) * 0.99)
+        r["time_us_max"] = repr(float(r["time_us_p90"]) * 1.5)
+        out.append(r)
+    return out

@@ -61,8 +61,7 @@ def write_scaled(src, dst, key):
     for cells in rows[1:]:
         if len(cells) != len(header):
             continue
-        k = (cells[idx["case"]], cells[idx["variant"]], cells[idx["cache_regime"]],
-             int(cells[idx["graph"]]), int(cells[idx["device_index"]]))
+        k = compare.row_key(compare.parse_row(dst, 0, dict(zip(header, cells)), header))
         if k == key and cells[idx["status"]] == "ok":
             for i in tcols:
                 cells[i] = repr(float(cells[i]) * FACTOR)
@@ -113,7 +112,7 @@ def main():
         import scipy  # noqa: F401
     except ImportError as e:
         skip(f"{e.name} is not installed")
-    # Only linstate-bench CSVs (schema v1: first column schema_version); other CSVs under
+    # Only linstate-bench CSVs (schema v1/v2: first column schema_version); other CSVs under
     # results/ (e.g. the kernel_speed tool's) have their own columns.
     files = [f for f in sorted(glob.glob(os.path.join(ROOT, "results", "h200", "*.csv")))
              if is_bench_csv(f)]

@@ -204,8 +204,14 @@ class CompareBadInput(Base):
         self.assert_one_line_error(rc, out, err, "before.csv", "schema_version")
 
     def test_wrong_schema_version(self):
+        rc, out, err = self.compare(suite(), suite(schema_version="3"))
+        self.assert_one_line_error(rc, out, err, "after.csv:2", "schema_version is '3'")
+
+    def test_v2_rows_need_the_v2_columns(self):
+        # schema_version 2 in a file whose header stops at the v1 columns
         rc, out, err = self.compare(suite(), suite(schema_version="2"))
-        self.assert_one_line_error(rc, out, err, "after.csv:2", "schema_version is '2'")
+        self.assert_one_line_error(rc, out, err, "after.csv:2", "schema_version 2",
+                                   "impl, impl_version, tuning, kernel")
 
     def test_non_numeric_time(self):
         rows = suite()
@@ -253,8 +259,9 @@ class CompareJoin(Base):
         self.assertEqual(decision_of(out, SLOW_KEY), "SAME")
 
     def test_device_index_is_part_of_the_key(self):
-        rc, out, _ = self.compare(suite(), suite(device_index=1))
-        self.assertEqual(rc, 0, out)
+        # no key in common: the lists are printed, and nothing compared is exit 2
+        rc, out, err = self.compare(suite(), suite(device_index=1))
+        self.assert_one_line_error(rc, out, err, "nothing compared")
         self.assertIn("only in BEFORE (10)", out)
         self.assertIn("only in AFTER (10)", out)
         rc, out, _ = self.compare(suite(), suite(device_index=1), "--ignore-device")
@@ -276,7 +283,7 @@ class CompareJoin(Base):
                          time_us_p90="", gbps="")
         rc, out, _ = self.compare(suite(), after)
         self.assertEqual(rc, 0, out)
-        self.assertIn(f"{SLOW_KEY} variant=fused cache=rotate dev=0: before=ok "
+        self.assertIn(f"{SLOW_KEY} variant=fused impl=linstate cache=rotate dev=0: before=ok "
                       f"after=skipped:oom", out)
         self.assertIn("9 SAME", out)
 
@@ -292,6 +299,226 @@ class CompareJoin(Base):
         self.assertEqual(decision_of(out, SLOW_KEY), "FASTER")
         rc, out, err = self.compare(rows, rows, "--variants", "fused")
         self.assertEqual(rc, 2, err)
+
+    def test_all_joined_keys_not_ok_is_nothing_compared(self):
+        skipped = [dict(r, status="skipped:oom", time_us_median="", time_us_p10="",
+                        time_us_p90="") for r in suite()]
+        rc, out, err = self.compare(suite(), skipped)
+        self.assert_one_line_error(rc, out, err, "nothing compared", "status=ok")
+        self.assertIn("status not ok (10)", out)
+
+
+MAMBA_KEY = synth.case_key("mamba2_ssu", "decode", batch=64, draft=1)
+TUNE_ON, TUNE_OFF = synth.linstate_tuning("on"), synth.linstate_tuning("off")
+
+
+def impl_rows():
+    """(sglang, linstate pdl=on, linstate pdl=off) schema-v2 rows of the same 10 cases.
+    Against sglang, linstate pdl=on is x0.8 on SLOW_KEY and x1.3 on MAMBA_KEY; pdl=off is
+    x1.5 on SLOW_KEY and x1.0 elsewhere."""
+    base = suite()
+    sglang = synth.v2(base, impl="sglang", impl_version="0.5.5", kernel="sglang.triton")
+    on = synth.v2(scaled(scaled(base, SLOW_KEY, 0.8), MAMBA_KEY, 1.3), tuning=TUNE_ON)
+    off = synth.v2(scaled(base, SLOW_KEY, 1.5), tuning=TUNE_OFF)
+    return sglang, on, off
+
+
+def per_op_line(out, op):
+    """Cells of the per-op summary line of op."""
+    for line in out.splitlines():
+        cells = line.split()
+        if line.startswith("  ") and cells and cells[0] == op:
+            return cells
+    raise AssertionError(f"no per-op line for {op}:\n{out}")
+
+
+class CompareImplsTunings(Base):
+    """Schema v2: impl and tuning in the key, --impls, --tunings, --tuning-old/-new."""
+
+    def v2csv(self, name, *parts):
+        return self.csv(name, [r for p in parts for r in p], synth.V2_COLUMNS)
+
+    def test_v2_default_key_keeps_impls_and_tunings_apart(self):
+        path = self.v2csv("run.csv", *impl_rows())
+        rc, out, err = run(PY, COMPARE, path, path)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("30 SAME", out)       # 10 cases x (sglang, pdl=on, pdl=off), never merged
+        # the tuning column shows the knobs that differ; the shared ones are printed once
+        self.assertIn(f"tuning: {synth.LINSTATE_KNOBS} in every tuned key", out)
+        keys = [l.split()[:4] for l in out.splitlines() if l.startswith(SLOW_KEY + " ")]
+        self.assertEqual(keys, [[SLOW_KEY, "fused", "sglang", "-"],
+                                [SLOW_KEY, "fused", "linstate", "pdl=on"],
+                                [SLOW_KEY, "fused", "linstate", "pdl=off"]])
+
+    def assert_impls_verdicts(self, rc, out, err, new="linstate [pdl=on]"):
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(decision_of(out, SLOW_KEY), "FASTER")
+        self.assertEqual(decision_of(out, MAMBA_KEY), "SLOWER")
+        self.assertIn("1 SLOWER, 1 FASTER, 8 SAME, 0 UNSURE", out)
+        self.assertIn(f"sides:  sglang -> {new} (tuning: '' -> {TUNE_ON})", out)
+        # per op: geomean of the linstate/sglang ratios, and the decisions of the op
+        self.assertEqual(per_op_line(out, "gdn/verify"),
+                         ["gdn/verify", "8", "0.9725", "(-2.75%)", "0", "1", "7", "0"])
+        self.assertEqual(per_op_line(out, "mamba2_ssu/decode"),
+                         ["mamba2_ssu/decode", "2", "1.1402", "(+14.02%)", "1", "0", "1", "0"])
+
+    def test_impls_one_file_and_two_files(self):
+        sglang, on, off = impl_rows()
+        both = self.v2csv("both.csv", sglang, on, off)
+        rc, out, err = run(PY, COMPARE, both, "--impls", "sglang:linstate", "--tuning-new",
+                           "pdl=on")
+        self.assert_impls_verdicts(rc, out, err)
+        rc, out, err = run(PY, COMPARE, self.v2csv("sglang.csv", sglang),
+                           self.v2csv("linstate.csv", on, off), "--impls", "sglang:linstate",
+                           "--tuning-new", "pdl=on")
+        self.assert_impls_verdicts(rc, out, err)
+        # the other way round, pdl=off picked on the OLD side
+        rc, out, err = run(PY, COMPARE, both, both, "--impls", "linstate:sglang",
+                           "--tuning-old", "pdl=off")
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(decision_of(out, SLOW_KEY), "FASTER")     # 1.5 -> 1.0
+        self.assertIn("sides:  linstate [pdl=off] -> sglang", out)
+
+    def test_impls_with_several_tunings_is_ambiguous(self):
+        sglang, on, off = impl_rows()
+        path = self.v2csv("run.csv", sglang, on, off)
+        rc, out, err = run(PY, COMPARE, path, "--impls", "sglang:linstate")
+        self.assert_one_line_error(rc, out, err, "ambiguous", sglang[0]["case"], "2 tunings",
+                                   "--tuning-new")
+        self.assertEqual(out, "")
+        # one tuning per side: no choice needed
+        path = self.v2csv("one.csv", sglang, on)
+        rc, out, err = run(PY, COMPARE, path, "--impls", "sglang:linstate")
+        self.assert_impls_verdicts(rc, out, err, new="linstate")
+
+    def test_tunings_partial_and_full_match(self):
+        path = self.v2csv("run.csv", *impl_rows())
+        for opts in (["--tunings", "pdl=on:pdl=off"],
+                     ["--tunings", f"{TUNE_ON}:{TUNE_OFF}"],
+                     ["--tunings", "conv.variant=auto,pdl=on:pdl=off,ssu.variant=auto"],
+                     ["--tuning-old", "pdl=on", "--tuning-new", "pdl=off"]):
+            rc, out, err = run(PY, COMPARE, path, *opts)
+            self.assertEqual(rc, 1, f"{opts}\n{out}{err}")
+            self.assertEqual(decision_of(out, SLOW_KEY), "SLOWER", opts)   # 0.8 -> 1.5
+            self.assertIn("+87.50%", out)
+            self.assertEqual(decision_of(out, MAMBA_KEY), "FASTER", opts)  # 1.3 -> 1.0
+            self.assertIn("1 SLOWER, 1 FASTER, 8 SAME", out)               # sglang not picked
+            self.assertIn("impl", out)
+            self.assertNotIn(" sglang ", out)
+
+    def test_tuning_selector_errors(self):
+        path = self.v2csv("run.csv", *impl_rows())
+        # matches both linstate tunings
+        rc, out, err = run(PY, COMPARE, path, "--tunings", "conv.variant=auto:pdl=off")
+        self.assert_one_line_error(rc, out, err, "ambiguous", "--tuning-old")
+        # matches nothing: items are whole knob=value, never prefixes
+        for spec in ("pdl=maybe:pdl=off", "pdl=o:pdl=off"):
+            rc, out, err = run(PY, COMPARE, path, "--tunings", spec)
+            self.assert_one_line_error(rc, out, err, "--tuning-old", "no rows of that tuning")
+        # not knob=value
+        rc, out, err = run(PY, COMPARE, path, "--tunings", "on:off")
+        self.assertEqual(rc, 2, err)
+        self.assertIn("not knob=value", err)
+        # --tunings and --tuning-new pick the same thing
+        rc, out, err = run(PY, COMPARE, path, "--tunings", "pdl=on:pdl=off", "--tuning-new",
+                           "pdl=on")
+        self.assert_one_line_error(rc, out, err, "--tunings", "--tuning-new")
+        # one file needs a selector
+        rc, out, err = run(PY, COMPARE, path)
+        self.assert_one_line_error(rc, out, err, "one file given")
+
+    def test_nothing_compared_is_exit_2(self):
+        sglang, on, off = impl_rows()
+        path = self.v2csv("run.csv", sglang, on, off)
+        rc, out, err = run(PY, COMPARE, path, path, "--impls", "nosuch:linstate")
+        self.assert_one_line_error(rc, out, err, "--impls", "'nosuch'", "linstate, sglang")
+        rc, out, err = run(PY, COMPARE, path, path, "--impls", "sglang:x")
+        self.assert_one_line_error(rc, out, err, "AFTER", "'x'")
+        rc, out, err = run(PY, COMPARE, path, path, "--variants", "nosuch:fused")
+        self.assert_one_line_error(rc, out, err, "--variants", "'nosuch'", "fused")
+        # selectors that pick rows, but no key in common
+        renamed = [dict(r, case="x/" + r["case"]) for r in sglang]
+        rc, out, err = run(PY, COMPARE, self.v2csv("s.csv", renamed), self.v2csv("on.csv", on),
+                           "--impls", "sglang:linstate")
+        self.assert_one_line_error(rc, out, err, "nothing compared", "10 only in BEFORE",
+                                   "10 only in AFTER")
+
+    def test_impls_combine_with_variants(self):
+        sglang, on, _ = impl_rows()
+        per_tensor = [dict(r, variant="per-tensor") for r in synth.v2(
+            scaled(suite(), SLOW_KEY, 2.0), tuning=TUNE_ON)]
+        path = self.v2csv("run.csv", sglang, on, per_tensor)
+        # variant stays in the key: per-tensor has no sglang counterpart
+        rc, out, err = run(PY, COMPARE, path, "--impls", "sglang:linstate")
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(decision_of(out, SLOW_KEY), "FASTER")
+        self.assertIn("only in AFTER (10)", out)
+        # both selectors: sglang fused against linstate per-tensor
+        rc, out, err = run(PY, COMPARE, path, "--impls", "sglang:linstate", "--variants",
+                           "fused:per-tensor")
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SLOWER")
+        self.assertIn("1 SLOWER, 0 FASTER, 9 SAME", out)
+        self.assertIn("sides:  sglang variant=fused -> linstate variant=per-tensor", out)
+
+    def test_v1_still_read_and_joins_v2(self):
+        v1 = suite()
+        # v1 against v1: as before, impl linstate inferred from backend cuda
+        rc, out, err = self.compare(v1, scaled(v1, SLOW_KEY, 1.2))
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SLOWER")
+        self.assertEqual(
+            [l.split()[:4] for l in out.splitlines() if l.startswith(SLOW_KEY + " ")],
+            [[SLOW_KEY, "fused", "linstate", "-"]])
+        # v1 against v2 linstate (one tuning): default join; tuning is not part of the key
+        v1csv = self.csv("v1.csv", v1)
+        _, on, off = impl_rows()
+        rc, out, err = run(PY, COMPARE, v1csv, self.v2csv("v2.csv", synth.v2(v1)))
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("10 SAME", out)
+        self.assertIn("is schema v1", out)
+        # several tunings on the v2 side: ambiguous until one is picked
+        v2csv = self.v2csv("v2two.csv", on, off)
+        rc, out, err = run(PY, COMPARE, v1csv, v2csv)
+        self.assert_one_line_error(rc, out, err, "ambiguous", "--tuning-new")
+        rc, out, err = run(PY, COMPARE, v1csv, v2csv, "--tuning-new", "pdl=off")
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SLOWER")
+        self.assertIn("9 SAME", out)
+        # host: v1 backend host is impl host, which has no knobs in v2 either
+        host = suite(backend="host", gpu_name="host")
+        rc, out, err = run(PY, COMPARE, self.csv("h1.csv", host),
+                           self.v2csv("h2.csv", synth.v2(scaled(host, SLOW_KEY, 0.5),
+                                                         impl="host")))
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(decision_of(out, SLOW_KEY), "FASTER")
+        self.assertIn("9 SAME", out)
+        # v1 cuda rows are impl linstate: --impls finds them
+        rc, out, err = run(PY, COMPARE, v1csv, self.v2csv("s.csv", impl_rows()[0]),
+                           "--impls", "linstate:sglang")
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("10 SAME", out)
+
+    def test_md_names_sides_and_has_per_op_table(self):
+        path = self.v2csv("run.csv", *impl_rows())
+        rc, out, err = run(PY, COMPARE, path, "--impls", "sglang:linstate", "--tuning-new",
+                           "pdl=on", "--format", "md")
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("**sides:** sglang -> linstate [pdl=on]", out)
+        self.assertIn("| op | cases | geomean after/before | SLOWER | FASTER | SAME | UNSURE |",
+                      out)
+        self.assertIn("| gdn/verify | 8 | 0.9725 (-2.75%) | 0 | 1 | 7 | 0 |", out)
+        self.assertIn("**SLOWER**", out)
+
+    def test_plot_compare_takes_the_same_selectors(self):
+        path = self.v2csv("run.csv", *impl_rows())
+        rc, out, err = run(PY, PLOT, "--compare", path, path, "--impls", "sglang:linstate",
+                           "--tuning-new", "pdl=on", "--out", self.dir)
+        self.assertEqual(rc, 0, out + err)
+        self.assertTrue(is_png(os.path.join(self.dir, "compare-run-vs-run.png")))
+        rc, out, err = run(PY, PLOT, "--compare", path, path, "--impls", "sglang:linstate",
+                           "--out", self.dir)
+        self.assert_one_line_error(rc, out, err, "ambiguous")
 
 
 class CompareMarkdown(Base):
