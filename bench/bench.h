@@ -247,7 +247,7 @@ typedef struct bench_case {
     int index;               /* 0-based position in the plan */
     const bench_impl_point *pt; /* impl and tuning (points into the opts) */
     char key[192];           /* stable CSV key, never renamed (results/README.md) */
-    char name[640];          /* Google Benchmark name: key, plus "/dev:<i>" with several devices,
+    char name[704];          /* Google Benchmark name: key, plus "/dev:<i>" with several devices,
                               * plus "/impl:<name>" and "/tune:<tuning>" off the default point,
                               * plus "/variant:<name>" for a non-default variant */
 } bench_case;
