@@ -196,6 +196,8 @@ int ls_delta_params_check(const ls_delta_params *p, int per_channel_gate)
     NEED_PTR(op, p->slot_idx, "slot_idx");
     if (p->slots < 0)
         return ls_fail("%s: slots=%d is negative", op, (int)p->slots);
+    if (p->state_layout != LS_STATE_KV && p->state_layout != LS_STATE_VK)
+        return ls_fail("%s: state_layout=%d not LS_STATE_KV (0) or LS_STATE_VK (1)", op, (int)p->state_layout);
     int64_t slot = mul_sat(p->heads_v, p->dk, p->dv);
     TRY(check_slot_stride(op, "state_stride_slot", p->state_stride_slot, slot));
     if (p->inter)

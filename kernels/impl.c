@@ -108,6 +108,8 @@ static int impl_check(const ls_impl *im, const char *where)
         return ls_fail("impl: %s: name '%s' is not [a-z0-9_-]+", where, im->name ? im->name : "(null)");
     if (!im->runtime || (strcmp(im->runtime, "cuda") && strcmp(im->runtime, "host")))
         return ls_fail("impl: %s: runtime '%s' is not cuda or host", where, im->runtime ? im->runtime : "(null)");
+    if ((im->gdn || im->kda) && !(im->caps & (LS_IMPL_KV | LS_IMPL_VK)))
+        return ls_fail("impl: %s: has gdn/kda but declares no state layout (caps LS_IMPL_KV and/or LS_IMPL_VK)", where);
     if (im->n_knobs < 0 || im->n_knobs > LS_MAX_KNOBS || (im->n_knobs && !im->knobs))
         return ls_fail("impl: %s: %d knobs (at most %d, with a table)", where, im->n_knobs, LS_MAX_KNOBS);
     for (int i = 0; i < im->n_knobs; i++) {

@@ -129,7 +129,13 @@ typedef struct ls_conv_params {
  * Layouts (contiguous, bf16 unless noted): q,k [B,T,H,K]; v,o [B,T,HV,V]; b [B,T,HV];
  *   GDN a [B,T,HV], dt_bias bf16 [HV];  KDA a [B,T,HV,K] (raw gate), dt_bias fp32 [HV*K];
  *   A_log fp32 [HV]; state [slots, HV, K, V]; inter [slots, T, HV, K, V] (slot stride given).
+ * state_layout LS_STATE_VK stores each head's S transposed, [V, K] (K innermost), in state and
+ * inter alike; the math is the same. An impl declares the layouts its gdn/kda take (LS_IMPL_KV,
+ * LS_IMPL_VK); a kernel given the other layout would compute on transposed states.
  */
+typedef enum ls_state_layout { LS_STATE_KV = 0, LS_STATE_VK = 1 } ls_state_layout;
+static inline const char *ls_state_layout_name(ls_state_layout l) { return l == LS_STATE_VK ? "vk" : "kv"; }
+
 typedef struct ls_delta_params {
     int32_t batch, tokens;
     int32_t heads_qk;             /* H */
@@ -149,6 +155,7 @@ typedef struct ls_delta_params {
     int64_t inter_stride_slot;    /* elements between slots; step stride is HV*K*V */
     int32_t slots;                /* optional: slots of the state view (0 = not given); the
                                    * contract of ls_conv_params.slots */
+    ls_state_layout state_layout; /* LS_STATE_KV (default, 0) or LS_STATE_VK */
 } ls_delta_params;
 
 /* ----------------------------------------- Mamba2 selective state update (SPEC §2.6) */
@@ -349,6 +356,8 @@ typedef struct ls_tuning {
 /* Impl capability bits (ls_impl.caps). */
 #define LS_IMPL_GRAPH 1u   /* ops may be captured in a CUDA graph and queued behind a stream hold:
                             * they never synchronise, allocate or read back while launching */
+#define LS_IMPL_KV 2u      /* gdn/kda take ls_delta_params.state_layout LS_STATE_KV */
+#define LS_IMPL_VK 4u      /* gdn/kda take LS_STATE_VK; an impl with gdn or kda sets one or both */
 
 typedef struct ls_impl {
     int abi_version;              /* LS_IMPL_ABI */

@@ -418,6 +418,9 @@ static int launch(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
 {
     if (ls_delta_params_check(p, PER_ROW ? 1 : 0))
         return -1;
+    if (p->state_layout != LS_STATE_KV) /* the impl declares LS_IMPL_KV only */
+        return ls_fail("cuda %s: state_layout %s: these kernels take kv ([K, V] per head) only",
+                       PER_ROW ? "kda" : "gdn", ls_state_layout_name(p->state_layout));
     const ls_choose_dev dev = ls_cuda_choose_dev();
     ls_plan pl;
     if (ls_choose_delta(p, PER_ROW ? 1 : 0, t, &dev, &pl))

@@ -83,21 +83,49 @@ static void delta_step(double *restrict S, const double *restrict dec, const dou
     }
 }
 
-/* The recurrence for one (row r, value head hv); scratch holds K*V + 3K + 2V doubles. */
+/* One head's state between memory (layout p->state_layout) and S (K x V, V innermost); tmp holds
+ * K*V doubles for the transpose of the VK layout. */
+static void state_load(const ls_delta_params *p, const char *src, double *S, double *tmp)
+{
+    const int K = p->dk, V = p->dv;
+    if (p->state_layout == LS_STATE_KV) {
+        ls_ref_load(src, p->state_dtype, (int64_t)K * V, S);
+        return;
+    }
+    ls_ref_load(src, p->state_dtype, (int64_t)K * V, tmp);
+    for (int v = 0; v < V; v++)
+        for (int k = 0; k < K; k++)
+            S[(int64_t)k * V + v] = tmp[(int64_t)v * K + k];
+}
+
+static void state_store(const ls_delta_params *p, char *dst, const double *S, double *tmp)
+{
+    const int K = p->dk, V = p->dv;
+    if (p->state_layout == LS_STATE_KV) {
+        ls_ref_store(dst, p->state_dtype, (int64_t)K * V, S);
+        return;
+    }
+    for (int v = 0; v < V; v++)
+        for (int k = 0; k < K; k++)
+            tmp[(int64_t)v * K + k] = S[(int64_t)k * V + v];
+    ls_ref_store(dst, p->state_dtype, (int64_t)K * V, tmp);
+}
+
+/* The recurrence for one (row r, value head hv); scratch holds 2*K*V + 3K + 2V doubles. */
 static void delta_item(const ls_delta_params *p, int per_channel, int64_t r, int hv,
                        double *scratch)
 {
     const int K = p->dk, V = p->dv, T = p->tokens, H = p->heads_qk, HV = p->heads_v;
     const int h = hv / (HV / H);
     const int64_t KV = (int64_t)K * V, step = (int64_t)HV * KV;
-    double *S = scratch, *qn = S + KV, *kn = qn + K, *dec = kn + K, *u = dec + K, *o = u + V;
+    double *S = scratch, *qn = S + KV, *kn = qn + K, *dec = kn + K, *u = dec + K, *o = u + V, *tmp = o + V;
     const int32_t s = p->slot_idx[r];
     const int64_t esz = (int64_t)ls_dtype_size(p->state_dtype);
     char *state =
         s >= 0 ? (char *)p->state + ((int64_t)s * p->state_stride_slot + hv * KV) * esz : NULL;
 
     if (state)
-        ls_ref_load(state, p->state_dtype, KV, S);
+        state_load(p, state, S, tmp);
     else
         memset(S, 0, sizeof(double) * (size_t)KV);
 
@@ -112,18 +140,18 @@ static void delta_item(const ls_delta_params *p, int per_channel, int64_t r, int
         if (p->inter && state) {
             char *in =
                 (char *)p->inter + ((int64_t)s * p->inter_stride_slot + t * step + hv * KV) * esz;
-            ls_ref_store(in, p->state_dtype, KV, S);
+            state_store(p, in, S, tmp);
         }
     }
     if (!p->disable_state_update && state)
-        ls_ref_store(state, p->state_dtype, KV, S);
+        state_store(p, state, S, tmp);
 }
 
 static int delta_range(void *vctx, int64_t begin, int64_t end)
 {
     const delta_ctx *cx = (const delta_ctx *)vctx;
     const ls_delta_params *p = cx->p;
-    size_t n = (size_t)p->dk * (size_t)p->dv + 3u * (size_t)p->dk + 2u * (size_t)p->dv;
+    size_t n = 2u * (size_t)p->dk * (size_t)p->dv + 3u * (size_t)p->dk + 2u * (size_t)p->dv;
     double *scratch = malloc(sizeof(double) * n);
     if (!scratch)
         return ls_fail("%s: out of memory (state scratch K=%d V=%d)",
