@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "impl_internal.h"
 
@@ -61,21 +62,71 @@ static const char *known_names(char *buf, size_t cap)
     return buf;
 }
 
+static int name_ok(const char *s, const char *extra);
+
+/* Peer impls (sglang, fla, ...) are plugins the build puts in its peers/ folder as
+ * libls_impl_<name>.so: looked up there (the build's folder, then ../peers beside the running
+ * executable) when a name is not registered yet. 1 when one was loaded. */
+static int load_peer(const char *name)
+{
+    if (!name_ok(name, "_-"))
+        return 0;
+    char dirs[2][4096];
+    int n_dirs = 0;
+#ifdef LS_PEER_DIR
+    snprintf(dirs[n_dirs++], sizeof dirs[0], "%s", LS_PEER_DIR);
+#endif
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(dirs[n_dirs++], sizeof dirs[0], "%.4000s/../peers", exe);
+        }
+    }
+    for (int d = 0; d < n_dirs; d++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/libls_impl_%s.so", dirs[d], name);
+        if (access(path, R_OK) != 0)
+            continue;
+        const ls_impl *im = ls_impl_load(path);
+        if (!im)
+            return -1; /* the loader's error names the path and the problem */
+        if (strcmp(im->name, name) != 0) {
+            ls_fail("impl: %s holds impl '%s', not '%s'", path, im->name, name);
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 const ls_impl *ls_impl_get(const char *name)
 {
     if (!name || !*name) {
         ls_fail("impl: no name given");
         return NULL;
     }
-    for (int i = 0; i < ls_impl_count(); i++)
-        if (strcmp(ls_impl_at(i)->name, name) == 0)
-            return ls_impl_at(i);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < ls_impl_count(); i++)
+            if (strcmp(ls_impl_at(i)->name, name) == 0)
+                return ls_impl_at(i);
+        if (pass == 0) {
+            int rc = load_peer(name);
+            if (rc < 0)
+                return NULL;
+            if (rc == 0)
+                break;
+        }
+    }
     char names[256];
     if (strcmp(name, "linstate") == 0)
         ls_fail("impl: linstate: built without CUDA (nvcc not found or LINSTATE_CUDA=OFF)");
     else
-        ls_fail("impl: unknown impl '%s' (known: %s; a plugin is loaded with --impl-path)", name,
-                known_names(names, sizeof names));
+        ls_fail("impl: unknown impl '%s' (known: %s; peers are built into the build's peers/ folder, "
+                "see README; a plugin is loaded with --impl-path)", name, known_names(names, sizeof names));
     return NULL;
 }
 
