@@ -69,9 +69,9 @@ static int name_ok(const char *s, const char *extra);
  * executable) when a name is not registered yet. 1 when one was loaded. */
 static int load_peer(const char *name)
 {
-    if (!name_ok(name, "_-"))
+    if (!name_ok(name, "_-") || strlen(name) > 40)
         return 0;
-    char dirs[2][4096];
+    char dirs[2][4096 + 16];
     int n_dirs = 0;
 #ifdef LS_PEER_DIR
     snprintf(dirs[n_dirs++], sizeof dirs[0], "%s", LS_PEER_DIR);
@@ -87,8 +87,8 @@ static int load_peer(const char *name)
         }
     }
     for (int d = 0; d < n_dirs; d++) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/libls_impl_%s.so", dirs[d], name);
+        char path[4096 + 64];
+        snprintf(path, sizeof path, "%.4000s/libls_impl_%.40s.so", dirs[d], name);
         if (access(path, R_OK) != 0)
             continue;
         const ls_impl *im = ls_impl_load(path);
