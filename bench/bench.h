@@ -57,8 +57,9 @@ typedef struct bench_entry {
     int (*setup)(struct bench_ctx *x);
     /* run: one call of the op under test on rotation slot rot (ls_launch_fn; ctx = bench_ctx). */
     int (*run)(void *x, int rot, ls_stream s);
-    /* reset: untimed restore before each sample (pool paths that consume slots); NULL if none. */
-    int (*reset)(struct bench_ctx *x);
+    /* reset: untimed restore before each sample and warm-up round (pool paths that consume
+     * slots); NULL if none. The harness timer calls it (ls_timing_config.reset; ctx = bench_ctx). */
+    int (*reset)(void *x);
     /* verify: correctness gate before timing; 0 and *max_rel_err, or -1 (error set). */
     int (*verify)(struct bench_ctx *x, double *max_rel_err);
     /* teardown: family-private cleanup; NULL when the context arena frees everything. */
@@ -126,16 +127,16 @@ int64_t bench_ssu_bytes(const struct bench_ctx *x);
 
 int bench_pool_alloc_setup(struct bench_ctx *x);
 int bench_pool_alloc_run(void *x, int rot, ls_stream s);
-int bench_pool_alloc_reset(struct bench_ctx *x);
+int bench_pool_alloc_reset(void *x);
 int bench_pool_alloc_verify(struct bench_ctx *x, double *max_rel_err);
 int bench_pool_free_setup(struct bench_ctx *x);
 int bench_pool_free_run(void *x, int rot, ls_stream s);
-int bench_pool_free_reset(struct bench_ctx *x);
+int bench_pool_free_reset(void *x);
 int bench_pool_free_verify(struct bench_ctx *x, double *max_rel_err);
 int64_t bench_pool_zero_bytes(const struct bench_ctx *x);
 int bench_pool_fork_setup(struct bench_ctx *x);
 int bench_pool_fork_run(void *x, int rot, ls_stream s);
-int bench_pool_fork_reset(struct bench_ctx *x);
+int bench_pool_fork_reset(void *x);
 int bench_pool_fork_verify(struct bench_ctx *x, double *max_rel_err);
 int64_t bench_pool_copy_bytes(const struct bench_ctx *x);
 int64_t bench_pool_accept_bytes(const struct bench_ctx *x);

@@ -6,7 +6,7 @@
  * case's callback exactly once per repetition (--repetitions / --benchmark_repetitions), and its
  * filter, repetitions and JSON output work as usual. One call = one measurement with our own
  * sampling rules (harness ls_time_launches: warm-up, >= min_samples and >= min_time of measured
- * time, wall-clock cap), one CSV row, and one GB iteration whose manual time is the median.
+ * time, wall-clock cap; the entry's reset hook, if any, runs untimed before every sample), one CSV row, and one GB iteration whose manual time is the median.
  *
  * A case is set up (pool + inputs) and verified once, when GB first reaches it, and kept until
  * GB moves to another case, so repetitions re-time the same buffers. The NVTX case range of a
@@ -206,48 +206,6 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
     }
 }
 
-/*
- * Pool paths that consume or release slots (alloc, free, fork) need the pool restored before
- * every sample, outside the timed region: the harness's per-sample timer with our reset between
- * samples, and the same stopping rules as ls_time_launches (warm-up, min samples AND min measured
- * time, wall-clock cap; profile: LS_PROFILE_SAMPLES samples between profiler start/stop).
- */
-static int time_with_reset(bench_runner *R, const ls_timing_config *cfg, int *n)
-{
-    bench_ctx *x = &R->ctx;
-    const bench_entry *e = x->c->e;
-    ls_timing_config tc = *cfg;
-    tc.warmup = 0;
-    double t0 = bench_wall_s(), us, measured = 0;
-    ls_timer *t = ls_timer_create(&tc, e->run, x);
-    if (!t)
-        return -1;
-    int rc = 0;
-    ls_nvtx_phase_push(LS_PHASE_WARMUP);
-    for (int w = 0; w < cfg->warmup && rc == 0; w++)
-        rc = e->reset(x) || ls_timer_sample(t, &us);
-    ls_nvtx_phase_pop();
-    int limit = cfg->profile ? LS_PROFILE_SAMPLES : cfg->max_samples;
-    ls_nvtx_phase_push(LS_PHASE_MEASURE);
-    if (rc == 0 && cfg->profile && R->be->profiler_start)
-        rc = R->be->profiler_start();
-    while (rc == 0 && *n < limit && *n < R->cap_samples) {
-        if ((rc = e->reset(x) || ls_timer_sample(t, &us)) != 0)
-            break;
-        R->samples[(*n)++] = us;
-        measured += us * 1e-6;
-        if (!cfg->profile && *n >= cfg->min_samples && measured >= cfg->min_time_s)
-            break;
-        if (!cfg->profile && cfg->max_time_s > 0 && bench_wall_s() - t0 >= cfg->max_time_s)
-            break;
-    }
-    if (cfg->profile && R->be->profiler_stop && R->be->profiler_stop() != 0)
-        rc = -1;
-    ls_nvtx_phase_pop();
-    ls_timer_destroy(t);
-    return rc ? -1 : 0;
-}
-
 /* Whether the current case's samples are queued behind a stream hold: asked for (no --no-hold),
  * a run callback that never waits for the device (the graph-capturable entries) and an impl
  * whose ops never wait either (LS_IMPL_GRAPH). */
@@ -276,10 +234,9 @@ static int time_case(bench_runner *R, bench_device *D, int *n)
         .flush_buf = D->flush_buf,
         .flush_bytes = D->flush_bytes,
         .hold = case_hold(R, R->cur),
+        .reset = R->cur->e->reset, /* pool alloc/free/fork: restore the pool, untimed */
     };
     *n = 0;
-    if (R->cur->e->reset)
-        return time_with_reset(R, &cfg, n);
     return ls_time_launches(&cfg, R->cur->e->run, &R->ctx, R->samples, R->cap_samples, n);
 }
 
