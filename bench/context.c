@@ -4,11 +4,20 @@
  * rule, pool creation (every buffer filled with random data) and random distinct slot
  * assignment.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
+
+double bench_wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 uint64_t bench_rand_u64(uint64_t *s)
 {

@@ -30,13 +30,6 @@
 
 static bench_runner *g_runner; /* the GB callback's way back (its ctx is the case) */
 
-double bench_wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------------ devices */
 
 /*
@@ -115,6 +108,8 @@ int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be
     R->devs = calloc((size_t)n_devices, sizeof *R->devs);
     R->reps = calloc((size_t)(plan->n ? plan->n : 1), sizeof *R->reps);
     R->cap_samples = BENCH_MAX_SAMPLES;
+    R->res.o = o;
+    R->res.plan_n = plan->n;
     R->samples = malloc(sizeof *R->samples * (size_t)R->cap_samples);
     if (!R->devs || !R->reps || !R->samples) {
         fprintf(stderr, "linstate-bench: out of host memory\n");
@@ -125,6 +120,11 @@ int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be
             return -1;
         R->n_devs++;
         R->cur_dev = &R->devs[i];
+        if (i < BENCH_MAX_LIST) {
+            R->res.dev_index[i] = R->devs[i].index;
+            R->res.dev_copy_peak_gbps[i] = R->devs[i].copy_peak_gbps;
+            R->res.n_devs = i + 1;
+        }
     }
     g_runner = R;
     return 0;
@@ -268,18 +268,20 @@ static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
     snprintf(row->kernel, sizeof row->kernel, "%s", R->cur == c ? R->cur_kernel : "");
 }
 
-/* Records the row for the table, counts failures, prints progress. */
+/* Records the row for the report, counts failures, prints progress. */
 static void record(bench_runner *R, const bench_case *c, const ls_row *row)
 {
-    if (R->n_results == R->cap_results) {
-        int ncap = R->cap_results ? 2 * R->cap_results : 256;
-        bench_result *nr = realloc(R->results, sizeof *nr * (size_t)ncap);
+    bench_results *res = &R->res;
+    if (res->n == res->cap) {
+        int ncap = res->cap ? 2 * res->cap : 256;
+        bench_result *nr = realloc(res->rows, sizeof *nr * (size_t)ncap);
         if (!nr)
             return;
-        R->results = nr;
-        R->cap_results = ncap;
+        res->rows = nr;
+        res->cap = ncap;
     }
-    bench_result *r = &R->results[R->n_results++];
+    bench_result *r = &res->rows[res->n++];
+    memset(r, 0, sizeof *r);
     r->c = c;
     r->repetition = row->repetition;
     r->median_us = row->t.median;
@@ -287,9 +289,10 @@ static void record(bench_runner *R, const bench_case *c, const ls_row *row)
     r->pct_of_copy_peak = row->pct_of_copy_peak;
     r->max_rel_err = row->max_rel_err;
     snprintf(r->status, sizeof r->status, "%s", row->status);
+    snprintf(r->kernel, sizeof r->kernel, "%s", row->kernel);
     if (strcmp(r->status, "fail_numerics") == 0 || strncmp(r->status, "error", 5) == 0)
-        R->failures++;
-    bench_report_progress(R, r);
+        res->failures++;
+    bench_report_progress(res, r);
 }
 
 /* One repetition of case c: (setup + verify the first time), time, stats, CSV row. */
@@ -304,7 +307,7 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     if (fresh)
         begin_case(R, c, D);
     if (R->reps[c->index] == 0)
-        R->started++;
+        R->res.started++;
     ls_row_init(row, &D->prov);
     row->repetition = R->reps[c->index]++;
     snprintf(row->status, sizeof row->status, "%s", R->cur_status);
@@ -325,7 +328,7 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     ls_nvtx_case_pop();
     if (ls_csv_write(R->csv, row) != 0) {
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
-        R->failures++;
+        R->res.failures++;
     }
     record(R, c, row);
 }
@@ -367,10 +370,11 @@ void bench_runner_free(bench_runner *R)
     free(R->devs);
     free(R->reps);
     free(R->samples);
-    free(R->results);
+    free(R->res.rows);
     R->devs = NULL;
     R->reps = NULL;
     R->samples = NULL;
-    R->results = NULL;
+    R->res.rows = NULL;
+    R->res.n = R->res.cap = 0;
     g_runner = NULL;
 }
