@@ -358,13 +358,23 @@ void *bench_dev_alloc(bench_ctx *x, size_t bytes);
 /* n random bf16 values in [lo, hi), never 0 (host array kept in *host_out if non-NULL); uploaded. */
 uint16_t *bench_dev_rand_bf16(bench_ctx *x, size_t n, double lo, double hi, uint16_t **host_out);
 float *bench_dev_rand_f32(bench_ctx *x, size_t n, double lo, double hi, float **host_out);
+/*
+ * Inputs of every rotated layer (docs/timing.md "Inputs"): `layers` arrays of n random values of
+ * dtype dt in [lo, hi), never 0, in ONE backend allocation, layer l at element l*n. Layer 0 is
+ * drawn from the case PRNG as bench_dev_rand_* draws (its host copy in *host0, for the
+ * verification gate, which runs on layer 0); layers 1.. tile a random chunk of their own on the
+ * device. NULL + error on failure.
+ */
+void *bench_dev_rand_layers(bench_ctx *x, int layers, size_t n, ls_dtype dt, double lo, double hi, void **host0);
 /* Host buffer of n random values of dtype dt (bf16 stored as uint16_t, fp32 as float). */
 void *bench_host_rand(bench_ctx *x, size_t n, ls_dtype dt, double lo, double hi);
 
 /*
  * Layers to rotate over: enough that n_rot * call_bytes >= 8 x L2 (regime rotate; 1 otherwise),
  * at most the model's linear layers and env->max_rot, and n_rot * layer_pool_bytes within the
- * memory budget. Returns n_rot >= 1, or 0 when one layer does not fit (-> skipped:oom).
+ * memory budget, where layer_pool_bytes is what ONE rotated layer holds: its pool share plus
+ * its own inputs, outputs and weights. Returns n_rot >= 1, or 0 when one layer does not fit
+ * (-> skipped:oom).
  */
 int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_pool_bytes);
 /*
