@@ -359,7 +359,7 @@ void *bench_dev_alloc(bench_ctx *x, size_t bytes);
 uint16_t *bench_dev_rand_bf16(bench_ctx *x, size_t n, double lo, double hi, uint16_t **host_out);
 float *bench_dev_rand_f32(bench_ctx *x, size_t n, double lo, double hi, float **host_out);
 /*
- * Inputs of every rotated layer (docs/timing.md "Inputs"): `layers` arrays of n random values of
+ * Inputs of every rotated layer (docs/timing.md "Setup"): `layers` arrays of n random values of
  * dtype dt in [lo, hi), never 0, in ONE backend allocation, layer l at element l*n. Layer 0 is
  * drawn from the case PRNG as bench_dev_rand_* draws (its host copy in *host0, for the
  * verification gate, which runs on layer 0); layers 1.. tile a random chunk of their own on the

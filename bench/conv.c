@@ -18,7 +18,7 @@
  * for every variant of a case — the clone's extra traffic is not counted and concat's single read
  * of the slot indices is ignored — so GB/s compares like with like.
  * Every rotated layer has its own inputs x, output y, weights and bias, as in a real forward pass
- * (docs/timing.md "Inputs"); they count in the rotation's memory budget. Verification runs on
+ * (docs/timing.md "Setup"); they count in the rotation's memory budget. Verification runs on
  * layer 0.
  * Case key dtype = the conv state dtype (bf16); the pool's SSM buffers are unused here and kept
  * bf16 to waste less memory.

@@ -7,7 +7,7 @@
  * Decode (T = 1) updates the state in place. Verify (T > 1) writes T intermediate states into the
  * speculative buffer and no final state (disable_state_update), as SGLang's target verify does.
  * Launches rotate over layers. Every rotated layer has its own activations (q, k, v, a, b), output
- * o and parameters (A_log, dt_bias), as in a real forward pass (docs/timing.md "Inputs"); they
+ * o and parameters (A_log, dt_bias), as in a real forward pass (docs/timing.md "Setup"); they
  * count in the rotation's memory budget. Verification runs on layer 0.
  */
 #include <math.h>

@@ -3,7 +3,7 @@
  * decay per head, SPEC §2.6), decode in place and the #13434 verify (T tokens, intermediate
  * states, no final write). z = NULL as in SGLang (the gate runs in a separate RMSNorm).
  * Launches rotate over layers. Every rotated layer has its own activations (x, dt, B, C), output y
- * and parameters (A, dt_bias, D), as in a real forward pass (docs/timing.md "Inputs"); they count
+ * and parameters (A, dt_bias, D), as in a real forward pass (docs/timing.md "Setup"); they count
  * in the rotation's memory budget. Verification runs on layer 0.
  */
 #include <string.h>
