@@ -6,7 +6,9 @@
  * case's callback exactly once per repetition (--repetitions / --benchmark_repetitions), and its
  * filter, repetitions and JSON output work as usual. One call = one measurement with our own
  * sampling rules (harness ls_time_launches: warm-up, >= min_samples and >= min_time of measured
- * time, wall-clock cap; the entry's reset hook, if any, runs untimed before every sample), one CSV row, and one GB iteration whose manual time is the median.
+ * time, wall-clock cap; the entry's reset hook, if any, runs untimed before every sample), one
+ * CSV row, and one GB iteration whose manual time is the median. The rows also go into a
+ * bench_results (R->res) that report.c reads; report.c never sees the runner.
  *
  * A case is set up (pool + inputs) and verified once, when GB first reaches it, and kept until
  * GB moves to another case, so repetitions re-time the same buffers. The NVTX case range of a
