@@ -57,8 +57,9 @@ typedef struct bench_entry {
     int (*setup)(struct bench_ctx *x);
     /* run: one call of the op under test on rotation slot rot (ls_launch_fn; ctx = bench_ctx). */
     int (*run)(void *x, int rot, ls_stream s);
-    /* reset: untimed restore before each sample (pool paths that consume slots); NULL if none. */
-    int (*reset)(struct bench_ctx *x);
+    /* reset: untimed restore before each sample and warm-up round (pool paths that consume
+     * slots); NULL if none. The harness timer calls it (ls_timing_config.reset; ctx = bench_ctx). */
+    int (*reset)(void *x);
     /* verify: correctness gate before timing; 0 and *max_rel_err, or -1 (error set). */
     int (*verify)(struct bench_ctx *x, double *max_rel_err);
     /* teardown: family-private cleanup; NULL when the context arena frees everything. */
@@ -126,16 +127,16 @@ int64_t bench_ssu_bytes(const struct bench_ctx *x);
 
 int bench_pool_alloc_setup(struct bench_ctx *x);
 int bench_pool_alloc_run(void *x, int rot, ls_stream s);
-int bench_pool_alloc_reset(struct bench_ctx *x);
+int bench_pool_alloc_reset(void *x);
 int bench_pool_alloc_verify(struct bench_ctx *x, double *max_rel_err);
 int bench_pool_free_setup(struct bench_ctx *x);
 int bench_pool_free_run(void *x, int rot, ls_stream s);
-int bench_pool_free_reset(struct bench_ctx *x);
+int bench_pool_free_reset(void *x);
 int bench_pool_free_verify(struct bench_ctx *x, double *max_rel_err);
 int64_t bench_pool_zero_bytes(const struct bench_ctx *x);
 int bench_pool_fork_setup(struct bench_ctx *x);
 int bench_pool_fork_run(void *x, int rot, ls_stream s);
-int bench_pool_fork_reset(struct bench_ctx *x);
+int bench_pool_fork_reset(void *x);
 int bench_pool_fork_verify(struct bench_ctx *x, double *max_rel_err);
 int64_t bench_pool_copy_bytes(const struct bench_ctx *x);
 int64_t bench_pool_accept_bytes(const struct bench_ctx *x);
@@ -162,6 +163,9 @@ typedef enum bench_graph_mode { BENCH_GRAPH_OFF = 0, BENCH_GRAPH_ON = 1, BENCH_G
 #define BENCH_GIVEN_TP 2u
 #define BENCH_GIVEN_BATCH 4u
 #define BENCH_GIVEN_DRAFT 8u
+#define BENCH_GIVEN_DTYPE 16u
+#define BENCH_GIVEN_FAMILY 32u
+#define BENCH_GIVEN_GRAPH 64u
 
 /* One point of the impl x tuning axes: an impl and its effective tuning. */
 #define BENCH_TUNE_MAX 256
@@ -210,6 +214,13 @@ typedef struct bench_opts {
     int explain;             /* --explain: print what each case launches (--list: per case) */
     bench_impl_point points[BENCH_MAX_POINTS]; /* resolved by bench_impl_points_resolve */
     int n_points;
+    /* --quick: the preset of results/h200/kernels.md's summary table (bench_cli_parse sets the
+     * axes not given; docs/presets.md). Two rules of the table that are not axes, each dropped
+     * when the user gives the axis it would fight with: */
+    int quick;
+    int quick_ops;           /* only the table's ops (no --family given) ... */
+    int quick_pairs;         /* ... each on the table's model for it (nor --model given) */
+    int quick_graph_b1;      /* graph replays at B = 1 only (no --graph given) */
 } bench_opts;
 
 /* Defaults before parsing (GPU defaults; host defaults are applied by bench_cli_apply_backend). */
@@ -220,7 +231,8 @@ void bench_opts_init(bench_opts *o);
  * ONE line naming the bad flag or value on stderr.
  */
 int bench_cli_parse(int argc, char **argv, bench_opts *o);
-/* Host backend: axes the user did not give default to --tp 8 --batch 1,4 --draft 1,4. */
+/* Host backend: axes the user did not give default to --tp 8 --batch 1,4 --draft 1,4 (not
+ * with --quick: its preset stands on every backend). */
 void bench_cli_apply_backend(bench_opts *o, const char *backend_name);
 /*
  * Loads --impl-path plugins, resolves --impl (default: the runtime's default impl) and crosses
@@ -264,6 +276,10 @@ typedef struct bench_plan {
  */
 int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, bench_plan *out);
 void bench_plan_free(bench_plan *p);
+/* --quick: 1 if the table's rules keep (entry e, model m, batch, graph) — see bench_opts.quick. */
+int bench_quick_selects(const bench_opts *o, const bench_entry *e, const ls_model *m, int batch, int graph);
+/* Position of e's (family, op) in the kernels.md table (its row order); past the end if absent. */
+int bench_quick_rank(const bench_entry *e);
 /* Writes the stable case key into buf (grammar in results/README.md). */
 void bench_case_key(const bench_entry *e, const char *model, int tp, int batch, int tokens,
                     ls_dtype dt, int graph, char *buf, size_t cap);
@@ -342,13 +358,23 @@ void *bench_dev_alloc(bench_ctx *x, size_t bytes);
 /* n random bf16 values in [lo, hi), never 0 (host array kept in *host_out if non-NULL); uploaded. */
 uint16_t *bench_dev_rand_bf16(bench_ctx *x, size_t n, double lo, double hi, uint16_t **host_out);
 float *bench_dev_rand_f32(bench_ctx *x, size_t n, double lo, double hi, float **host_out);
+/*
+ * Inputs of every rotated layer (docs/timing.md "Setup"): `layers` arrays of n random values of
+ * dtype dt in [lo, hi), never 0, in ONE backend allocation, layer l at element l*n. Layer 0 is
+ * drawn from the case PRNG as bench_dev_rand_* draws (its host copy in *host0, for the
+ * verification gate, which runs on layer 0); layers 1.. tile a random chunk of their own on the
+ * device. NULL + error on failure.
+ */
+void *bench_dev_rand_layers(bench_ctx *x, int layers, size_t n, ls_dtype dt, double lo, double hi, void **host0);
 /* Host buffer of n random values of dtype dt (bf16 stored as uint16_t, fp32 as float). */
 void *bench_host_rand(bench_ctx *x, size_t n, ls_dtype dt, double lo, double hi);
 
 /*
  * Layers to rotate over: enough that n_rot * call_bytes >= 8 x L2 (regime rotate; 1 otherwise),
  * at most the model's linear layers and env->max_rot, and n_rot * layer_pool_bytes within the
- * memory budget. Returns n_rot >= 1, or 0 when one layer does not fit (-> skipped:oom).
+ * memory budget, where layer_pool_bytes is what ONE rotated layer holds: its pool share plus
+ * its own inputs, outputs and weights. Returns n_rot >= 1, or 0 when one layer does not fit
+ * (-> skipped:oom).
  */
 int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_pool_bytes);
 /*
@@ -411,6 +437,47 @@ int bench_output_check(bench_ctx *x, const void *dev, const void *ref, size_t n,
  * slot ids 0..n-1 the reference uses in *compact_out. NULL on failure. */
 int32_t *bench_sub_slots(bench_ctx *x, const int *rows, int n, int32_t **dev_out, int32_t **compact_out);
 
+/* ------------------------------------------------------------------ report (report.c) */
+
+/* One measured (or skipped) row, kept for the final tables. */
+typedef struct bench_result {
+    const bench_case *c;
+    int repetition;
+    double median_us, gbps, pct_of_copy_peak, max_rel_err;
+    char status[64];
+    char kernel[192];        /* the impl's explain of the case ("" when none) */
+} bench_result;
+
+/* What the report reads: the rows of a sweep and what it ran over. The runner fills it (report.c
+ * knows nothing of the runner); tests can fill one by hand. */
+typedef struct bench_results {
+    const bench_opts *o;
+    int plan_n;              /* cases planned */
+    int started;             /* plan cases measured at least once */
+    double t0;               /* wall clock (bench_wall_s) at the start of the sweep */
+    bench_result *rows;
+    int n, cap;
+    int failures;            /* rows with fail_numerics or error:* */
+    int n_devs;              /* devices of the run and their copy peaks (table footer) */
+    int dev_index[BENCH_MAX_LIST];
+    double dev_copy_peak_gbps[BENCH_MAX_LIST];
+} bench_results;
+
+/* Monotonic wall clock, seconds. */
+double bench_wall_s(void);
+/* "[i/N] case ... elapsed, ETA" on stderr after row r of res. */
+void bench_report_progress(const bench_results *res, const bench_result *r);
+/* The final table (case, median us, GB/s, % of copy peak, status) on f. */
+void bench_report_table(const bench_results *res, FILE *f);
+/* --quick: the compact table of results/h200/kernels.md on f — one row per op (and model, T,
+ * variant, impl point), a "% of copy peak" column per eager batch > 1 (largest first), then
+ * the graph-replay time in us per graph batch (the B = 1 column); "-" where no row was run. */
+void bench_report_quick(const bench_results *res, FILE *f);
+/* --list: the planned cases, one key per line, on f. */
+void bench_report_list(const bench_plan *p, FILE *f);
+/* --list --explain: each selected impl (runtime, knobs with values and help, ops) and the points. */
+void bench_report_impls(const bench_opts *o, FILE *f);
+
 /* ------------------------------------------------------------------ runner (runner.c) */
 
 /* One device of the run: its settings, provenance and copy peak, measured once at start-up. */
@@ -422,14 +489,6 @@ typedef struct bench_device {
     void *flush_buf;
     size_t flush_bytes;
 } bench_device;
-
-/* One measured (or skipped) row, kept for the final table. */
-typedef struct bench_result {
-    const bench_case *c;
-    int repetition;
-    double median_us, gbps, pct_of_copy_peak, max_rel_err;
-    char status[64];
-} bench_result;
 
 typedef struct bench_runner {
     const bench_opts *o;
@@ -444,17 +503,12 @@ typedef struct bench_runner {
     char cur_status[64];     /* "ok" or why the set-up case cannot be timed */
     double cur_err;          /* its verification error (NaN when not verified) */
     int *reps;               /* repetitions measured, per plan case */
-    int started;             /* plan cases measured at least once */
-    double t0;               /* wall clock at the start of the sweep */
-    bench_result *results;
-    int n_results, cap_results;
-    int failures;            /* rows with fail_numerics or error:* */
     char cur_kernel[192];    /* the impl's explain of the set-up case ("" when none) */
     double *samples;
     int cap_samples;
+    bench_results res;       /* every row so far, for the report (res.t0: set by the caller) */
 } bench_runner;
 
-double bench_wall_s(void);
 /* Per device: select, bind (unless --no-bind), provenance, copy peak, flush buffer, budget.
  * 0, or -1 after printing the error. */
 int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be, const bench_plan *plan,
@@ -463,16 +517,5 @@ int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be
 void bench_runner_register(bench_runner *R);
 /* Tears down the last case and frees the runner (not the CSV). */
 void bench_runner_free(bench_runner *R);
-
-/* ------------------------------------------------------------------ report (report.c) */
-
-/* "[i/N] case ... elapsed, ETA" on stderr after a row. */
-void bench_report_progress(const bench_runner *R, const bench_result *r);
-/* The final table (case, median us, GB/s, % of copy peak, status) on f. */
-void bench_report_table(const bench_runner *R, FILE *f);
-/* --list: the planned cases, one key per line, on f. */
-void bench_report_list(const bench_plan *p, FILE *f);
-/* --list --explain: each selected impl (runtime, knobs with values and help, ops) and the points. */
-void bench_report_impls(const bench_opts *o, FILE *f);
 
 #endif /* LS_BENCH_H */

@@ -39,9 +39,49 @@ void bench_opts_init(bench_opts *o)
     o->max_time_s = 0.2;
 }
 
+/*
+ * --quick: the axes of results/h200/kernels.md's summary table, for every axis the user did not
+ * give: the three presets at tp 2, fp32 state, B 1,64,128,512, T 1,4, graph both (graph replays
+ * at B = 1 only). Without --family only the table's ops run; without --family and --model each
+ * on the table's model (plan.c quick_table). An explicit --graph drops the B = 1 rule.
+ */
+static void apply_quick(bench_opts *o)
+{
+    static const int batch[] = {1, 64, 128, 512};
+    if (!(o->given & BENCH_GIVEN_MODEL)) {
+        o->models[0] = "qwen3-next-80b-a3b";
+        o->models[1] = "kimi-linear-48b-a3b";
+        o->models[2] = "nemotron-h-8b";
+        o->n_models = 3;
+    }
+    if (!(o->given & BENCH_GIVEN_TP)) {
+        o->tp[0] = 2;
+        o->n_tp = 1;
+    }
+    if (!(o->given & BENCH_GIVEN_BATCH)) {
+        memcpy(o->batch, batch, sizeof batch);
+        o->n_batch = (int)(sizeof batch / sizeof batch[0]);
+    }
+    if (!(o->given & BENCH_GIVEN_DRAFT)) {
+        o->draft[0] = 1;
+        o->draft[1] = 4;
+        o->n_draft = 2;
+    }
+    if (!(o->given & BENCH_GIVEN_DTYPE)) {
+        o->dtypes[0] = LS_F32;
+        o->n_dtypes = 1;
+    }
+    if (!(o->given & BENCH_GIVEN_GRAPH)) {
+        o->graph = BENCH_GRAPH_BOTH;
+        o->quick_graph_b1 = 1;
+    }
+    o->quick_ops = !(o->given & BENCH_GIVEN_FAMILY);
+    o->quick_pairs = !(o->given & (BENCH_GIVEN_FAMILY | BENCH_GIVEN_MODEL));
+}
+
 void bench_cli_apply_backend(bench_opts *o, const char *backend_name)
 {
-    if (strcmp(backend_name, "host") != 0)
+    if (strcmp(backend_name, "host") != 0 || o->quick)
         return;
     if (!(o->given & BENCH_GIVEN_TP)) {
         o->tp[0] = 8;
@@ -68,6 +108,14 @@ void bench_cli_usage(FILE *f)
         "\n"
         "  --help                 this text\n"
         "  --list                 print the cases that would run, run nothing\n"
+        "  --quick                the summary table of results/h200/kernels.md: gdn decode and\n"
+        "                         verify, kda decode, mamba2_ssu decode and verify, conv1d_update\n"
+        "                         and pool copy/accept on qwen3-next; tp 2, fp32, --batch\n"
+        "                         1,64,128,512, --draft 1,4, plus B = 1 as CUDA-graph replays; a\n"
+        "                         compact per-op table follows the final table. Axes given\n"
+        "                         explicitly override the preset (--family: its ops instead of the\n"
+        "                         table's; --model or --family: every op on every given model;\n"
+        "                         --graph: as given at every batch)\n"
         "  --model a,b            presets (default qwen3-next-80b-a3b,kimi-linear-48b-a3b,nemotron-h-8b)\n"
         "  --tp 1,2,4,8           tensor-parallel ranks (default 2)\n"
         "  --batch 1,...,512      requests per call (default 1,2,4,8,16,32,64,128,256,512)\n"
@@ -236,6 +284,8 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         o->no_hold = 1;
     else if (strcmp(name, "explain") == 0)
         o->explain = 1;
+    else if (strcmp(name, "quick") == 0)
+        o->quick = 1;
     else if (strcmp(name, "impl") == 0) {
         if ((rc = split(flag, val, items, &n)))
             return rc;
@@ -291,6 +341,7 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         if (n == 2 && o->dtypes[0] == o->dtypes[1])
             return bad(flag, items[1], "listed twice");
         o->n_dtypes = n;
+        o->given |= BENCH_GIVEN_DTYPE;
     } else if (strcmp(name, "cache") == 0) {
         if (ls_cache_regime_parse(val, &o->cache) != 0)
             return bad(flag, val, "rotate, flush or hot");
@@ -303,6 +354,7 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
             o->graph = BENCH_GRAPH_BOTH;
         else
             return bad(flag, val, "on, off or both");
+        o->given |= BENCH_GIVEN_GRAPH;
     } else if (strcmp(name, "family") == 0) {
         if ((rc = split(flag, val, items, &n)))
             return rc;
@@ -312,6 +364,7 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
             o->families[i] = items[i];
         }
         o->n_families = n;
+        o->given |= BENCH_GIVEN_FAMILY;
     } else if (strcmp(name, "variant") == 0) {
         return parse_variants(o, flag, val);
     } else if (strcmp(name, "backend") == 0) {
@@ -382,7 +435,7 @@ int bench_cli_parse(int argc, char **argv, bench_opts *o)
         } else if (eq) {
             if (strcmp(name, "help") && strcmp(name, "list") && strcmp(name, "verify") &&
                 strcmp(name, "no-verify") && strcmp(name, "profile") && strcmp(name, "no-bind") &&
-                strcmp(name, "no-hold") && strcmp(name, "explain")) {
+                strcmp(name, "no-hold") && strcmp(name, "explain") && strcmp(name, "quick")) {
                 fprintf(stderr, "linstate-bench: unknown flag '%s' (see --help)\n", arg);
                 return 2;
             }
@@ -395,6 +448,8 @@ int bench_cli_parse(int argc, char **argv, bench_opts *o)
         if (rc)
             return rc;
     }
+    if (o->quick)
+        apply_quick(o);
     if (o->min_time_s > o->max_time_s) {
         char v[32];
         snprintf(v, sizeof v, "%g", o->max_time_s);

@@ -4,11 +4,20 @@
  * rule, pool creation (every buffer filled with random data) and random distinct slot
  * assignment.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
+
+double bench_wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 uint64_t bench_rand_u64(uint64_t *s)
 {
@@ -72,20 +81,25 @@ static double nonzero(uint64_t *s, double lo, double hi)
     return v;
 }
 
-void *bench_host_rand(bench_ctx *x, size_t n, ls_dtype dt, double lo, double hi)
+/* n random values of dtype dt from PRNG state s into h. */
+static void fill_rand(uint64_t *s, void *h, size_t n, ls_dtype dt, double lo, double hi)
 {
-    void *h = bench_host_alloc(x, n * ls_dtype_size(dt));
-    if (!h)
-        return NULL;
     if (dt == LS_BF16) {
         uint16_t *p = h;
         for (size_t i = 0; i < n; i++)
-            p[i] = ls_f32_to_bf16((float)nonzero(&x->rng, lo, hi));
+            p[i] = ls_f32_to_bf16((float)nonzero(s, lo, hi));
     } else {
         float *p = h;
         for (size_t i = 0; i < n; i++)
-            p[i] = (float)nonzero(&x->rng, lo, hi);
+            p[i] = (float)nonzero(s, lo, hi);
     }
+}
+
+void *bench_host_rand(bench_ctx *x, size_t n, ls_dtype dt, double lo, double hi)
+{
+    void *h = bench_host_alloc(x, n * ls_dtype_size(dt));
+    if (h)
+        fill_rand(&x->rng, h, n, dt, lo, hi);
     return h;
 }
 
@@ -139,16 +153,11 @@ int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_
     return (int)(n < fit ? n : fit);
 }
 
-/*
- * Tiles `total` bytes at dst with the `chunk` bytes at src (backend memory): one copy of the
- * chunk, then doubling copies of what is already filled, so a buffer of any size costs about
- * log2(total / chunk) copies on the default stream (in order, so each reads finished data).
- */
-static int tile(const ls_runtime *be, char *dst, int64_t total, const void *src, int64_t chunk)
+/* Fills `total` bytes at dst (backend memory) whose first `done` bytes are set by repeating them:
+ * doubling copies of what is already filled, about log2(total / done) copies on the default
+ * stream (in order, so each reads finished data). */
+static int repeat_head(const ls_runtime *be, char *dst, int64_t total, int64_t done)
 {
-    int64_t done = total < chunk ? total : chunk;
-    if (be->copy_d2d(dst, src, (size_t)done, NULL) != 0)
-        return -1;
     while (done < total) {
         int64_t n = total - done < done ? total - done : done;
         if (be->copy_d2d(dst + done, dst, (size_t)n, NULL) != 0)
@@ -158,9 +167,48 @@ static int tile(const ls_runtime *be, char *dst, int64_t total, const void *src,
     return 0;
 }
 
+/* Tiles `total` bytes at dst with the `chunk` bytes at src (backend memory): one copy of the
+ * chunk, then repeat_head. */
+static int tile(const ls_runtime *be, char *dst, int64_t total, const void *src, int64_t chunk)
+{
+    int64_t done = total < chunk ? total : chunk;
+    if (be->copy_d2d(dst, src, (size_t)done, NULL) != 0)
+        return -1;
+    return repeat_head(be, dst, total, done);
+}
+
 /* Bytes of the random chunk tiled over pool buffers: ~1 MiB, a multiple of 4 (element-aligned
  * for fp32) but not a power of two, so consecutive slots do not repeat the same bytes. */
 #define BENCH_FILL_CHUNK ((int64_t)(1 << 20) + 4 * 997)
+
+void *bench_dev_rand_layers(bench_ctx *x, int layers, size_t n, ls_dtype dt, double lo, double hi, void **host0)
+{
+    size_t es = ls_dtype_size(dt);
+    int64_t lb = (int64_t)(n * es), rest = lb * (layers - 1);
+    void *h = bench_host_rand(x, n, dt, lo, hi); /* layer 0: the case's own draws */
+    char *d = layers >= 1 ? bench_dev_alloc(x, (size_t)(lb * layers)) : NULL;
+    if (!h || !d || x->be->copy_h2d(d, h, (size_t)lb) != 0)
+        return NULL;
+    if (host0)
+        *host0 = h;
+    if (rest <= 0)
+        return d;
+    /* Layers 1..: a chunk drawn from a stream of its own (layer 0 keeps the draws it had when
+     * layers shared their inputs), tiled; a multiple of 4 bytes, so of the element size. */
+    int64_t chunk = rest < BENCH_FILL_CHUNK ? rest : BENCH_FILL_CHUNK;
+    uint64_t s = x->rng ^ 0x6a09e667f3bcc909ull;
+    void *hc = malloc((size_t)chunk);
+    if (!hc) {
+        ls_fail("bench: out of host memory (%lld bytes)", (long long)chunk);
+        return NULL;
+    }
+    fill_rand(&s, hc, (size_t)chunk / es, dt, lo, hi);
+    int rc = x->be->copy_h2d(d + lb, hc, (size_t)chunk);
+    free(hc);
+    if (rc != 0 || repeat_head(x->be, d + lb, rest, chunk) != 0 || x->be->sync(NULL) != 0)
+        return NULL;
+    return d;
+}
 
 /*
  * Fills every buffer of the case pool — main and spec, every layer and slot, the padding slot

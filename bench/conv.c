@@ -17,7 +17,9 @@
  * Qwen3-Next + NEXTN at tp 2, which sets the clone's size. Bytes (SPEC §4) are the same minimum
  * for every variant of a case — the clone's extra traffic is not counted and concat's single read
  * of the slot indices is ignored — so GB/s compares like with like.
- * Weights are shared by the rotated layers (C·W elements: negligible next to the state).
+ * Every rotated layer has its own inputs x, output y, weights and bias, as in a real forward pass
+ * (docs/timing.md "Setup"); they count in the rotation's memory budget. Verification runs on
+ * layer 0.
  * Case key dtype = the conv state dtype (bf16); the pool's SSM buffers are unused here and kept
  * bf16 to waste less memory.
  */
@@ -91,26 +93,36 @@ static int32_t conv_capacity(const bench_case *c)
     return c->batch;
 }
 
-/* Launch params of conv tensor i on every rotated layer (x, y, weights shared by the layers). */
+/* Bytes one rotated layer holds besides its pool share: per conv tensor x and y (bf16
+ * [B, T, C]), weights [C, W] and bias [C]. */
+static int64_t conv_layer_inputs(const bench_case *c, const ls_state_desc *d)
+{
+    int64_t b = 0, wes = (int64_t)ls_dtype_size(c->model->conv_weight_dtype);
+    for (int i = 0; i < d->n_conv; i++) {
+        int64_t C = d->conv[i].channels;
+        b += 2 * (int64_t)c->batch * c->tokens * C * 2 + C * c->shape.conv_width * wes + (c->model->conv_bias ? C * wes : 0);
+    }
+    return b;
+}
+
+/* Launch params of conv tensor i on every rotated layer, each with its own x, y, weights, bias. */
 static int setup_tensor(bench_ctx *x, conv_priv *p, const ls_state_desc *d, int i)
 {
     const bench_case *c = x->c;
     const ls_conv_shape *cs = &d->conv[i];
     int B = p->B, T = p->T, C = cs->channels, W = c->shape.conv_width, n_rot = x->n_rot;
-    uint16_t *xd = bench_dev_rand_bf16(x, (size_t)B * T * C, -1.0, 1.0, &p->x_host[i]);
-    uint16_t *yd = bench_dev_alloc(x, (size_t)B * T * C * 2);
-    void *wd = bench_dev_alloc(x, (size_t)C * W * ls_dtype_size(p->wdt));
-    p->w_host[i] = bench_host_rand(x, (size_t)C * W, p->wdt, -0.5, 0.5);
-    if (!xd || !yd || !wd || !p->w_host[i] ||
-        x->be->copy_h2d(wd, p->w_host[i], (size_t)C * W * ls_dtype_size(p->wdt)) != 0)
+    size_t n_x = (size_t)B * T * C, wes = ls_dtype_size(p->wdt);
+    void *xh = NULL;
+    uint16_t *xd = bench_dev_rand_layers(x, n_rot, n_x, LS_BF16, -1.0, 1.0, &xh);
+    p->x_host[i] = xh;
+    uint16_t *yd = bench_dev_alloc(x, n_x * 2 * (size_t)n_rot);
+    char *wd = bench_dev_rand_layers(x, n_rot, (size_t)C * W, p->wdt, -0.5, 0.5, &p->w_host[i]);
+    if (!xd || !yd || !wd)
         return -1;
-    void *bd = NULL, *clone = NULL;
-    if (c->model->conv_bias) {
-        bd = bench_dev_alloc(x, (size_t)C * ls_dtype_size(p->wdt));
-        p->bias_host[i] = bench_host_rand(x, (size_t)C, p->wdt, -0.5, 0.5);
-        if (!bd || !p->bias_host[i] || x->be->copy_h2d(bd, p->bias_host[i], (size_t)C * ls_dtype_size(p->wdt)) != 0)
-            return -1;
-    }
+    char *bd = NULL;
+    void *clone = NULL;
+    if (c->model->conv_bias && !(bd = bench_dev_rand_layers(x, n_rot, (size_t)C, p->wdt, -0.5, 0.5, &p->bias_host[i])))
+        return -1;
     if (p->mode == CONV_CLONE) {
         p->clone_bytes[i] = (int64_t)ls_pool_slots(x->pool) * ls_conv_item_bytes(d, i);
         if (!(clone = bench_dev_alloc(x, (size_t)p->clone_bytes[i])))
@@ -129,16 +141,16 @@ static int setup_tensor(bench_ctx *x, conv_priv *p, const ls_state_desc *d, int 
         q->disable_state_update = 0;
         q->weight_dtype = p->wdt;
         q->state_dtype = d->conv_dtype;
-        q->x = xd;
+        q->x = xd + (size_t)l * n_x;
         q->x_stride_b = (int64_t)T * C;
         q->x_stride_t = C;
         q->x_stride_c = 1;
-        q->y = yd;
+        q->y = yd + (size_t)l * n_x;
         q->y_stride_b = (int64_t)T * C;
         q->y_stride_t = C;
         q->y_stride_c = 1;
-        q->weight = wd;
-        q->bias = bd;
+        q->weight = wd + (size_t)l * C * W * wes;
+        q->bias = bd ? bd + (size_t)l * C * wes : NULL;
         q->state = clone ? clone : ls_pool_conv(x->pool, i, l);
         if (clone)
             p->real[l * p->n_conv + i] = ls_pool_conv(x->pool, i, l);
@@ -167,7 +179,7 @@ static int conv_setup(bench_ctx *x, conv_mode mode)
     ls_state_desc d;
     if (ls_state_desc_from_shape(&c->shape, LS_BF16, spec, &d) != 0 || (mode == CONV_CONCAT && concat_desc(&d) != 0))
         return -1;
-    int64_t layer_pool = (int64_t)(S + 1) * ls_layer_bytes(&d) * (1 + spec);
+    int64_t layer_pool = (int64_t)(S + 1) * ls_layer_bytes(&d) * (1 + spec) + conv_layer_inputs(c, &d);
     int n_rot = bench_rotation_layers(x, bench_conv_bytes(x), layer_pool);
     if (n_rot == 0)
         return BENCH_OOM;

@@ -6,7 +6,9 @@
  *
  * Decode (T = 1) updates the state in place. Verify (T > 1) writes T intermediate states into the
  * speculative buffer and no final state (disable_state_update), as SGLang's target verify does.
- * Launches rotate over layers; activations are shared by the rotated layers.
+ * Launches rotate over layers. Every rotated layer has its own activations (q, k, v, a, b), output
+ * o and parameters (A_log, dt_bias), as in a real forward pass (docs/timing.md "Setup"); they
+ * count in the rotation's memory budget. Verification runs on layer 0.
  */
 #include <math.h>
 #include <string.h>
@@ -26,6 +28,16 @@ static size_t gate_elems(const delta_priv *p)
     return p->kda ? (size_t)p->HV * p->K : (size_t)p->HV;
 }
 
+/* Bytes one rotated layer holds besides its pool share: q, k, v, a, b and o (bf16), A_log (fp32
+ * [HV]) and dt_bias (KDA fp32 [HV*K], GDN bf16 [HV]). */
+static int64_t delta_layer_inputs(const bench_case *c, int kda)
+{
+    const ls_shape *sh = &c->shape;
+    int64_t BT = (int64_t)c->batch * c->tokens, ng = kda ? (int64_t)sh->heads_v * sh->dk : sh->heads_v;
+    int64_t nq = BT * sh->heads_qk * sh->dk, nv = BT * sh->heads_v * sh->dv;
+    return 2 * (2 * nq + 2 * nv + BT * ng + BT * sh->heads_v) + 4 * (int64_t)sh->heads_v + ng * (kda ? 4 : 2);
+}
+
 int bench_delta_setup(bench_ctx *x, int kda)
 {
     const bench_case *c = x->c;
@@ -34,7 +46,7 @@ int bench_delta_setup(bench_ctx *x, int kda)
     ls_state_desc d;
     if (ls_state_desc_from_shape(sh, c->state_dtype, spec, &d) != 0)
         return -1;
-    int64_t layer_pool = (int64_t)(B + 1) * ls_layer_bytes(&d) * (1 + spec);
+    int64_t layer_pool = (int64_t)(B + 1) * ls_layer_bytes(&d) * (1 + spec) + delta_layer_inputs(c, kda);
     int n_rot = bench_rotation_layers(x, c->e->bytes(x), layer_pool);
     if (n_rot == 0)
         return BENCH_OOM;
@@ -50,26 +62,22 @@ int bench_delta_setup(bench_ctx *x, int kda)
     x->priv = p;
     *p = (delta_priv){.kda = kda, .T = T, .B = B, .H = sh->heads_qk, .HV = sh->heads_v, .K = sh->dk, .V = sh->dv};
     size_t BT = (size_t)B * T, nq = BT * p->H * p->K, nv = BT * p->HV * p->V, ng = gate_elems(p);
-    uint16_t *q = bench_dev_rand_bf16(x, nq, -1.0, 1.0, &p->q_h);
-    uint16_t *k = bench_dev_rand_bf16(x, nq, -1.0, 1.0, &p->k_h);
-    uint16_t *v = bench_dev_rand_bf16(x, nv, -1.0, 1.0, &p->v_h);
-    uint16_t *a = bench_dev_rand_bf16(x, BT * ng, -3.0, 1.0, &p->a_h);
-    uint16_t *b = bench_dev_rand_bf16(x, BT * p->HV, -2.0, 2.0, &p->b_h);
-    float *A_log = bench_dev_rand_f32(x, (size_t)p->HV, -2.0, 0.5, &p->A_log_h);
-    void *dt_bias;
-    if (kda) { /* KDA: fp32 [HV*K]; GDN: bf16 [HV] (ls_kernels.h) */
-        float *h = NULL;
-        dt_bias = bench_dev_rand_f32(x, ng, -0.5, 0.5, &h);
-        p->dt_bias_h = h;
-    } else {
-        uint16_t *h = NULL;
-        dt_bias = bench_dev_rand_bf16(x, ng, -0.5, 0.5, &h);
-        p->dt_bias_h = h;
-    }
-    uint16_t *o = bench_dev_alloc(x, nv * 2);
+    void *h[7] = {NULL};
+    uint16_t *q = bench_dev_rand_layers(x, n_rot, nq, LS_BF16, -1.0, 1.0, &h[0]);
+    uint16_t *k = bench_dev_rand_layers(x, n_rot, nq, LS_BF16, -1.0, 1.0, &h[1]);
+    uint16_t *v = bench_dev_rand_layers(x, n_rot, nv, LS_BF16, -1.0, 1.0, &h[2]);
+    uint16_t *a = bench_dev_rand_layers(x, n_rot, BT * ng, LS_BF16, -3.0, 1.0, &h[3]);
+    uint16_t *b = bench_dev_rand_layers(x, n_rot, BT * p->HV, LS_BF16, -2.0, 2.0, &h[4]);
+    float *A_log = bench_dev_rand_layers(x, n_rot, (size_t)p->HV, LS_F32, -2.0, 0.5, &h[5]);
+    /* dt_bias: KDA fp32 [HV*K]; GDN bf16 [HV] (ls_kernels.h) */
+    ls_dtype dt_dt = kda ? LS_F32 : LS_BF16;
+    char *dt_bias = bench_dev_rand_layers(x, n_rot, ng, dt_dt, -0.5, 0.5, &h[6]);
+    uint16_t *o = bench_dev_alloc(x, nv * 2 * (size_t)n_rot);
     p->p = bench_host_alloc(x, sizeof *p->p * (size_t)n_rot);
     if (!q || !k || !v || !a || !b || !A_log || !dt_bias || !o || !p->p)
         return -1;
+    p->q_h = h[0], p->k_h = h[1], p->v_h = h[2], p->a_h = h[3], p->b_h = h[4], p->A_log_h = h[5];
+    p->dt_bias_h = h[6];
     int64_t item = (int64_t)p->HV * p->K * p->V;
     for (int l = 0; l < n_rot; l++) {
         ls_delta_params *dp = &p->p[l];
@@ -83,14 +91,14 @@ int bench_delta_setup(bench_ctx *x, int kda)
         dp->disable_state_update = T > 1;
         dp->scale = (float)(1.0 / sqrt((double)p->K));
         dp->state_dtype = c->state_dtype;
-        dp->q = q;
-        dp->k = k;
-        dp->v = v;
-        dp->a = a;
-        dp->b = b;
-        dp->A_log = A_log;
-        dp->dt_bias = dt_bias;
-        dp->o = o;
+        dp->q = q + (size_t)l * nq;
+        dp->k = k + (size_t)l * nq;
+        dp->v = v + (size_t)l * nv;
+        dp->a = a + (size_t)l * BT * ng;
+        dp->b = b + (size_t)l * BT * p->HV;
+        dp->A_log = A_log + (size_t)l * p->HV;
+        dp->dt_bias = dt_bias + (size_t)l * ng * ls_dtype_size(dt_dt);
+        dp->o = o + (size_t)l * nv;
         dp->state = ls_pool_temporal(x->pool, l);
         dp->state_stride_slot = item;
         dp->slot_idx = x->slots_dev;

@@ -220,7 +220,7 @@ int main(int argc, char **argv)
     ls_gb_add_context("linstate_git_commit", p0->git_commit);
     ls_gb_add_context("linstate_csv", out);
     bench_runner_register(&R);
-    R.t0 = bench_wall_s();
+    R.res.t0 = bench_wall_s();
     run_gb(gb_owns_stdout);
     ls_gb_shutdown();
 
@@ -228,9 +228,11 @@ int main(int argc, char **argv)
     R.csv = NULL;
     if (close_rc)
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
-    bench_report_table(&R, stdout);
+    bench_report_table(&R.res, stdout);
+    if (o.quick)
+        bench_report_quick(&R.res, stdout);
     fprintf(stderr, "linstate-bench: wrote %s\n", out);
-    int status = R.failures || close_rc ? 1 : 0;
+    int status = R.res.failures || close_rc ? 1 : 0;
     bench_runner_free(&R);
     bench_plan_free(&plan);
     free(filter);

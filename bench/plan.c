@@ -12,6 +12,7 @@
  * --family and --benchmark_filter (Google Benchmark syntax, applied to the case's GB name) prune
  * the list, so --list shows exactly the cases a run would measure. Rows without the graph axis
  * (pool alloc, free, fork: host bookkeeping cannot be captured) are planned only for eager timing.
+ * --quick keeps only the cases of the kernels.md table (bench_quick_selects).
  */
 #include <regex.h>
 #include <stdio.h>
@@ -60,6 +61,44 @@ void bench_gb_full_name(const bench_case *c, int repetitions, char *buf, size_t 
     if (repetitions > 0)
         snprintf(reps, sizeof reps, "/repeats:%d", repetitions);
     snprintf(buf, cap, "%s/iterations:1%s/manual_time", c->name, reps);
+}
+
+/*
+ * The rows of results/h200/kernels.md's summary table, as (family/op, model): what --quick runs
+ * (with --draft 1,4: decode at T = 1, verify and accept at T = 4). Conv and pool apply to every
+ * mechanism but the table has them on qwen3-next only; KDA has no verify row.
+ */
+static const struct {
+    const char *op, *model;
+} quick_table[] = {
+    {"gdn/decode", "qwen3-next-80b-a3b"},       {"gdn/verify", "qwen3-next-80b-a3b"},
+    {"kda/decode", "kimi-linear-48b-a3b"},      {"mamba2_ssu/decode", "nemotron-h-8b"},
+    {"mamba2_ssu/verify", "nemotron-h-8b"},     {"conv1d_update/decode", "qwen3-next-80b-a3b"},
+    {"conv1d_update/verify", "qwen3-next-80b-a3b"}, {"pool/copy", "qwen3-next-80b-a3b"},
+    {"pool/accept", "qwen3-next-80b-a3b"},
+};
+
+int bench_quick_rank(const bench_entry *e)
+{
+    int n = (int)(sizeof quick_table / sizeof quick_table[0]);
+    for (int i = 0; i < n; i++)
+        if (bench_entry_matches(e, quick_table[i].op))
+            return i;
+    return n;
+}
+
+int bench_quick_selects(const bench_opts *o, const bench_entry *e, const ls_model *m, int batch, int graph)
+{
+    if (!o->quick)
+        return 1;
+    if (o->quick_graph_b1 && graph && batch != 1)
+        return 0;
+    if (!o->quick_ops)
+        return 1;
+    for (size_t i = 0; i < sizeof quick_table / sizeof quick_table[0]; i++)
+        if (bench_entry_matches(e, quick_table[i].op) && (!o->quick_pairs || strcmp(m->name, quick_table[i].model) == 0))
+            return 1;
+    return 0;
 }
 
 /* --variant: every row (all), the named variants, or (not given) each (family, op)'s default. */
@@ -238,6 +277,8 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
                                         c.graph = graphs[g];
                                         c.device = devices[d];
                                         c.pt = o->n_points ? &o->points[pi] : NULL;
+                                        if (!bench_quick_selects(o, c.e, m, c.batch, c.graph))
+                                            continue;
                                         bench_case_key(e, m->name, c.tp, c.batch, c.tokens, c.state_dtype,
                                                        c.graph, c.key, sizeof c.key);
                                         case_name(&c, n_devices);

@@ -206,7 +206,7 @@ int bench_pool_alloc_setup(bench_ctx *x)
     return held_setup(x, LS_ZERO_AT_ALLOC);
 }
 
-int bench_pool_alloc_reset(bench_ctx *x)
+int bench_pool_alloc_reset(void *x)
 {
     return give_all(x);
 }
@@ -236,7 +236,7 @@ int bench_pool_free_setup(bench_ctx *x)
     return held_setup(x, LS_ZERO_AT_FREE);
 }
 
-int bench_pool_free_reset(bench_ctx *x)
+int bench_pool_free_reset(void *x)
 {
     return take_all(x);
 }
@@ -273,8 +273,9 @@ int bench_pool_fork_setup(bench_ctx *x)
     return p->dst ? 0 : -1;
 }
 
-int bench_pool_fork_reset(bench_ctx *x)
+int bench_pool_fork_reset(void *vx)
 {
+    bench_ctx *x = vx;
     pool_priv *p = x->priv;
     if (p->forked && ls_pool_free(x->pool, p->B, p->dst) != 0)
         return -1;

@@ -11,7 +11,9 @@
  *   copy:   B src slots -> B other dst slots of a 2B pool; slots are assigned in random order, so
  *           src and dst interleave, and the lists are disjoint as the backend op requires;
  *   accept: B slots, each taking a random draft step in [0, T-1] from its spec buffers.
- * Repeating either op gives the same result, so no reset is needed between samples.
+ * Repeating either op gives the same result, so no reset is needed between samples. There is no
+ * rotation (one call covers every layer) and no activations: the index lists are the call's only
+ * inputs, so the one input policy of the kernel families (docs/timing.md "Setup") holds as is.
  *
  * Verification is exact and reference-based. For the sampled rows, on layers 0 and L-1 of every
  * buffer, a host mirror holds random source blocks (uploaded to the device too: copy src slots,

@@ -6,7 +6,9 @@
  * case's callback exactly once per repetition (--repetitions / --benchmark_repetitions), and its
  * filter, repetitions and JSON output work as usual. One call = one measurement with our own
  * sampling rules (harness ls_time_launches: warm-up, >= min_samples and >= min_time of measured
- * time, wall-clock cap), one CSV row, and one GB iteration whose manual time is the median.
+ * time, wall-clock cap; the entry's reset hook, if any, runs untimed before every sample), one
+ * CSV row, and one GB iteration whose manual time is the median. The rows also go into a
+ * bench_results (R->res) that report.c reads; report.c never sees the runner.
  *
  * A case is set up (pool + inputs) and verified once, when GB first reaches it, and kept until
  * GB moves to another case, so repetitions re-time the same buffers. The NVTX case range of a
@@ -29,13 +31,6 @@
 #define BENCH_MAX_SAMPLES 10000
 
 static bench_runner *g_runner; /* the GB callback's way back (its ctx is the case) */
-
-double bench_wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------ devices */
 
@@ -115,6 +110,8 @@ int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be
     R->devs = calloc((size_t)n_devices, sizeof *R->devs);
     R->reps = calloc((size_t)(plan->n ? plan->n : 1), sizeof *R->reps);
     R->cap_samples = BENCH_MAX_SAMPLES;
+    R->res.o = o;
+    R->res.plan_n = plan->n;
     R->samples = malloc(sizeof *R->samples * (size_t)R->cap_samples);
     if (!R->devs || !R->reps || !R->samples) {
         fprintf(stderr, "linstate-bench: out of host memory\n");
@@ -125,6 +122,11 @@ int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be
             return -1;
         R->n_devs++;
         R->cur_dev = &R->devs[i];
+        if (i < BENCH_MAX_LIST) {
+            R->res.dev_index[i] = R->devs[i].index;
+            R->res.dev_copy_peak_gbps[i] = R->devs[i].copy_peak_gbps;
+            R->res.n_devs = i + 1;
+        }
     }
     g_runner = R;
     return 0;
@@ -206,48 +208,6 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
     }
 }
 
-/*
- * Pool paths that consume or release slots (alloc, free, fork) need the pool restored before
- * every sample, outside the timed region: the harness's per-sample timer with our reset between
- * samples, and the same stopping rules as ls_time_launches (warm-up, min samples AND min measured
- * time, wall-clock cap; profile: LS_PROFILE_SAMPLES samples between profiler start/stop).
- */
-static int time_with_reset(bench_runner *R, const ls_timing_config *cfg, int *n)
-{
-    bench_ctx *x = &R->ctx;
-    const bench_entry *e = x->c->e;
-    ls_timing_config tc = *cfg;
-    tc.warmup = 0;
-    double t0 = bench_wall_s(), us, measured = 0;
-    ls_timer *t = ls_timer_create(&tc, e->run, x);
-    if (!t)
-        return -1;
-    int rc = 0;
-    ls_nvtx_phase_push(LS_PHASE_WARMUP);
-    for (int w = 0; w < cfg->warmup && rc == 0; w++)
-        rc = e->reset(x) || ls_timer_sample(t, &us);
-    ls_nvtx_phase_pop();
-    int limit = cfg->profile ? LS_PROFILE_SAMPLES : cfg->max_samples;
-    ls_nvtx_phase_push(LS_PHASE_MEASURE);
-    if (rc == 0 && cfg->profile && R->be->profiler_start)
-        rc = R->be->profiler_start();
-    while (rc == 0 && *n < limit && *n < R->cap_samples) {
-        if ((rc = e->reset(x) || ls_timer_sample(t, &us)) != 0)
-            break;
-        R->samples[(*n)++] = us;
-        measured += us * 1e-6;
-        if (!cfg->profile && *n >= cfg->min_samples && measured >= cfg->min_time_s)
-            break;
-        if (!cfg->profile && cfg->max_time_s > 0 && bench_wall_s() - t0 >= cfg->max_time_s)
-            break;
-    }
-    if (cfg->profile && R->be->profiler_stop && R->be->profiler_stop() != 0)
-        rc = -1;
-    ls_nvtx_phase_pop();
-    ls_timer_destroy(t);
-    return rc ? -1 : 0;
-}
-
 /* Whether the current case's samples are queued behind a stream hold: asked for (no --no-hold),
  * a run callback that never waits for the device (the graph-capturable entries) and an impl
  * whose ops never wait either (LS_IMPL_GRAPH). */
@@ -276,10 +236,9 @@ static int time_case(bench_runner *R, bench_device *D, int *n)
         .flush_buf = D->flush_buf,
         .flush_bytes = D->flush_bytes,
         .hold = case_hold(R, R->cur),
+        .reset = R->cur->e->reset, /* pool alloc/free/fork: restore the pool, untimed */
     };
     *n = 0;
-    if (R->cur->e->reset)
-        return time_with_reset(R, &cfg, n);
     return ls_time_launches(&cfg, R->cur->e->run, &R->ctx, R->samples, R->cap_samples, n);
 }
 
@@ -311,18 +270,20 @@ static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
     snprintf(row->kernel, sizeof row->kernel, "%s", R->cur == c ? R->cur_kernel : "");
 }
 
-/* Records the row for the table, counts failures, prints progress. */
+/* Records the row for the report, counts failures, prints progress. */
 static void record(bench_runner *R, const bench_case *c, const ls_row *row)
 {
-    if (R->n_results == R->cap_results) {
-        int ncap = R->cap_results ? 2 * R->cap_results : 256;
-        bench_result *nr = realloc(R->results, sizeof *nr * (size_t)ncap);
+    bench_results *res = &R->res;
+    if (res->n == res->cap) {
+        int ncap = res->cap ? 2 * res->cap : 256;
+        bench_result *nr = realloc(res->rows, sizeof *nr * (size_t)ncap);
         if (!nr)
             return;
-        R->results = nr;
-        R->cap_results = ncap;
+        res->rows = nr;
+        res->cap = ncap;
     }
-    bench_result *r = &R->results[R->n_results++];
+    bench_result *r = &res->rows[res->n++];
+    memset(r, 0, sizeof *r);
     r->c = c;
     r->repetition = row->repetition;
     r->median_us = row->t.median;
@@ -330,9 +291,10 @@ static void record(bench_runner *R, const bench_case *c, const ls_row *row)
     r->pct_of_copy_peak = row->pct_of_copy_peak;
     r->max_rel_err = row->max_rel_err;
     snprintf(r->status, sizeof r->status, "%s", row->status);
+    snprintf(r->kernel, sizeof r->kernel, "%s", row->kernel);
     if (strcmp(r->status, "fail_numerics") == 0 || strncmp(r->status, "error", 5) == 0)
-        R->failures++;
-    bench_report_progress(R, r);
+        res->failures++;
+    bench_report_progress(res, r);
 }
 
 /* One repetition of case c: (setup + verify the first time), time, stats, CSV row. */
@@ -347,7 +309,7 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     if (fresh)
         begin_case(R, c, D);
     if (R->reps[c->index] == 0)
-        R->started++;
+        R->res.started++;
     ls_row_init(row, &D->prov);
     row->repetition = R->reps[c->index]++;
     snprintf(row->status, sizeof row->status, "%s", R->cur_status);
@@ -368,7 +330,7 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     ls_nvtx_case_pop();
     if (ls_csv_write(R->csv, row) != 0) {
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
-        R->failures++;
+        R->res.failures++;
     }
     record(R, c, row);
 }
@@ -410,10 +372,11 @@ void bench_runner_free(bench_runner *R)
     free(R->devs);
     free(R->reps);
     free(R->samples);
-    free(R->results);
+    free(R->res.rows);
     R->devs = NULL;
     R->reps = NULL;
     R->samples = NULL;
-    R->results = NULL;
+    R->res.rows = NULL;
+    R->res.n = R->res.cap = 0;
     g_runner = NULL;
 }

@@ -2,7 +2,9 @@
  * ssu.c — the mamba2_ssu family: Mamba2 selective_state_update on the tied path (one dt and one
  * decay per head, SPEC §2.6), decode in place and the #13434 verify (T tokens, intermediate
  * states, no final write). z = NULL as in SGLang (the gate runs in a separate RMSNorm).
- * Launches rotate over layers; activations are shared by the rotated layers.
+ * Launches rotate over layers. Every rotated layer has its own activations (x, dt, B, C), output y
+ * and parameters (A, dt_bias, D), as in a real forward pass (docs/timing.md "Setup"); they count
+ * in the rotation's memory budget. Verification runs on layer 0.
  */
 #include <string.h>
 
@@ -24,6 +26,15 @@ int64_t bench_ssu_bytes(const bench_ctx *x)
                         (int64_t)ls_dtype_size(c->state_dtype), c->tokens > 1);
 }
 
+/* Bytes one rotated layer holds besides its pool share: x, y, dt, B, C (bf16), A (fp32 [nh]),
+ * dt_bias and D (bf16 [nh]). */
+static int64_t ssu_layer_inputs(const bench_case *c)
+{
+    const ls_shape *sh = &c->shape;
+    int64_t BT = (int64_t)c->batch * c->tokens, nx = BT * sh->nheads * sh->head_dim;
+    return 2 * (2 * nx + BT * sh->nheads + 2 * BT * sh->ngroups * sh->dstate) + (4 + 2 + 2) * (int64_t)sh->nheads;
+}
+
 int bench_ssu_setup(bench_ctx *x)
 {
     const bench_case *c = x->c;
@@ -32,7 +43,7 @@ int bench_ssu_setup(bench_ctx *x)
     ls_state_desc d;
     if (ls_state_desc_from_shape(sh, c->state_dtype, spec, &d) != 0)
         return -1;
-    int64_t layer_pool = (int64_t)(B + 1) * ls_layer_bytes(&d) * (1 + spec);
+    int64_t layer_pool = (int64_t)(B + 1) * ls_layer_bytes(&d) * (1 + spec) + ssu_layer_inputs(c);
     int n_rot = bench_rotation_layers(x, bench_ssu_bytes(x), layer_pool);
     if (n_rot == 0)
         return BENCH_OOM;
@@ -48,17 +59,20 @@ int bench_ssu_setup(bench_ctx *x)
     x->priv = p;
     *p = (ssu_priv){.T = T, .B = B, .nh = sh->nheads, .hd = sh->head_dim, .ds = sh->dstate, .ng = sh->ngroups};
     size_t BT = (size_t)B * T, nx = BT * p->nh * p->hd, nbc = BT * p->ng * p->ds;
-    uint16_t *xi = bench_dev_rand_bf16(x, nx, -1.0, 1.0, &p->x_h);
-    uint16_t *dt = bench_dev_rand_bf16(x, BT * p->nh, -2.0, 1.0, &p->dt_h);
-    uint16_t *Bm = bench_dev_rand_bf16(x, nbc, -1.0, 1.0, &p->B_h);
-    uint16_t *Cm = bench_dev_rand_bf16(x, nbc, -1.0, 1.0, &p->C_h);
-    float *A = bench_dev_rand_f32(x, (size_t)p->nh, -2.0, -0.1, &p->A_h); /* A = -exp(A_log) < 0 */
-    uint16_t *dt_bias = bench_dev_rand_bf16(x, (size_t)p->nh, -0.5, 0.5, &p->dt_bias_h);
-    uint16_t *D = bench_dev_rand_bf16(x, (size_t)p->nh, -1.0, 1.0, &p->D_h);
-    uint16_t *y = bench_dev_alloc(x, nx * 2);
+    size_t nh = (size_t)p->nh;
+    void *h[7] = {NULL};
+    uint16_t *xi = bench_dev_rand_layers(x, n_rot, nx, LS_BF16, -1.0, 1.0, &h[0]);
+    uint16_t *dt = bench_dev_rand_layers(x, n_rot, BT * nh, LS_BF16, -2.0, 1.0, &h[1]);
+    uint16_t *Bm = bench_dev_rand_layers(x, n_rot, nbc, LS_BF16, -1.0, 1.0, &h[2]);
+    uint16_t *Cm = bench_dev_rand_layers(x, n_rot, nbc, LS_BF16, -1.0, 1.0, &h[3]);
+    float *A = bench_dev_rand_layers(x, n_rot, nh, LS_F32, -2.0, -0.1, &h[4]); /* A = -exp(A_log) < 0 */
+    uint16_t *dt_bias = bench_dev_rand_layers(x, n_rot, nh, LS_BF16, -0.5, 0.5, &h[5]);
+    uint16_t *D = bench_dev_rand_layers(x, n_rot, nh, LS_BF16, -1.0, 1.0, &h[6]);
+    uint16_t *y = bench_dev_alloc(x, nx * 2 * (size_t)n_rot);
     p->p = bench_host_alloc(x, sizeof *p->p * (size_t)n_rot);
     if (!xi || !dt || !Bm || !Cm || !A || !dt_bias || !D || !y || !p->p)
         return -1;
+    p->x_h = h[0], p->dt_h = h[1], p->B_h = h[2], p->C_h = h[3], p->A_h = h[4], p->dt_bias_h = h[5], p->D_h = h[6];
     int64_t item = (int64_t)p->nh * p->hd * p->ds;
     for (int l = 0; l < n_rot; l++) {
         ls_ssu_params *q = &p->p[l];
@@ -71,15 +85,15 @@ int bench_ssu_setup(bench_ctx *x)
         q->ngroups = p->ng;
         q->disable_state_update = T > 1;
         q->state_dtype = c->state_dtype;
-        q->x = xi;
-        q->dt = dt;
-        q->Bm = Bm;
-        q->Cm = Cm;
+        q->x = xi + (size_t)l * nx;
+        q->dt = dt + (size_t)l * BT * nh;
+        q->Bm = Bm + (size_t)l * nbc;
+        q->Cm = Cm + (size_t)l * nbc;
         q->z = NULL;
-        q->A = A;
-        q->dt_bias = dt_bias;
-        q->D = D;
-        q->y = y;
+        q->A = A + (size_t)l * nh;
+        q->dt_bias = dt_bias + (size_t)l * nh;
+        q->D = D + (size_t)l * nh;
+        q->y = y + (size_t)l * nx;
         q->state = ls_pool_temporal(x->pool, l);
         q->state_stride_slot = item;
         q->slot_idx = x->slots_dev;

@@ -42,6 +42,11 @@ int ls_cache_regime_parse(const char *s, ls_cache_regime *out); /* 0 or -1 */
  * e.g. layer index). Must not synchronise or allocate. Returns 0 or non-zero on error. */
 typedef int (*ls_launch_fn)(void *ctx, int rot, ls_stream s);
 
+/* Optional untimed restore before every sample (ls_timing_config.reset), given the launch
+ * callback's ctx: e.g. a pool path that consumes slots puts them back. May synchronise and
+ * allocate (it runs outside the timed region). Returns 0 or non-zero on error. */
+typedef int (*ls_reset_fn)(void *ctx);
+
 typedef struct ls_timing_config {
     const ls_runtime *be;
     ls_stream stream;
@@ -56,6 +61,9 @@ typedef struct ls_timing_config {
     void *flush_buf;         /* backend memory for LS_CACHE_FLUSH */
     size_t flush_bytes;
     int hold;                /* 1: queue each sample behind a stream hold (ls_timing_holds) */
+    ls_reset_fn reset;       /* NULL, or called (with the launch ctx) before every warm-up round,
+                              * the eager round before a graph capture, and every sample: before
+                              * the flush, the hold and the start event, so never timed */
 } ls_timing_config;
 
 /* Whether samples under cfg are held: cfg->hold set, the backend has a stream hold, and not in
@@ -77,7 +85,9 @@ int ls_time_launches(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx, do
  * with graphs (host has none: error); with cfg->stream NULL it times on a stream it creates
  * (the default stream cannot be captured) and passes that stream to the callback, which must
  * launch on the stream it is given. Profile mode: warm-up, then be->profiler_start, exactly
- * LS_PROFILE_SAMPLES samples (capped by cap), be->profiler_stop. */
+ * LS_PROFILE_SAMPLES samples (capped by cap), be->profiler_stop. With cfg->reset, the reset
+ * runs before every warm-up round and every sample, outside the timed region (its failure
+ * stops timing with an error); the same stopping rules apply. */
 
 /* Samples taken in profile mode (cfg->profile): a fixed, small count, so the number of NVTX ranges
  * and kernels inside the profiler window is predictable. Warm-up still runs before it. */
@@ -87,8 +97,8 @@ int ls_time_launches(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx, do
  * ls_timer_create checks cfg, creates the events, captures the graph (cfg->graph) and runs the
  * warm-up inside the NVTX "warmup" phase (no range when cfg->warmup is 0, so a caller doing its
  * own warm-up pushes the phase itself); NULL on error (ls_last_error). ls_timer_sample takes
- * ONE sample exactly as ls_time_launches does (L2 flush first in the flush regime) and returns
- * microseconds per launch. The caller pushes the "measure" phase around its own loop and, for a
+ * ONE sample exactly as ls_time_launches does (cfg->reset first, then the L2 flush in the
+ * flush regime) and returns microseconds per launch. The caller pushes the "measure" phase around its own loop and, for a
  * profile run, calls be->profiler_start/stop itself. ls_time_launches is built on these three. */
 typedef struct ls_timer ls_timer;
 ls_timer *ls_timer_create(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx);

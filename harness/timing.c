@@ -9,7 +9,9 @@
  * stream order keeps it out of the measurement), the NVTX pushes, and one host sync per sample
  * (never per launch) to read the elapsed time. A held sample (ls_timing_holds) is enqueued as
  * hold, start event, launches, stop event, release: the launches wait queued on the GPU, so
- * the host's launch latency stays outside the region too.
+ * the host's launch latency stays outside the region too. The optional reset hook
+ * (cfg.reset: e.g. a pool path putting back the slots it consumed) runs before the flush and the
+ * hold of every sample, and before every warm-up round, so it is never timed either.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -62,6 +64,14 @@ int ls_cache_regime_parse(const char *s, ls_cache_regime *out)
 static int rot_of(const ls_timer *t, int i)
 {
     return t->cfg.regime == LS_CACHE_HOT ? 0 : i;
+}
+
+/* The untimed reset before a round or sample (no-op without cfg.reset). */
+static int reset(ls_timer *t)
+{
+    if (!t->cfg.reset || t->cfg.reset(t->ctx) == 0)
+        return 0;
+    return lsh_fail_cause("reset callback failed");
 }
 
 /* One eager round: n_rot launches in rotation order. */
@@ -117,7 +127,7 @@ int ls_timing_holds(const ls_timing_config *c)
 static int capture_graph(ls_timer *t)
 {
     const ls_runtime *be = t->cfg.be;
-    if (launch_round(t) || be->sync(t->cfg.stream))
+    if (reset(t) || launch_round(t) || be->sync(t->cfg.stream))
         return -1;
     if (be->graph_begin(t->cfg.stream))
         return -1;
@@ -142,7 +152,7 @@ static int warm_up(ls_timer *t)
         return 0;
     ls_nvtx_phase_push(LS_PHASE_WARMUP);
     for (int r = 0; r < t->cfg.warmup && rc == 0; r++)
-        rc = t->graph ? be->graph_launch(t->graph, t->cfg.stream) : launch_round(t);
+        rc = reset(t) || (t->graph ? be->graph_launch(t->graph, t->cfg.stream) : launch_round(t)) ? -1 : 0;
     if (rc == 0)
         rc = be->sync(t->cfg.stream);
     ls_nvtx_phase_pop();
@@ -194,6 +204,8 @@ int ls_timer_sample(ls_timer *t, double *us)
         return ls_fail("ls_timer_sample: NULL %s", t ? "us" : "timer");
     const ls_runtime *be = t->cfg.be;
     ls_stream s = t->cfg.stream;
+    if (reset(t))
+        return -1;
     if (t->cfg.regime == LS_CACHE_FLUSH &&
         be->mem_set(t->cfg.flush_buf, 0x5a, t->cfg.flush_bytes, s))
         return -1;

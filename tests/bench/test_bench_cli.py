@@ -2,7 +2,7 @@
 """End-to-end tests of the linstate-bench binary on the host backend.
 
 usage: test_bench_cli.py CHECK BENCH_BINARY HEADER_TOOL
-CHECK is one of: smoke errors list filter json repetitions sigint variants. Each check runs the binary in a
+CHECK is one of: smoke errors list filter json repetitions sigint variants quick. Each check runs the binary in a
 temporary directory (always with --out there) and exits non-zero with a message on failure.
 """
 import csv
@@ -296,6 +296,89 @@ def check_variants(bench, header, tmp):
     names = listed(bench, base + ["--variant", "concat"], tmp)
     if not names or any(not n.endswith("/variant:concat") for n in names):
         fail("--variant concat planned %s" % names)
+
+
+QUICK_OPS = {  # the rows of results/h200/kernels.md's summary table: (family/op, model, T)
+    ("gdn/decode", "qwen3-next-80b-a3b", 1), ("gdn/verify", "qwen3-next-80b-a3b", 4),
+    ("kda/decode", "kimi-linear-48b-a3b", 1),
+    ("mamba2_ssu/decode", "nemotron-h-8b", 1), ("mamba2_ssu/verify", "nemotron-h-8b", 4),
+    ("conv1d_update/decode", "qwen3-next-80b-a3b", 1), ("conv1d_update/verify", "qwen3-next-80b-a3b", 4),
+    ("pool/copy", "qwen3-next-80b-a3b", 1), ("pool/accept", "qwen3-next-80b-a3b", 4),
+}
+
+
+def check_quick(bench, header, tmp):
+    """--quick --list plans the kernels.md table: 9 ops x (B 1, 64, 128, 512 eager + B 1 graph) at
+    tp 2, fp32 (bf16 conv keys), on the host backend too (the preset beats the host defaults);
+    explicit axes override it."""
+    keys = listed(bench, ["--backend", "host", "--quick"], tmp)
+    if len(keys) != 45 or len(set(keys)) != 45:
+        fail("--quick planned %d cases (%d distinct), expected 45" % (len(keys), len(set(keys))))
+    if any(not KEY_RE.match(k) for k in keys):
+        fail("bad key in --quick --list")
+    got = set()
+    for k in keys:
+        fam, op, model, tp, b, t, dt = k.split("/")[:7]
+        graph = k.endswith("/graph")
+        got.add(("%s/%s" % (fam, op), model, int(t[2:])))
+        if tp != "tp2" or dt != ("bf16" if fam == "conv1d_update" else "fp32"):
+            fail("--quick: %s not at tp 2 / fp32 state" % k)
+        if int(b[2:]) not in (1, 64, 128, 512) or (graph and b != "B:1"):
+            fail("--quick: %s: batch outside 1,64,128,512 or a graph case off B = 1" % k)
+    if got != QUICK_OPS:
+        fail("--quick ops differ from the kernels.md table: extra %s, missing %s" %
+             (sorted(got - QUICK_OPS), sorted(QUICK_OPS - got)))
+    for k in ("gdn/decode/qwen3-next-80b-a3b/tp2/B:1/T:1/fp32/graph",
+              "gdn/decode/qwen3-next-80b-a3b/tp2/B:512/T:1/fp32",
+              "conv1d_update/decode/qwen3-next-80b-a3b/tp2/B:512/T:1/bf16",
+              "conv1d_update/verify/qwen3-next-80b-a3b/tp2/B:1/T:4/bf16/graph",
+              "kda/decode/kimi-linear-48b-a3b/tp2/B:1/T:1/fp32/graph",
+              "mamba2_ssu/verify/nemotron-h-8b/tp2/B:64/T:4/fp32",
+              "pool/copy/qwen3-next-80b-a3b/tp2/B:1/T:1/fp32/graph",
+              "pool/accept/qwen3-next-80b-a3b/tp2/B:128/T:4/fp32"):
+        if k not in keys:
+            fail("--quick --list lacks %s" % k)
+    if sum(k.endswith("/graph") for k in keys) != 9:
+        fail("--quick: expected one graph case (B = 1) per op")
+    # explicit axes override the preset: --batch (graph still at B = 1 only), --graph, --model
+    keys = listed(bench, ["--backend", "host", "--quick", "--batch", "1,8"], tmp)
+    if len(keys) != 27 or any(k.endswith("/graph") and "/B:1/" not in k for k in keys):
+        fail("--quick --batch 1,8 planned %d cases" % len(keys))
+    keys = listed(bench, ["--backend", "host", "--quick", "--graph", "off"], tmp)
+    if len(keys) != 36 or any(k.endswith("/graph") for k in keys):
+        fail("--quick --graph off planned %d cases" % len(keys))
+    keys = listed(bench, ["--backend", "host", "--quick", "--model", "nemotron-h-8b", "--batch", "64"], tmp)
+    want = {"mamba2_ssu/decode", "mamba2_ssu/verify", "conv1d_update/decode", "conv1d_update/verify",
+            "pool/copy", "pool/accept"}
+    if {"/".join(k.split("/")[:2]) for k in keys} != want or len(keys) != 6:
+        fail("--quick --model nemotron-h-8b --batch 64 planned %s" % keys)
+    # a small run: the compact table follows the final table on stdout, one row per op
+    out_csv = os.path.join(tmp, "q.csv")
+    args = ["--backend", "host", "--quick", "--tp", "8", "--batch", "1,2", "--model", "kimi-linear-48b-a3b",
+            "--family", "kda/decode,pool/copy", "--min-samples", "3", "--min-time", "0.001", "--max-time", "0.05",
+            "--out", out_csv]
+    rc, out, err = run(bench, args, tmp)
+    if rc != 0:
+        fail("--quick run rc %d: %s" % (rc, err[-2000:]))
+    rows = read_csv(out_csv, header)
+    lines = out.splitlines()
+    try:
+        at = lines.index("| op | model | B = 2 | B = 1 (graph) |")
+    except ValueError:
+        fail("no --quick table header on stdout:\n" + out[-2000:])
+    if not lines[at - 2].startswith("%d rows:" % len(rows)):
+        fail("the --quick table does not follow the final table")
+    table = [l for l in lines[at + 2:] if l.startswith("| ")]
+    if len(table) != 2 or not table[0].startswith("| kda decode | kimi-linear-48b-a3b tp8 fp32 | ") or \
+            not table[1].startswith("| pool copy | "):
+        fail("--quick table rows: %s" % table)
+    pct = {r["case"]: float(r["pct_of_copy_peak"]) for r in rows if r["status"] == "ok"}
+    cell = table[0].split("|")[3].strip()
+    want = pct["kda/decode/kimi-linear-48b-a3b/tp8/B:2/T:1/fp32"]
+    if not cell.endswith(" %") or abs(float(cell[:-2]) - want) > 0.0501:
+        fail("--quick cell %r differs from the CSV's pct_of_copy_peak" % cell)
+    if table[0].split("|")[4].strip() != "no_graph":  # the host backend has no graphs
+        fail("--quick graph cell on the host: %r" % table[0])
 
 
 def main():

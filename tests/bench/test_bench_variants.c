@@ -6,7 +6,9 @@
  *     computes, given the same inputs, weights and states;
  *   - GDN conv verify "clone" leaves the real pool conv state untouched, "in-place" shifts the
  *     batch's slots (and only those);
- *   - every pool buffer (main and spec, every layer) is random and non-zero after setup.
+ *   - every pool buffer (main and spec, every layer) is random and non-zero after setup;
+ *   - every rotated layer has its own inputs, outputs and weights (one input policy), and they
+ *     count in the rotation's memory budget.
  * The verification gate of every variant is tested in test_bench_verify.c.
  */
 #include <string.h>
@@ -238,8 +240,76 @@ static void pools_not_zero(void)
     }
 }
 
+/* Two buffers of n bytes do not overlap, and their contents differ (when `differ`). */
+static int own(const void *a, const void *b, size_t n, int differ)
+{
+    const char *x = a, *y = b;
+    if (!a || !b || !(x + n <= y || y + n <= x))
+        return 0;
+    return !differ || memcmp(a, b, n) != 0;
+}
+
+/*
+ * Layers 0 and 1 of a rotated case (the host budget rotates over 2) point at their own inputs,
+ * outputs and weights, in disjoint memory with different random contents. For gdn, kda and
+ * mamba2_ssu, the launch params of slot l follow slot 0's (one launch per rotated layer).
+ */
+static void layers_own_inputs(void)
+{
+    const ls_conv_params *c0, *c1;
+    bt_case t = setup_ok("conv1d_update/decode", "qwen3-next-80b-a3b", 3, 1, NULL);
+    LS_REQUIRE(t.x.n_rot == 2);
+    LS_REQUIRE(bench_conv_layer_params(&t.x, 0, &c0) == 1 && bench_conv_layer_params(&t.x, 1, &c1) == 1);
+    size_t nx = (size_t)c0->batch * c0->tokens * c0->channels * 2;
+    size_t nw = (size_t)c0->channels * c0->width * ls_dtype_size(c0->weight_dtype);
+    LS_CHECK(own(c0->x, c1->x, nx, 1) && own(c0->y, c1->y, nx, 0) && own(c0->weight, c1->weight, nw, 1));
+    LS_CHECK(c0->bias == NULL || own(c0->bias, c1->bias, (size_t)c0->channels * ls_dtype_size(c0->weight_dtype), 1));
+    bt_release(&t);
+
+    static const char *const delta[][2] = {{"gdn/verify", "qwen3-next-80b-a3b"}, {"kda/decode", "kimi-linear-48b-a3b"}};
+    for (int i = 0; i < 2; i++) {
+        t = setup_ok(delta[i][0], delta[i][1], 3, i ? 1 : 2, NULL);
+        LS_REQUIRE(t.x.n_rot == 2);
+        ls_op op;
+        const ls_delta_params *d = t.c->e->launch(&t.x, &op);
+        LS_REQUIRE(d != NULL);
+        size_t BT = (size_t)d->batch * d->tokens, nq = BT * d->heads_qk * d->dk * 2, nv = BT * d->heads_v * d->dv * 2;
+        size_t ng = i ? (size_t)d->heads_v * d->dk : (size_t)d->heads_v;
+        LS_CHECK(own(d[0].q, d[1].q, nq, 1) && own(d[0].k, d[1].k, nq, 1) && own(d[0].v, d[1].v, nv, 1));
+        LS_CHECK(own(d[0].a, d[1].a, BT * ng * 2, 1) && own(d[0].b, d[1].b, BT * d->heads_v * 2, 1));
+        LS_CHECK(own(d[0].o, d[1].o, nv, 0) && own(d[0].A_log, d[1].A_log, (size_t)d->heads_v * 4, 1));
+        LS_CHECK(own(d[0].dt_bias, d[1].dt_bias, ng * (i ? 4 : 2), 1));
+        bt_release(&t);
+    }
+
+    t = setup_ok("mamba2_ssu/verify", "nemotron-h-8b", 3, 2, NULL);
+    LS_REQUIRE(t.x.n_rot == 2);
+    ls_op op;
+    const ls_ssu_params *m = t.c->e->launch(&t.x, &op);
+    LS_REQUIRE(m != NULL);
+    size_t mBT = (size_t)m->batch * m->tokens, mx = mBT * m->nheads * m->head_dim * 2, nbc = mBT * m->ngroups * m->dstate * 2;
+    LS_CHECK(own(m[0].x, m[1].x, mx, 1) && own(m[0].y, m[1].y, mx, 0) && own(m[0].dt, m[1].dt, mBT * m->nheads * 2, 1));
+    LS_CHECK(own(m[0].Bm, m[1].Bm, nbc, 1) && own(m[0].Cm, m[1].Cm, nbc, 1));
+    LS_CHECK(own(m[0].A, m[1].A, (size_t)m->nheads * 4, 1) && own(m[0].D, m[1].D, (size_t)m->nheads * 2, 1));
+    LS_CHECK(own(m[0].dt_bias, m[1].dt_bias, (size_t)m->nheads * 2, 1));
+    bt_release(&t);
+
+    /* The budget counts a layer's inputs: a budget that holds two layers' pool shares but not
+     * also their inputs (~12 KB a layer here) rotates over one layer. */
+    bt_setup(&t, ls_runtime_host(), "gdn/verify", "qwen3-next-80b-a3b", 1, 4, LS_F32, NULL, budget);
+    LS_REQUIRE(t.setup_rc == 0 && t.x.n_rot == 2);
+    ls_state_desc d;
+    LS_REQUIRE(ls_state_desc_from_shape(&t.c->shape, LS_F32, 4, &d) == 0);
+    int64_t share = (int64_t)2 * ls_layer_bytes(&d) * 5; /* (B + 1) slots, main + 4 spec */
+    bt_release(&t);
+    bt_setup(&t, ls_runtime_host(), "gdn/verify", "qwen3-next-80b-a3b", 1, 4, LS_F32, NULL, 2 * share + 1024);
+    LS_CHECK(t.setup_rc == 0 && t.x.n_rot == 1);
+    bt_release(&t);
+}
+
 int main(void)
 {
+    layers_own_inputs();
     per_tensor_equals_fused();
     concat_equals_three(1);
     concat_equals_three(3);

@@ -1,7 +1,8 @@
 /*
  * test_timing.c — ls_time_launches / ls_timer with the host backend and a fake launch that
  * counts its calls, records its rotation indices and spins ~2 us, plus a host-backed table with
- * fake graph and profiler hooks to check capture/replay and profile mode; ls_measure_copy_peak
+ * fake graph and profiler hooks to check capture/replay and profile mode, a fake stream hold, the
+ * reset hook (before each sample, outside the timed region); ls_measure_copy_peak
  * on the host backend.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -415,6 +416,106 @@ static void test_hold(void)
     LS_CHECK(!ls_timing_holds(&c));
 }
 
+/* ---- the reset hook: logged as 'X' next to the fake hold's log (E event, L launch, S sync) */
+
+static struct {
+    int calls, fail_at;
+    double spin_us;
+} X;
+static int logged_reset(void *ctx)
+{
+    LS_CHECK(ctx == &F); /* the launch callback's ctx */
+    X.calls++;
+    hlog('X');
+    if (X.fail_at && X.calls == X.fail_at)
+        return ls_fail("fake reset %d failed", X.calls);
+    double t0 = now_us();
+    while (now_us() - t0 < X.spin_us) {
+    }
+    return 0;
+}
+
+/* Expected log of one eager round of n launches. */
+static void round_log(char *buf, size_t cap, int n)
+{
+    size_t k = strlen(buf);
+    for (int i = 0; i < n && k + 1 < cap; i++)
+        buf[k++] = 'L';
+    buf[k] = 0;
+}
+
+static void test_reset(void)
+{
+    ls_runtime be = hold_table();
+    ls_timing_config c = base_config(&be);
+    c.n_rot = 2;
+    c.warmup = 2;
+    c.min_samples = 3;
+    c.max_samples = 3;
+    c.reset = logged_reset;
+    memset(&F, 0, sizeof F);
+    memset(&H, 0, sizeof H);
+    memset(&X, 0, sizeof X);
+    X.spin_us = 300; /* far longer than a sample: it must not show in the samples */
+    int n = 0;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, logged_launch, &F, samples, 4096, &n), 0);
+    LS_CHECK_EQ_INT(n, 3);
+    LS_CHECK_EQ_INT(X.calls, 2 + 3); /* before every warm-up round and every sample */
+    /* warm-up: reset, round (x2), one sync; each sample: reset BEFORE the start event, then
+     * event, launches, event, sync: the reset is never between the events */
+    char want[256] = "";
+    for (int r = 0; r < 2; r++)
+        strcat(want, "X"), round_log(want, sizeof want, 2);
+    strcat(want, "S");
+    for (int i = 0; i < 3; i++)
+        strcat(want, "XE"), round_log(want, sizeof want, 2), strcat(want, "ES");
+    LS_CHECK(strcmp(H.log, want) == 0);
+    if (strcmp(H.log, want) != 0)
+        fprintf(stderr, "log %s, expected %s\n", H.log, want);
+    for (int i = 0; i < n; i++)
+        LS_CHECK(samples[i] >= SPIN_US * 0.95 && samples[i] < 100.0); /* per launch, reset excluded */
+
+    /* held: the reset comes before the hold too (HELLERSQ is the held sample) */
+    c.hold = 1;
+    c.warmup = 0;
+    c.min_samples = c.max_samples = 1;
+    H.n = 0, H.log[0] = 0;
+    X.calls = 0;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, logged_launch, &F, samples, 4096, &n), 0);
+    LS_CHECK(strcmp(H.log, "XHELLERSQ") == 0);
+    LS_CHECK_EQ_INT(X.calls, 1);
+    c.hold = 0;
+
+    /* graph mode: before the eager round that precedes the capture, each warm-up replay and
+     * each sample; profile mode: before each of its samples */
+    c.graph = 1;
+    c.warmup = 1;
+    c.min_samples = c.max_samples = 2;
+    memset(&F, 0, sizeof F);
+    X.calls = 0;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, logged_launch, &F, samples, 4096, &n), 0);
+    LS_CHECK_EQ_INT(X.calls, 1 + 1 + 2);
+    LS_CHECK_EQ_INT(F.graph_launches, 1 + 2);
+    c.graph = 0;
+    c.profile = 1;
+    c.warmup = 0;
+    X.calls = 0;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, logged_launch, &F, samples, 4096, &n), 0);
+    LS_CHECK(n == LS_PROFILE_SAMPLES && X.calls == LS_PROFILE_SAMPLES);
+    c.profile = 0;
+
+    /* a failing reset stops timing, its reason in the message, nothing launched after it */
+    X.calls = 0;
+    X.fail_at = 2; /* the first sample's reset (after one warm-up round) */
+    c.warmup = 1;
+    H.n = 0, H.log[0] = 0;
+    LS_CHECK_EQ_INT(ls_time_launches(&c, logged_launch, &F, samples, 4096, &n), -1);
+    LS_CHECK_EQ_INT(n, 0);
+    LS_CHECK(strstr(ls_last_error(), "reset") != NULL);
+    LS_CHECK(strstr(ls_last_error(), "fake reset 2 failed") != NULL);
+    LS_CHECK(strcmp(H.log, "XLLSX") == 0);
+}
+
 static void test_copy_peak(void)
 {
     double gbps = -1;
@@ -433,6 +534,7 @@ int main(void)
     test_timer_api();
     test_errors();
     test_hold();
+    test_reset();
     test_copy_peak();
     return ls_test_exit();
 }
