@@ -1,9 +1,9 @@
 /*
  * bench.h — private header of linstate-bench: the benchmark registry (families x ops), the plan
- * (registry x axes -> cases with stable keys), CLI options, minimum-byte formulas (SPEC §4), the
+ * (registry x axes -> cases with stable keys), CLI options, minimum-byte formulas (docs/bytes.md), the
  * per-case context families build on, and the runner that drives cases through Google Benchmark.
  *
- * Flow (DESIGN "Data flow"): argv -> bench_cli_parse -> bench_plan_build -> for each case, via the
+ * Flow (docs/timing.md): argv -> bench_cli_parse -> bench_plan_build -> for each case, via the
  * GB shim: setup (pool + inputs on the backend) -> verify gate -> warm-up + timed region ->
  * statistics -> one CSV row -> teardown.
  */
@@ -289,7 +289,7 @@ void bench_gb_full_name(const bench_case *c, int repetitions, char *buf, size_t 
  * -1 on a bad regex. NULL/"" / "all" pass everything. */
 int bench_filter_match(const char *filter, const char *name);
 
-/* ------------------------------------------------------------------ minimum bytes (SPEC §4) */
+/* ------------------------------------------------------------------ minimum bytes (docs/bytes.md) */
 
 /* Element sizes used by the formulas: s_a activation, s_c conv state, s_s SSM state, s_w weight. */
 int64_t ls_bytes_conv_update(int64_t B, int64_t T, int64_t C, int64_t W, int64_t s_a, int64_t s_c,

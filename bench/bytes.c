@@ -1,10 +1,10 @@
 /*
- * bytes.c — minimum bytes moved per call, one function per row of SPEC §4 ("Minimum bytes moved
+ * bytes.c — minimum bytes moved per call, one function per row of docs/bytes.md ("Minimum bytes moved
  * per call"). Minimum = every input read once, every output written once, every touched state
  * slot read once and written once, weights/parameters once per call. Achieved bandwidth in the
  * CSV is these bytes divided by the median time.
  *
- * Symbols as in SPEC §4: B requests, T tokens per request, per-rank shapes; element sizes s_a
+ * Symbols as in docs/bytes.md: B requests, T tokens per request, per-rank shapes; element sizes s_a
  * (activation, bf16 = 2), s_c (conv state), s_s (SSM state), s_w (conv weight); index arrays
  * and gates are 4 bytes.
  */
@@ -37,7 +37,7 @@ int64_t ls_bytes_gdn_conv_clone(int64_t S, int64_t C, int64_t W, int64_t s_c)
 }
 
 /*
- * Row "GDN fused decode (§2.2)":
+ * Row "GDN fused decode" (docs/bytes.md):
  *   B·T·(2·H·K + HV·V)·s_a (q,k,v) + 2·B·T·HV·s_a (a,b) + B·T·HV·V·s_a (o)
  *   + 2·B·HV·K·V·s_s (state R+W) + HV·(4 + s_a) (A_log, dt_bias) + 4·(2B+1) (indices, cu_seqlens).
  */
@@ -55,7 +55,7 @@ int64_t ls_bytes_gdn_gating(int64_t B, int64_t T, int64_t HV, int64_t s_a)
 }
 
 /*
- * Row "GDN verify recurrence (§2.3b)" as SGLang runs it (g, β precomputed in fp32):
+ * Row "GDN verify recurrence" (docs/bytes.md) as SGLang runs it (g, β precomputed in fp32):
  *   B·T·(2HK + HV·V)·s_a + 2·B·T·HV·4 (g,β fp32) + B·T·HV·V·s_a (o) + B·HV·K·V·s_s (state read)
  *   + B·T·HV·K·V·s_s (intermediate writes) + 4·(2B+1).
  */
@@ -95,7 +95,7 @@ int64_t ls_bytes_accept(int64_t N, int64_t L, int64_t HV, int64_t K, int64_t V, 
  * family's cases):
  *   B·T·(2HK + HV·V)·s_a + B·T·HV·K·s_a (raw gate) + B·T·HV·s_a (b) + B·T·HV·V·s_a (o)
  *   + 2·B·HV·K·V·s_s + HV·K·4 (dt_bias fp32) + HV·4 (A_log) + 4(2B+1).
- * verify != 0: SPEC has no KDA verify row; we apply the rule of the Mamba2/GDN verify rows — the
+ * verify != 0: docs/bytes.md has no separate KDA verify row; we apply the rule of the Mamba2/GDN verify rows — the
  * state term becomes B·HV·K·V·s_s (read) + B·T·HV·K·V·s_s (intermediate writes).
  */
 int64_t ls_bytes_kda(int64_t B, int64_t T, int64_t H, int64_t HV, int64_t K, int64_t V, int64_t s_a,

@@ -128,7 +128,7 @@ float *bench_dev_rand_f32(bench_ctx *x, size_t n, double lo, double hi, float **
 }
 
 /*
- * Rotation rule (DESIGN "Timing"): consecutive launches touch different layers so the working
+ * Rotation rule (docs/timing.md): consecutive launches touch different layers so the working
  * set is >= 8x the device L2, like real decode walking its layers. Capped by the model's linear
  * layer count (that is the real working set), env->max_rot, and the memory budget.
  */

@@ -1,6 +1,6 @@
 /*
  * conv.c — the conv1d_update family: causal depthwise conv update over the pool's conv state
- * (SPEC §2.1), decode (T = 1) and verify (T draft tokens, intermediate windows written into the
+ * (docs/ops.md), decode (T = 1) and verify (T draft tokens, intermediate windows written into the
  * speculative buffers, the state shifted by T).
  *
  * One call = every conv launch of one layer; launches rotate over layers. Variants (registry.c):
@@ -8,13 +8,13 @@
  *     updated in place: 1 tensor for Mamba2/GDN ([C, W-1], window innermost), 3 for KDA (q, k, v;
  *     [W-1, C], channel innermost, fp32 weights), one launch each;
  *   concat (KDA) — q, k, v as ONE window-major tensor of 3C channels (a user-built descriptor
- *     with n_conv = 1, same bytes per slot; LATE's layout, SPEC §1.10), one launch;
- *   clone (GDN verify, AFTER, SPEC §2.3(c)) — before the conv, the whole layer buffer
+ *     with n_conv = 1, same bytes per slot; LATE's layout, docs/csv.md), one launch;
+ *   clone (GDN verify, AFTER, docs/csv.md) — before the conv, the whole layer buffer
  *     [S+1, C, W-1] is copied (be->copy_d2d) into a clone and the conv runs on the clone, so the
  *     real state is untouched; both the copy and the conv are timed. One clone buffer serves every
  *     rotated layer, as PyTorch's caching allocator hands the freed block back each layer.
- * GDN verify pools (in-place and clone alike) hold S = max(48, B) slots: SPEC §1.4's S = 48 for
- * Qwen3-Next + NEXTN at tp 2, which sets the clone's size. Bytes (SPEC §4) are the same minimum
+ * GDN verify pools (in-place and clone alike) hold S = max(48, B) slots: docs/pool.md's S = 48 for
+ * Qwen3-Next + NEXTN at tp 2, which sets the clone's size. Bytes (docs/bytes.md) are the same minimum
  * for every variant of a case — the clone's extra traffic is not counted and concat's single read
  * of the slot indices is ignored — so GB/s compares like with like.
  * Every rotated layer has its own inputs x, output y, weights and bias, as in a real forward pass
@@ -27,7 +27,7 @@
 
 #include "bench.h"
 
-#define GDN_VERIFY_SLOTS 48 /* SPEC §1.4: S with EAGLE/NEXTN (max running requests forced to 48) */
+#define GDN_VERIFY_SLOTS 48 /* docs/pool.md: S with EAGLE/NEXTN (max running requests forced to 48) */
 
 /* How a case's conv launches use the pool (the registry row's variant). */
 typedef enum conv_mode { CONV_POOL = 0, CONV_CONCAT = 1, CONV_CLONE = 2 } conv_mode;
@@ -43,7 +43,7 @@ typedef struct conv_priv {
     int64_t clone_bytes[LS_MAX_CONV]; /* clone: bytes of one layer buffer [S+1, C, W-1] */
 } conv_priv;
 
-/* Bytes: SPEC §4 per conv tensor of the model's own descriptor (3 for KDA), whatever the variant. */
+/* Bytes: docs/bytes.md per conv tensor of the model's own descriptor (3 for KDA), whatever the variant. */
 int64_t bench_conv_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;

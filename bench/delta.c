@@ -1,6 +1,6 @@
 /*
  * delta.c — what the gdn and kda families share: both run the gated delta rule over the pool's
- * temporal state through ls_delta_params (SPEC §2.2, §2.3, §2.5). They differ only in the gate:
+ * temporal state through ls_delta_params (docs/ops.md). They differ only in the gate:
  * GDN a [B,T,HV] with bf16 dt_bias [HV]; KDA a raw per-key-channel gate [B,T,HV,K] with fp32
  * dt_bias [HV*K] — the `kda` flag below. gdn.c and kda.c hold the registry callbacks and bytes.
  *

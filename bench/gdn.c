@@ -1,6 +1,6 @@
 /*
- * gdn.c — the gdn family: Gated DeltaNet (Qwen3-Next) fused decode (SPEC §2.2) and target verify
- * with the gating fused into the recurrence (§2.3): scalar decay per value head, bf16 a/b gate
+ * gdn.c — the gdn family: Gated DeltaNet (Qwen3-Next) fused decode (docs/ops.md) and target verify
+ * with the gating fused into the recurrence (docs/ops.md): scalar decay per value head, bf16 a/b gate
  * inputs, bf16 dt_bias. The machinery is shared with kda in delta.c.
  */
 #include "bench.h"
@@ -20,7 +20,7 @@ int bench_gdn_verify(bench_ctx *x, double *max_rel_err)
     return bench_delta_verify(x, max_rel_err);
 }
 
-/* Decode: SPEC §4 "GDN fused decode". Verify: the recurrence row with our fused gating
+/* Decode: docs/bytes.md ("GDN fused decode"). Verify: the recurrence row with our fused gating
  * (a, b bf16 instead of g, β fp32; see ls_bytes_gdn_verify_fused). */
 int64_t bench_gdn_bytes(const bench_ctx *x)
 {

@@ -1,6 +1,6 @@
 /*
  * kda.c — the kda family: Kimi Delta Attention decode as the fused in-place kernel of HEAD-fork
- * (SPEC §2.5, one state round trip; per-key-channel decay from the raw gate [B,T,HV,K] and fp32
+ * (docs/ops.md, one state round trip; per-key-channel decay from the raw gate [B,T,HV,K] and fp32
  * dt_bias [HV*K]), and a T-token verify with intermediate states (no upstream counterpart at
  * AFTER; same contract as GDN verify). The machinery is shared with gdn in delta.c.
  */
@@ -21,7 +21,7 @@ int bench_kda_verify(bench_ctx *x, double *max_rel_err)
     return bench_delta_verify(x, max_rel_err);
 }
 
-/* SPEC §4 "KDA decode, fused" (recurrence only); verify per ls_bytes_kda's documented rule. */
+/* docs/bytes.md ("KDA decode, fused") (recurrence only); verify per ls_bytes_kda's documented rule. */
 int64_t bench_kda_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;

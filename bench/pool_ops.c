@@ -1,5 +1,5 @@
 /*
- * pool_ops.c — the pool family's slot paths that allocate or release slots (SPEC §1.5), timed as
+ * pool_ops.c — the pool family's slot paths that allocate or release slots (docs/pool.md), timed as
  * a caller sees them (host bookkeeping + index upload + the state kernel), through ls_pool_*:
  *   alloc  — alloc(B) with zero-at-alloc (#14792): B·per_req bytes zeroed;
  *   free   — free(B) with zero-at-free (AFTER): B·per_req bytes zeroed;
@@ -50,7 +50,7 @@ int64_t bench_pool_copy_bytes(const bench_ctx *x)
     return pool_case_desc(x, &d) ? 0 : ls_bytes_pool_copy(x->c->batch, ls_bytes_per_req(&d));
 }
 
-/* SPEC §4 acceptance row generalised to every conv buffer: 2·N·per_req. */
+/* docs/bytes.md acceptance row generalised to every conv buffer: 2·N·per_req. */
 int64_t bench_pool_accept_bytes(const bench_ctx *x)
 {
     ls_state_desc d;

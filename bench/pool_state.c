@@ -1,5 +1,5 @@
 /*
- * pool_state.c — pool copy (SPEC §1.5 copy_from) and accept (§2.4 acceptance write-back) timed as
+ * pool_state.c — pool copy (docs/pool.md copy_from) and accept (docs/pool.md acceptance write-back) timed as
  * the device launches alone: slot and step index lists are uploaded at setup, and the timed call
  * issues backend state ops with no host bookkeeping and no sync (so these rows can also be timed
  * as CUDA-graph replays). Variants (registry.c):
@@ -69,7 +69,7 @@ static int state_setup(bench_ctx *x, int accept, int per_tensor)
         p->steps = bench_host_alloc(x, sizeof(int32_t) * (size_t)B);
         if (!steps_dev || !p->steps)
             return -1;
-        for (int i = 0; i < B; i++) /* accepted draft j in [0, T-1] (SPEC §2.4) */
+        for (int i = 0; i < B; i++) /* accepted draft j in [0, T-1] (docs/pool.md) */
             p->steps[i] = (int32_t)(bench_rand_u64(&x->rng) % (uint64_t)p->fused.spec_tokens);
         if (x->be->copy_h2d(steps_dev, p->steps, sizeof(int32_t) * (size_t)B) != 0)
             return -1;

@@ -38,7 +38,7 @@ static const bench_entry registry[] = {
     /* KDA: q, k, v as three window-major tensors, three launches (AFTER) ... */
     {"conv1d_update", "decode", "3-buffer", 1, KDA, B_ | G_, BENCH_DRAFT_DECODE,
      bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
-    /* ... or one window-major tensor of 3C channels, one launch (LATE, SPEC §1.10) */
+    /* ... or one window-major tensor of 3C channels, one launch (LATE, docs/csv.md) */
     {"conv1d_update", "decode", "concat", 0, KDA, B_ | G_, BENCH_DRAFT_DECODE,
      bench_conv_concat_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
     {"conv1d_update", "verify", "causal_silu", 1, MAMBA2, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
@@ -46,7 +46,7 @@ static const bench_entry registry[] = {
     /* GDN: on the real state (after #13603) ... */
     {"conv1d_update", "verify", "in-place", 1, GDN, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
      bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
-    /* ... or on a clone of the whole layer buffer (AFTER, SPEC §2.3(c)) */
+    /* ... or on a clone of the whole layer buffer (AFTER, docs/csv.md) */
     {"conv1d_update", "verify", "clone", 0, GDN, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
      bench_conv_clone_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
     {"conv1d_update", "verify", "3-buffer", 1, KDA, B_ | T_ | G_, BENCH_DRAFT_VERIFY,

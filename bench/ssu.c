@@ -1,6 +1,6 @@
 /*
  * ssu.c — the mamba2_ssu family: Mamba2 selective_state_update on the tied path (one dt and one
- * decay per head, SPEC §2.6), decode in place and the #13434 verify (T tokens, intermediate
+ * decay per head, docs/ops.md), decode in place and the #13434 verify (T tokens, intermediate
  * states, no final write). z = NULL as in SGLang (the gate runs in a separate RMSNorm).
  * Launches rotate over layers. Every rotated layer has its own activations (x, dt, B, C), output y
  * and parameters (A, dt_bias, D), as in a real forward pass (docs/timing.md "Setup"); they count
@@ -17,7 +17,7 @@ typedef struct ssu_priv {
     ls_ssu_params *p; /* [n_rot] */
 } ssu_priv;
 
-/* SPEC §4 "Mamba2 selective_state_update, decode" / "Mamba2 verify (#13434)". */
+/* docs/bytes.md ("Mamba2 selective_state_update, decode") / "Mamba2 verify (#13434)". */
 int64_t bench_ssu_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;

@@ -7,16 +7,16 @@
  * is found). Built-in impls: "host" (the float64-accumulating oracle) and "linstate" (the CUDA
  * kernels). Pool and bench code never call a kernel directly; they call an impl's op.
  *
- * Conventions shared by every op (SPEC §2):
+ * Conventions shared by every op (docs/ops.md):
  *  - all pointers in a params struct point into the backend's memory (device memory for cuda);
  *  - strides are in ELEMENTS unless the name says _bytes;
- *  - slot index arrays are int32, one entry per request row; -1 marks a padding row (SPEC §2.7);
+ *  - slot index arrays are int32, one entry per request row; -1 marks a padding row (docs/ops.md);
  *  - activations are bf16 (stored as uint16_t), state is fp32 or bf16, math is fp32 on the GPU
  *    and float64 in the host reference;
  *  - T (tokens) = 1 is decode; T > 1 is target verify: T intermediate states/windows are written
  *    to the speculative buffer `inter`, and the final state is written back only when
  *    disable_state_update == 0;
- *  - speculative buffers are indexed by pool slot (SPEC §1.3, AFTER layout): inter[slot][t].
+ *  - speculative buffers are indexed by pool slot (docs/pool.md, AFTER layout): inter[slot][t].
  *  - every op returns 0 on success, non-zero on failure with ls_last_error() describing it.
  */
 #ifndef LS_KERNELS_H
@@ -68,7 +68,7 @@ int ls_fail(const char *fmt, ...)
     ;
 void ls_clear_error(void);
 
-/* ------------------------------------------------------- causal conv1d update (SPEC §2.1) */
+/* ------------------------------------------------------- causal conv1d update (docs/ops.md) */
 
 /*
  * Depthwise causal convolution over one conv state tensor of one layer, per request row r with
@@ -109,7 +109,7 @@ typedef struct ls_conv_params {
                                    * re-checked against the index afterwards) */
 } ls_conv_params;
 
-/* ---------------------------------------- gated delta rule: GDN (§2.2, §2.3) and KDA (§2.5) */
+/* ----------------------------------------------- gated delta rule: GDN and KDA (docs/ops.md) */
 
 /*
  * One layer of the delta-rule recurrence over T tokens per request row r, slot s = slot_idx[r],
@@ -158,7 +158,7 @@ typedef struct ls_delta_params {
     ls_state_layout state_layout; /* LS_STATE_KV (default, 0) or LS_STATE_VK */
 } ls_delta_params;
 
-/* ----------------------------------------- Mamba2 selective state update (SPEC §2.6) */
+/* ----------------------------------------- Mamba2 selective state update (docs/ops.md) */
 
 /*
  * Tied path: one dt and one decay per head. Per row r, slot s, head h, group g = h / (nh/ng):
@@ -191,7 +191,7 @@ typedef struct ls_ssu_params {
                                    * contract of ls_conv_params.slots */
 } ls_ssu_params;
 
-/* ----------------------------------------------- state ops over a whole pool (SPEC §1.5, §2.4) */
+/* ----------------------------------------------- state ops over a whole pool (docs/pool.md) */
 
 #define LS_MAX_BUFFERS 8
 
@@ -209,7 +209,7 @@ typedef struct ls_buffer_view {
  * The three state ops act on every buffer and every layer in ONE launch:
  *   copy:   main[l][dst[i]] <- main[l][src[i]]           (dst slots distinct; src/dst disjoint —
  *                                                         the pool stages overlapping lists)
- *   accept: main[l][dst[i]] <- spec[l][dst[i]][step[i]]  (step < 0: row skipped; SPEC §2.4)
+ *   accept: main[l][dst[i]] <- spec[l][dst[i]][step[i]]  (step < 0: row skipped; docs/pool.md)
  *   zero:   main[l][dst[i]] <- 0
  * Index arrays live in backend memory. Buffers without spec are skipped by accept.
  */

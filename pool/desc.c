@@ -1,7 +1,7 @@
 /*
- * desc.c — the unified state descriptor: built from a per-rank shape (SPEC §1.1, §1.3), validated
+ * desc.c — the unified state descriptor: built from a per-rank shape (docs/presets.md, docs/pool.md), validated
  * field by field, and turned into byte counts (mamba_cache_per_req) and a pool capacity from a
- * memory budget (SPEC §1.4).
+ * memory budget (docs/pool.md).
  *
  * This file and presets.c are the only places that know the mechanisms: they turn a model into
  * data (a conv list with orientations + one temporal shape). Everything downstream loops over
@@ -22,7 +22,7 @@
 static int dtype_ok(ls_dtype t) { return t == LS_F32 || t == LS_BF16; }
 
 /*
- * Descriptor of one TP rank: conv dtype bf16 (SPEC §1.2), temporal dtype as asked.
+ * Descriptor of one TP rank: conv dtype bf16 (docs/pool.md), temporal dtype as asked.
  *   GDN    conv [C, W-1] channel-major, C = conv_dim/tp;  temporal [HV, K, V] (V innermost)
  *   KDA    conv 3 x [W-1, C] window-major: HV*V (q-sized), H*K, H*K;  temporal [HV, K, V]
  *   Mamba2 conv [C, W-1] channel-major;  temporal [nheads, head_dim, dstate]
@@ -176,7 +176,7 @@ int64_t ls_spec_bytes_per_req(const ls_state_desc *d)
 }
 
 /*
- * SPEC §1.4 with radix cache: M = floor(budget * r / (1 + r)) bytes go to the state pool and
+ * docs/pool.md with radix cache: M = floor(budget * r / (1 + r)) bytes go to the state pool and
  * S = floor(M / per_req / (1 + T)). The +1 padding slot is not budgeted (as upstream at AFTER).
  * Returns 0 when one slot does not fit, -1 (error set) for a bad descriptor, a negative budget
  * or a ratio that is not a positive finite number.

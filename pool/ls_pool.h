@@ -1,6 +1,6 @@
 /*
- * ls_pool.h — the unified linear-attention state pool (SPEC §1) and the model presets that
- * describe it (SPEC §3).
+ * ls_pool.h — the unified linear-attention state pool (docs/pool.md) and the model presets that
+ * describe it (docs/presets.md).
  *
  * One descriptor serves Mamba2, GDN and KDA: a LIST of conv buffers (each with its own shape and
  * orientation), one temporal (SSM) shape, optional speculative buffers for T draft tokens. Every
@@ -22,7 +22,7 @@ extern "C" {
 typedef enum ls_mechanism { LS_MECH_MAMBA2 = 0, LS_MECH_GDN = 1, LS_MECH_KDA = 2 } ls_mechanism;
 const char *ls_mechanism_name(ls_mechanism m); /* "mamba2" | "gdn" | "kda" */
 
-/* --------------------------------------------------------------- model presets (SPEC §3) */
+/* --------------------------------------------------------------- model presets (docs/presets.md) */
 
 /* Full-model hyper-parameters, as in the HF configs (not divided by tp). */
 typedef struct ls_model {
@@ -38,7 +38,7 @@ typedef struct ls_model {
     int32_t intermediate, nheads, head_dim, dstate, ngroups;
 } ls_model;
 
-/* Per-TP-rank kernel shape derived from a model (SPEC §1.1, group replication included). */
+/* Per-TP-rank kernel shape derived from a model (docs/presets.md, group replication included). */
 typedef struct ls_shape {
     const ls_model *model;
     int32_t tp;
@@ -91,7 +91,7 @@ int64_t ls_bytes_per_req(const ls_state_desc *d);            /* mamba_cache_per_
 int64_t ls_spec_bytes_per_req(const ls_state_desc *d);       /* T * bytes_per_req (0 if no spec) */
 
 /*
- * Pool capacity S from a memory budget, as SPEC §1.4 (AFTER): with radix cache
+ * Pool capacity S from a memory budget, as docs/pool.md (AFTER): with radix cache
  * S = floor(budget * r/(1+r) / per_req / (1+T)); budget_bytes is `rest` in bytes. 0 if it does
  * not fit one slot. ratio r = 0.9 in SGLang.
  */
@@ -153,7 +153,7 @@ void *ls_pool_spec_temporal(const ls_pool *p, int layer);
 /* Fill the buffer table of the state ops (ls_state_params) without index arrays. */
 void ls_pool_state_params(const ls_pool *p, ls_state_params *out);
 
-/* Contiguous buffer infos for PD transfer (SPEC §1.6): one entry per (tensor, layer). */
+/* Contiguous buffer infos for PD transfer (docs/pool.md): one entry per (tensor, layer). */
 typedef struct ls_buf_info {
     void *data_ptr;              /* &X[l][0] */
     int64_t data_len;            /* bytes of X[l] = slots * item_len */

@@ -1,6 +1,6 @@
 /*
  * pool.c — lifecycle of the unified state pool, its buffer views (addresses, ls_state_params)
- * and the contiguous buffer infos of SPEC §1.6. Slot operations live in slots.c.
+ * and the contiguous buffer infos of docs/pool.md Slot operations live in slots.c.
  *
  * A pool is n_conv + 1 buffers (conv list, then temporal), each [L, S+1, item] bytes in backend
  * memory, plus, when the descriptor asks for T draft tokens, a speculative twin [L, S+1, T, item].
@@ -275,7 +275,7 @@ void ls_pool_state_params(const ls_pool *p, ls_state_params *out)
 }
 
 /*
- * SPEC §1.6 buffer infos, one per (tensor, layer), layer-minor:
+ * docs/pool.md buffer infos, one per (tensor, layer), layer-minor:
  *   conv[0..n_conv-1], temporal, then with include_spec and spec buffers present
  *   intermediate_ssm (spec temporal) and intermediate_conv_window[0..n_conv-1].
  * Spec entries have item_len = T x slot bytes (one slot's T steps). Writes at most `max`

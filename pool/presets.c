@@ -1,5 +1,5 @@
 /*
- * presets.c — the five model presets of SPEC §3 and the per-TP-rank shape derivation of SPEC §1.1.
+ * presets.c — the five model presets of docs/presets.md and the per-TP-rank shape derivation of docs/presets.md
  *
  * The table holds full-model hyper-parameters exactly as the HF configs state them; everything
  * per-rank (heads / tp, conv channels / tp, group replication) is derived in ls_shape_from_model
@@ -71,7 +71,7 @@ static int need_divides(const ls_model *m, int tp, const char *field, int64_t v)
 }
 
 /*
- * SPEC §1.1 group replication: a group count that tp does not divide is only supported when it
+ * docs/presets.md group replication: a group count that tp does not divide is only supported when it
  * is 1, and then every rank holds one replicated group (groups become tp). Returns the full
  * (replicated) group count, or -1 with the error naming tp.
  */
@@ -123,7 +123,7 @@ static int shape_delta(const ls_model *m, int tp, int replicate_h, ls_shape *s)
     return 0;
 }
 
-/* Mamba2: conv over x, B, C with conv_dim = intermediate + 2 * groups * dstate (SPEC §1.1). */
+/* Mamba2: conv over x, B, C with conv_dim = intermediate + 2 * groups * dstate (docs/presets.md). */
 static int shape_mamba2(const ls_model *m, int tp, ls_shape *s)
 {
     if (need_positive(m, "intermediate", m->intermediate) ||

@@ -1,5 +1,5 @@
 /*
- * slots.c — slot operations of the pool (SPEC §1.5): alloc, free, copy, fork, accept.
+ * slots.c — slot operations of the pool (docs/pool.md): alloc, free, copy, fork, accept.
  *
  * Contract shared by every operation: slot lists are host arrays; everything is validated before
  * anything changes, so a failing call returns -1 with ls_last_error() set and the pool unchanged
@@ -226,7 +226,7 @@ int ls_pool_fork(ls_pool *p, int32_t src, int32_t *dst_out)
 }
 
 /*
- * Speculative acceptance (SPEC §2.4): for each row i with steps[i] >= 0,
+ * Speculative acceptance (docs/pool.md): for each row i with steps[i] >= 0,
  *   main[l][slots[i]] <- spec[l][slots[i]][steps[i]]   for every buffer and layer.
  * Rows with steps[i] < 0 are skipped entirely (their slot is not even looked at). The pool must
  * have spec buffers; steps must be < spec_tokens; accepted slots must be allocated and distinct.

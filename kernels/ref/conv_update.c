@@ -1,5 +1,5 @@
 /*
- * conv_update.c — host reference of the causal conv1d update (SPEC §2.1; contract in the
+ * conv_update.c — host reference of the causal conv1d update (docs/ops.md; contract in the
  * ls_conv_params comment of ls_kernels.h).
  *
  * Per request row r (slot s = slot_idx[r] >= 0) and channel c the row's whole input line

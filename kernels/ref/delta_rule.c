@@ -1,5 +1,5 @@
 /*
- * delta_rule.c — host reference of the gated delta rule: GDN (SPEC §2.2, §2.3) and KDA (§2.5),
+ * delta_rule.c — host reference of the gated delta rule: GDN and KDA (docs/ops.md),
  * contract in the ls_delta_params comment of ls_kernels.h.
  *
  * ONE recurrence serves both: per token a decay vector dec[k] is formed — GDN fills it with the

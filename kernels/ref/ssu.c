@@ -1,5 +1,5 @@
 /*
- * ssu.c — host reference of the Mamba2 selective state update, tied path (SPEC §2.6; contract in
+ * ssu.c — host reference of the Mamba2 selective state update, tied path (docs/ops.md; contract in
  * the ls_ssu_params comment of ls_kernels.h). Decode (T = 1) and verify (T > 1, intermediate
  * states, optional final write) share one loop.
  *

@@ -1,5 +1,5 @@
 /*
- * state_ops.c — host reference of the pool-wide state ops (SPEC §1.5, §2.4): copy, accept and
+ * state_ops.c — host reference of the pool-wide state ops (docs/pool.md): copy, accept and
  * zero over every buffer and every layer, one memcpy/memset per (buffer, layer, row).
  *
  * Byte addressing (ls_state_params): main[l][s] at ((l*slots + s) * item_bytes);

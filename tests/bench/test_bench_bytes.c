@@ -1,7 +1,7 @@
 /*
- * test_bench_bytes.c — bench/bytes.c against the worked numbers of SPEC §4 (per layer, MiB,
+ * test_bench_bytes.c — bench/bytes.c against the worked numbers of docs/bytes.md (per layer, MiB,
  * fp32 SSM) and the per-case bytes callbacks of the registry against the same formulas.
- * A SPEC figure printed with d decimals must match to half a unit of its last digit.
+ * A docs/bytes.md figure printed with d decimals must match to half a unit of its last digit.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,7 +21,7 @@ static void check_mib(const char *what, int64_t bytes, const char *spec_text)
     double tol = 0.5 * pow(10.0, -decimals) + 1e-9;
     ls_test_checks++;
     if (!(fabs(got - spec) <= tol)) {
-        fprintf(stderr, "%s: %.6f MiB, SPEC says %s\n", what, got, spec_text);
+        fprintf(stderr, "%s: %.6f MiB, docs/bytes.md says %s\n", what, got, spec_text);
         ls_test_failures++;
     }
 }
@@ -66,7 +66,7 @@ static void derived_rows(void)
     LS_CHECK_EQ_INT(ls_bytes_gdn_verify_fused(B, T, 8, HV, 128, 128, 2, 4),
                     ls_bytes_gdn_verify_recurrence(B, T, 8, HV, 128, 128, 2, 4) - 2 * B * T * HV * 4 +
                         2 * B * T * HV * 2 + HV * 6);
-    /* Decode with T = 1 equals the SPEC decode row; KDA verify reads the state once. */
+    /* Decode with T = 1 equals the docs/bytes.md decode row; KDA verify reads the state once. */
     LS_CHECK_EQ_INT(ls_bytes_kda(B, 4, 16, 16, 128, 128, 2, 4, 1) - ls_bytes_kda(B, 4, 16, 16, 128, 128, 2, 4, 0),
                     B * 16 * 128 * 128 * 4 * (4 - 1));
     LS_CHECK_EQ_INT(ls_bytes_pool_zero(7, 1000), 7000);
@@ -123,7 +123,7 @@ static void case_callbacks(void)
     c = find(&p, "mamba2_ssu/verify/nemotron-h-8b/tp2/B:8/T:3/fp32");
     LS_REQUIRE(c);
     LS_CHECK_EQ_INT(case_bytes(c), ls_bytes_ssu(8, 3, 64, 64, 4, 128, 2, 4, 1));
-    /* Pool paths without a pool: per_req over all model layers (SPEC §3.2 Qwen tp2 fp32). */
+    /* Pool paths without a pool: per_req over all model layers (docs/presets.md Qwen tp2 fp32). */
     c = find(&p, "pool/alloc/qwen3-next-80b-a3b/tp2/B:2/T:1/fp32");
     LS_REQUIRE(c);
     LS_CHECK_EQ_INT(case_bytes(c), 2 * 38633472LL);

@@ -1,5 +1,5 @@
 /*
- * test_accept.c — speculative acceptance (SPEC §2.4) for every preset: main <- spec step j for
+ * test_accept.c — speculative acceptance (docs/pool.md) for every preset: main <- spec step j for
  * every buffer and layer, rows with step < 0 skipped (even with a garbage slot), other slots and
  * the spec buffers untouched; errors (no spec buffers, step >= T, unallocated / padding /
  * repeated slot, bad count) change nothing.

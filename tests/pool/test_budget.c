@@ -1,5 +1,5 @@
 /*
- * test_budget.c — SPEC §1.4: the pool sizes of the #13004 benchmarks and the capacity formula
+ * test_budget.c — docs/pool.md: the pool sizes of the #13004 benchmarks and the capacity formula
  * S = floor(budget * r/(1+r) / per_req / (1+T)).
  *
  * The full-size pools (1.76 GiB + 7.05 GiB, 10.37 GiB) are created for real on a "reserve"

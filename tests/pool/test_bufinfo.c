@@ -1,5 +1,5 @@
 /*
- * test_bufinfo.c — SPEC §1.6 contiguous buffer infos: one entry per (tensor, layer), tensors in
+ * test_bufinfo.c — docs/pool.md contiguous buffer infos: one entry per (tensor, layer), tensors in
  * the order conv..., temporal, then (include_spec, spec present) spec temporal
  * ("intermediate_ssm"), spec conv...; data_ptr = &X[l][0], item_len = one slot (spec: T slots'
  * steps), data_len = slots * item_len. Counts: GDN/Mamba2 2 x L, KDA 4 x L, doubled with spec.
@@ -66,7 +66,7 @@ int main(void)
         if (ls_test_failures > before)
             fprintf(stderr, "  ^ preset %s\n", ls_model_at(i)->name);
     }
-    /* the SPEC's own count: Qwen3-Next moves a request as 2 x 36 = 72 blocks */
+    /* docs/pool.md's own count: Qwen3-Next moves a request as 2 x 36 = 72 blocks */
     ls_state_desc q = pt_desc(0, 8, LS_F32, 0);
     ls_pool *p = pt_pool(&q, 1, LS_PAD_LAST, LS_ZERO_AT_FREE);
     LS_CHECK_EQ_INT(ls_pool_buf_infos(p, 1, NULL, 0), 72);

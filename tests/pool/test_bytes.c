@@ -1,5 +1,5 @@
 /*
- * test_bytes.c — every number of the SPEC §3.2 byte tables, five models x tp 1, 2, 4, 8, through
+ * test_bytes.c — every number of the docs/presets.md byte tables, five models x tp 1, 2, 4, 8, through
  * the descriptor byte functions: conv bytes per layer, SSM bytes per layer (fp32), per-layer
  * total, all-L fp32 (mamba_cache_per_req) with its MiB figure, all-L with bf16 SSM, and the
  * Qwen3-Next spec extra for T = 4.

@@ -1,6 +1,6 @@
 /*
- * test_presets.c — the five presets (SPEC §3.1) and their per-rank shapes at tp 1, 2, 4, 8
- * (SPEC §3.2 shape columns), group replication (SPEC §1.1) and errors naming a bad tp.
+ * test_presets.c — the five presets (docs/presets.md) and their per-rank shapes at tp 1, 2, 4, 8
+ * (docs/presets.md shape columns), group replication (docs/presets.md) and errors naming a bad tp.
  */
 #include "pool_test_util.h"
 
@@ -22,7 +22,7 @@ static const want_shape k_want[] = {
     {"falcon-h1-7b", LS_MECH_MAMBA2, 44, 3584, 24, 128, 256, 1},
 };
 
-/* Falcon-H1 replicates its single group: conv per rank = 3072/tp + 2*256 (SPEC §3.2). */
+/* Falcon-H1 replicates its single group: conv per rank = 3072/tp + 2*256 (docs/presets.md). */
 static int want_conv(const want_shape *w, int tp)
 {
     if (strcmp(w->name, "falcon-h1-7b") == 0)

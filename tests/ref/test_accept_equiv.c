@@ -1,4 +1,4 @@
-/* Accept equivalence (SPEC §2.4), for GDN, KDA and Mamba2 layers: run a verify over T tokens
+/* Accept equivalence (docs/pool.md), for GDN, KDA and Mamba2 layers: run a verify over T tokens
  * (conv with windows + recurrence with intermediate states, no final write), then
  * ls_ref_state_accept with a step j per request. Each accepted slot must equal the state after
  * decoding j+1 tokens from the original state: conv windows bitwise, fp32 recurrent state
