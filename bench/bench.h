@@ -150,6 +150,8 @@ int bench_pool_copy_per_tensor_setup(struct bench_ctx *x);
 int bench_pool_accept_setup(struct bench_ctx *x);
 int bench_pool_accept_per_tensor_setup(struct bench_ctx *x);
 int bench_pool_state_run(void *x, int rot, ls_stream s);
+/* The fused params (per-tensor: the first launch's) and their op, for the `kernel` column. */
+const void *bench_pool_state_launch(const struct bench_ctx *x, ls_op *op);
 int bench_pool_state_verify(struct bench_ctx *x, double *max_rel_err);
 
 /* ------------------------------------------------------------------ CLI options */

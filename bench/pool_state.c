@@ -219,3 +219,12 @@ int bench_pool_state_verify(bench_ctx *x, double *max_rel_err)
     *max_rel_err = same ? 0.0 : 1.0;
     return 0;
 }
+
+const void *bench_pool_state_launch(const bench_ctx *x, ls_op *op)
+{
+    const state_priv *p = x->priv;
+    if (!p)
+        return NULL;
+    *op = p->accept ? LS_OP_STATE_ACCEPT : LS_OP_STATE_COPY;
+    return p->per ? (const void *)&p->per[0] : (const void *)&p->fused;
+}

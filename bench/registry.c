@@ -73,20 +73,20 @@ static const bench_entry registry[] = {
      bench_pool_zero_bytes, POOL_OPS, NULL},
     /* copy and accept: device launches only; one state op over every buffer and layer ... */
     {"pool", "copy", "fused", 1, ALL, B_ | D_ | G_, BENCH_DRAFT_NONE,
-     bench_pool_copy_setup, bench_pool_state_run, NULL, bench_pool_state_verify, NULL, bench_pool_copy_bytes, POOL_OPS, NULL},
+     bench_pool_copy_setup, bench_pool_state_run, NULL, bench_pool_state_verify, NULL, bench_pool_copy_bytes, POOL_OPS, bench_pool_state_launch},
     /* ... or one launch per (buffer, layer), as a per-tensor implementation does */
     {"pool", "copy", "per-tensor", 0, ALL, B_ | D_ | G_, BENCH_DRAFT_NONE,
      bench_pool_copy_per_tensor_setup, bench_pool_state_run, NULL, bench_pool_state_verify, NULL,
-     bench_pool_copy_bytes, POOL_OPS, NULL},
+     bench_pool_copy_bytes, POOL_OPS, bench_pool_state_launch},
     {"pool", "fork", "fork_from", 1, ALL, B_ | D_, BENCH_DRAFT_NONE,
      bench_pool_fork_setup, bench_pool_fork_run, bench_pool_fork_reset, bench_pool_fork_verify, NULL,
      bench_pool_copy_bytes, POOL_OPS, NULL},
     {"pool", "accept", "fused", 1, ALL, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
      bench_pool_accept_setup, bench_pool_state_run, NULL, bench_pool_state_verify, NULL,
-     bench_pool_accept_bytes, POOL_OPS, NULL},
+     bench_pool_accept_bytes, POOL_OPS, bench_pool_state_launch},
     {"pool", "accept", "per-tensor", 0, ALL, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
      bench_pool_accept_per_tensor_setup, bench_pool_state_run, NULL, bench_pool_state_verify, NULL,
-     bench_pool_accept_bytes, POOL_OPS, NULL},
+     bench_pool_accept_bytes, POOL_OPS, bench_pool_state_launch},
 };
 /* clang-format on */
 
