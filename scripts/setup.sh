@@ -40,3 +40,13 @@ if ! python3 -c 'import numpy, scipy, matplotlib' >/dev/null 2>&1; then
       || echo "setup: warning: numpy/scipy/matplotlib unavailable; scripts/compare.py and plot.py will not run" >&2
   fi
 fi
+
+# Peer impls (docs/peers.md): triton 3.6.0 AOT-compiles the Triton peers at build time (no GPU
+# needed), and the pinned peer sources are fetched into .peers/src. Both are optional: offline,
+# a warning, and the build leaves those peers out.
+if ! python3 -c 'import triton, sys; sys.exit(0 if triton.__version__.startswith("3.6.") else 1)' >/dev/null 2>&1; then
+  echo "setup: installing triton==3.6.0 (pip)" >&2
+  python3 -m pip install -q triton==3.6.0 >&2 \
+    || echo "setup: warning: triton 3.6.0 unavailable; the Triton peer impls will be left out" >&2
+fi
+bash "$(dirname "$0")/peers.sh" fetch || true

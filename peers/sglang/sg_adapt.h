@@ -1,0 +1,37 @@
+/* sg_adapt.h — the sglang peer's adapters: which compiled SGLang kernel an ls_delta_params call
+ * maps to (kernel, constexpr key, grid) and its arguments by name (tk_call). Host code only. */
+#ifndef LS_SG_ADAPT_H
+#define LS_SG_ADAPT_H
+
+#include <stddef.h>
+
+#include "ls_kernels.h"
+#include "tk.h"
+
+#define SG_PACKED_KERNEL "fused_recurrent_gated_delta_rule_packed_decode_kernel"
+#define SG_GATING_KERNEL "fused_sigmoid_gating_delta_rule_update_kernel"
+
+/* gdn.decode knob: auto = SGLang's packed decode kernel when q, k, v are one mixed_qkv row,
+ * else the sigmoid-gating kernel (SGLang's unpacked decode path); gating = always the latter. */
+enum { SG_DECODE_AUTO = 0, SG_DECODE_GATING = 1 };
+
+typedef struct sg_plan {
+    const char *kernel;
+    char key[128];
+    unsigned grid[3];
+    int packed;
+} sg_plan;
+
+/* Per-token strides (elements) of q, k, v: the ls_delta_params fields when this ls_kernels.h
+ * has them (LS_DELTA_HAS_QKV_STRIDES), else contiguous [B, T, H, K] / [B, T, HV, V]. */
+void sg_qkv_strides(const ls_delta_params *p, long long *sq, long long *sk, long long *sv);
+/* 1 when q, k, v are the q | k | v parts of one [B*T, 2HK + HV*V] mixed_qkv row. */
+int sg_is_packed(const ls_delta_params *p);
+
+/* The plan of one gdn (kda = 0) or kda (kda = 1) call; 0 or -1 with err. */
+int sg_delta_plan(const ls_delta_params *p, int kda, int decode_knob, sg_plan *out, char *err, size_t cap);
+/* The call's arguments by name, for variant v of the plan. 0 or -1 with err. */
+int sg_delta_args(const ls_delta_params *p, int kda, const sg_plan *pl, const tk_variant *v, tk_call *c,
+                  char *err, size_t cap);
+
+#endif

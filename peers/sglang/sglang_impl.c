@@ -1,0 +1,95 @@
+/*
+ * sglang_impl.c — the "sglang" peer impl: SGLang 0.5.23's GDN/KDA Triton kernels, compiled ahead
+ * of time for sm_90 by peers/triton/aot.py from the pinned wheel's source (peers/sglang/kernels.py
+ * lists the variants) and launched through peers/triton/launch.c. The adapters (sg_adapt.c)
+ * present the kernels with the views SGLang's wrappers would build. State layout: [V, K] (vk).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ls_kernels.h"
+#include "sg_adapt.h"
+#include "tk.h"
+
+extern const tk_variant sg_variants[];
+extern const int sg_n_variants;
+extern const char sg_triton_version[];
+
+static _Thread_local char err_buf[512];
+
+static const char *sg_last_error(void) { return err_buf; }
+
+static const ls_knob_def knobs[] = {
+    {"gdn.decode", "auto|gating",
+     "GDN decode: SGLang's packed-decode kernel when q/k/v are one mixed_qkv row (auto), or always "
+     "its sigmoid-gating recurrent kernel (gating)"},
+};
+
+static int decode_knob(const ls_tuning *t) { return t && t->n > 0 ? t->v[0] : SG_DECODE_AUTO; }
+
+static int resolve(const ls_delta_params *p, int kda, const ls_tuning *t, sg_plan *pl,
+                   const tk_variant **v)
+{
+    if (sg_delta_plan(p, kda, decode_knob(t), pl, err_buf, sizeof err_buf) != 0)
+        return -1;
+    *v = tk_find(sg_variants, sg_n_variants, pl->kernel, pl->key);
+    if (!*v) {
+        snprintf(err_buf, sizeof err_buf, "sglang: %s[%s] was not compiled (peers/sglang/kernels.py "
+                 "lists the preset shapes at tp 1/2/4/8)", pl->kernel, pl->key);
+        return -1;
+    }
+    return 0;
+}
+
+static int run(const ls_delta_params *p, int kda, const ls_tuning *t, ls_stream s)
+{
+    sg_plan pl;
+    const tk_variant *v;
+    tk_call c;
+    err_buf[0] = 0;
+    if (resolve(p, kda, t, &pl, &v) != 0)
+        return -1;
+    if (sg_delta_args(p, kda, &pl, v, &c, err_buf, sizeof err_buf) != 0)
+        return -1;
+    return tk_launch(&c, s, err_buf, sizeof err_buf);
+}
+
+static int sg_gdn(const ls_delta_params *p, const ls_tuning *t, ls_stream s) { return run(p, 0, t, s); }
+static int sg_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s) { return run(p, 1, t, s); }
+
+static int sg_explain(ls_op op, const void *params, const ls_tuning *t, const ls_device_info *dev,
+                      char *buf, size_t cap)
+{
+    if (op != LS_OP_GDN && op != LS_OP_KDA)
+        return -1;
+    sg_plan pl;
+    const tk_variant *v;
+    if (resolve((const ls_delta_params *)params, op == LS_OP_KDA, t, &pl, &v) != 0)
+        return -1;
+    snprintf(buf, cap, "%s[%s] grid %ux%ux%u warps %d%s", pl.kernel, pl.key, pl.grid[0], pl.grid[1],
+             pl.grid[2], v->num_warps, v->launch_pdl ? " pdl" : "");
+    return 0;
+}
+
+static const ls_impl impl = {
+    .abi_version = LS_IMPL_ABI,
+    .name = "sglang",
+    .version = "sglang 0.5.23 triton 3.6.0",
+    .runtime = "cuda",
+    .caps = LS_IMPL_GRAPH | LS_IMPL_VK,
+    .knobs = knobs,
+    .n_knobs = (int32_t)(sizeof knobs / sizeof knobs[0]),
+    .gdn = sg_gdn,
+    .kda = sg_kda,
+    .last_error = sg_last_error,
+    .explain = sg_explain,
+};
+
+__attribute__((visibility("default"))) const ls_impl *linstate_impl_v1(int abi_version)
+{
+    if (abi_version != LS_IMPL_ABI)
+        return NULL;
+    if (strncmp(sg_triton_version, "3.6.", 4) != 0)
+        return NULL;
+    return &impl;
+}
