@@ -214,6 +214,8 @@ typedef struct bench_opts {
     const char *tunes[BENCH_MAX_LIST];      /* --tune specs, each one point of the tuning axis */
     int n_tunes;
     int explain;             /* --explain: print what each case launches (--list: per case) */
+    ls_state_layout layouts[2]; /* --state-layout kv,vk; n_layouts 0 = native: each impl's own */
+    int n_layouts;
     bench_impl_point points[BENCH_MAX_POINTS]; /* resolved by bench_impl_points_resolve */
     int n_points;
     /* --quick: the preset of results/h200/kernels.md's summary table (bench_cli_parse sets the
@@ -256,6 +258,8 @@ typedef struct bench_case {
     ls_shape shape;
     int tp, batch, tokens;
     ls_dtype state_dtype;    /* dtype in the key: SSM dtype, or the conv dtype for conv cases */
+    ls_state_layout layout;  /* delta-rule state layout (gdn, kda; kv elsewhere) */
+    int has_layout;          /* 1 for gdn/kda cases: the `state_layout` column is filled */
     int graph;
     int device;
     int index;               /* 0-based position in the plan */
@@ -368,6 +372,8 @@ float *bench_dev_rand_f32(bench_ctx *x, size_t n, double lo, double hi, float **
  * device. NULL + error on failure.
  */
 void *bench_dev_rand_layers(bench_ctx *x, int layers, size_t n, ls_dtype dt, double lo, double hi, void **host0);
+/* As bench_dev_rand_layers with layer 0 given (host array h of n elements); layers 1.. random. */
+void *bench_dev_layers_from(bench_ctx *x, int layers, const void *h, size_t n, ls_dtype dt, double lo, double hi);
 /* Host buffer of n random values of dtype dt (bf16 stored as uint16_t, fp32 as float). */
 void *bench_host_rand(bench_ctx *x, size_t n, ls_dtype dt, double lo, double hi);
 

@@ -137,6 +137,8 @@ void bench_cli_usage(FILE *f)
         "                         it in --impl (it is added to --impl when --impl is not given)\n"
         "  --tune k=v[,k=v]       one point of the tuning axis (repeatable): knobs of the impls,\n"
         "                         \"impl:k=v\" for one impl only; --list --explain shows knobs\n"
+        "  --state-layout kv,vk   GDN/KDA state layout per head: kv = [K, V], vk = [V, K] (default:\n"
+        "                         each impl's own; an impl without the asked layout: skipped:unsupported)\n"
         "  --explain              print the kernel each case launches (with --list: the knobs of\n"
         "                         every impl too)\n"
         "  --devices all|0,1      devices to run on (default 0)\n"
@@ -255,7 +257,7 @@ static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"model", "tp", "batch", "draft", "state-dtype", "cache",
                                              "graph", "family", "variant", "backend", "devices", "out",
-                                             "impl", "impl-path", "tune",
+                                             "impl", "impl-path", "tune", "state-layout",
                                              "repetitions", "min-samples", "min-time", "max-time"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(name, with_value[i]) == 0)
@@ -302,6 +304,22 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         if (o->n_impl_paths == BENCH_MAX_LIST)
             return bad(flag, val, "too many plugins");
         o->impl_paths[o->n_impl_paths++] = val;
+    } else if (strcmp(name, "state-layout") == 0) {
+        if ((rc = split(flag, val, items, &n)))
+            return rc;
+        if (n > 2)
+            return bad(flag, items[2], "at most kv,vk");
+        for (int i = 0; i < n; i++) {
+            if (strcmp(items[i], "kv") == 0)
+                o->layouts[i] = LS_STATE_KV;
+            else if (strcmp(items[i], "vk") == 0)
+                o->layouts[i] = LS_STATE_VK;
+            else
+                return bad(flag, items[i], "kv or vk");
+        }
+        if (n == 2 && o->layouts[0] == o->layouts[1])
+            return bad(flag, items[1], "listed twice");
+        o->n_layouts = n;
     } else if (strcmp(name, "tune") == 0) {
         if (o->n_tunes == BENCH_MAX_LIST)
             return bad(flag, val, "too many --tune points");

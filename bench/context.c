@@ -183,14 +183,21 @@ static int tile(const ls_runtime *be, char *dst, int64_t total, const void *src,
 
 void *bench_dev_rand_layers(bench_ctx *x, int layers, size_t n, ls_dtype dt, double lo, double hi, void **host0)
 {
-    size_t es = ls_dtype_size(dt);
-    int64_t lb = (int64_t)(n * es), rest = lb * (layers - 1);
     void *h = bench_host_rand(x, n, dt, lo, hi); /* layer 0: the case's own draws */
-    char *d = layers >= 1 ? bench_dev_alloc(x, (size_t)(lb * layers)) : NULL;
-    if (!h || !d || x->be->copy_h2d(d, h, (size_t)lb) != 0)
+    if (!h)
         return NULL;
     if (host0)
         *host0 = h;
+    return bench_dev_layers_from(x, layers, h, n, dt, lo, hi);
+}
+
+void *bench_dev_layers_from(bench_ctx *x, int layers, const void *h, size_t n, ls_dtype dt, double lo, double hi)
+{
+    size_t es = ls_dtype_size(dt);
+    int64_t lb = (int64_t)(n * es), rest = lb * (layers - 1);
+    char *d = layers >= 1 ? bench_dev_alloc(x, (size_t)(lb * layers)) : NULL;
+    if (!d || x->be->copy_h2d(d, h, (size_t)lb) != 0)
+        return NULL;
     if (rest <= 0)
         return d;
     /* Layers 1..: a chunk drawn from a stream of its own (layer 0 keeps the draws it had when

@@ -17,6 +17,7 @@
 
 typedef struct delta_priv {
     int kda, T, B, H, HV, K, V;
+    int packed;         /* q, k, v as views into one [B*T, 2HK + HV*V] row per token */
     uint16_t *q_h, *k_h, *v_h, *a_h, *b_h;
     float *A_log_h;
     void *dt_bias_h;
@@ -36,6 +37,18 @@ static int64_t delta_layer_inputs(const bench_case *c, int kda)
     int64_t BT = (int64_t)c->batch * c->tokens, ng = kda ? (int64_t)sh->heads_v * sh->dk : sh->heads_v;
     int64_t nq = BT * sh->heads_qk * sh->dk, nv = BT * sh->heads_v * sh->dv;
     return 2 * (2 * nq + 2 * nv + BT * ng + BT * sh->heads_v) + 4 * (int64_t)sh->heads_v + ng * (kda ? 4 : 2);
+}
+
+/* One row per token: q (hk), k (hk), v (hv) side by side. */
+static void pack_qkv(uint16_t *dst, const uint16_t *q, const uint16_t *k, const uint16_t *v, size_t tokens,
+                     size_t hk, size_t hv)
+{
+    const size_t row = 2 * hk + hv;
+    for (size_t i = 0; i < tokens; i++) {
+        memcpy(dst + i * row, q + i * hk, hk * 2);
+        memcpy(dst + i * row + hk, k + i * hk, hk * 2);
+        memcpy(dst + i * row + 2 * hk, v + i * hv, hv * 2);
+    }
 }
 
 int bench_delta_setup(bench_ctx *x, int kda)
@@ -62,10 +75,30 @@ int bench_delta_setup(bench_ctx *x, int kda)
     x->priv = p;
     *p = (delta_priv){.kda = kda, .T = T, .B = B, .H = sh->heads_qk, .HV = sh->heads_v, .K = sh->dk, .V = sh->dv};
     size_t BT = (size_t)B * T, nq = BT * p->H * p->K, nv = BT * p->HV * p->V, ng = gate_elems(p);
+    /* An impl that reads q, k, v through token strides gets them packed, as SGLang's mixed_qkv
+     * rows are; the values are the same draws as the three separate tensors of other impls. */
+    p->packed = (x->im->caps & LS_IMPL_QKV_STRIDES) != 0;
+    const size_t hk = (size_t)p->H * p->K, row = 2 * hk + (size_t)p->HV * p->V;
+    size_t lq = nq, lv = nv; /* elements between layers of q/k and of v */
     void *h[7] = {NULL};
-    uint16_t *q = bench_dev_rand_layers(x, n_rot, nq, LS_BF16, -1.0, 1.0, &h[0]);
-    uint16_t *k = bench_dev_rand_layers(x, n_rot, nq, LS_BF16, -1.0, 1.0, &h[1]);
-    uint16_t *v = bench_dev_rand_layers(x, n_rot, nv, LS_BF16, -1.0, 1.0, &h[2]);
+    uint16_t *q, *k, *v;
+    if (p->packed) {
+        h[0] = bench_host_rand(x, nq, LS_BF16, -1.0, 1.0);
+        h[1] = bench_host_rand(x, nq, LS_BF16, -1.0, 1.0);
+        h[2] = bench_host_rand(x, nv, LS_BF16, -1.0, 1.0);
+        uint16_t *ph = bench_host_alloc(x, BT * row * 2);
+        if (!h[0] || !h[1] || !h[2] || !ph)
+            return -1;
+        pack_qkv(ph, h[0], h[1], h[2], BT, hk, (size_t)p->HV * p->V);
+        q = bench_dev_layers_from(x, n_rot, ph, BT * row, LS_BF16, -1.0, 1.0);
+        k = q ? q + hk : NULL;
+        v = q ? q + 2 * hk : NULL;
+        lq = lv = BT * row;
+    } else {
+        q = bench_dev_rand_layers(x, n_rot, nq, LS_BF16, -1.0, 1.0, &h[0]);
+        k = bench_dev_rand_layers(x, n_rot, nq, LS_BF16, -1.0, 1.0, &h[1]);
+        v = bench_dev_rand_layers(x, n_rot, nv, LS_BF16, -1.0, 1.0, &h[2]);
+    }
     uint16_t *a = bench_dev_rand_layers(x, n_rot, BT * ng, LS_BF16, -3.0, 1.0, &h[3]);
     uint16_t *b = bench_dev_rand_layers(x, n_rot, BT * p->HV, LS_BF16, -2.0, 2.0, &h[4]);
     float *A_log = bench_dev_rand_layers(x, n_rot, (size_t)p->HV, LS_F32, -2.0, 0.5, &h[5]);
@@ -91,9 +124,12 @@ int bench_delta_setup(bench_ctx *x, int kda)
         dp->disable_state_update = T > 1;
         dp->scale = (float)(1.0 / sqrt((double)p->K));
         dp->state_dtype = c->state_dtype;
-        dp->q = q + (size_t)l * nq;
-        dp->k = k + (size_t)l * nq;
-        dp->v = v + (size_t)l * nv;
+        dp->q = q + (size_t)l * lq;
+        dp->k = k + (size_t)l * lq;
+        dp->v = v + (size_t)l * lv;
+        dp->state_layout = c->layout;
+        if (p->packed)
+            dp->q_stride_tok = dp->k_stride_tok = dp->v_stride_tok = (int64_t)row;
         dp->a = a + (size_t)l * BT * ng;
         dp->b = b + (size_t)l * BT * p->HV;
         dp->A_log = A_log + (size_t)l * p->HV;
@@ -150,9 +186,21 @@ int bench_delta_verify(bench_ctx *x, double *max_rel_err)
     hp.slot_idx = compact;
     hp.inter = inter_ref;
     hp.inter_stride_slot = (int64_t)(item * T);
+    hp.q_stride_tok = hp.k_stride_tok = hp.v_stride_tok = 0; /* the reference reads the compact copies */
     dp.q = qd;
     dp.k = kd;
     dp.v = vd;
+    if (p->packed) { /* the impl reads the sub-batch packed, as it reads the timed batch */
+        const size_t hk = (size_t)p->H * p->K, hv = (size_t)p->HV * p->V, toks = (size_t)n * T;
+        uint16_t *ph = bench_host_alloc(x, toks * (2 * hk + hv) * 2);
+        uint16_t *pd = bench_dev_alloc(x, toks * (2 * hk + hv) * 2);
+        if (!ph || !pd)
+            return -1;
+        pack_qkv(ph, hp.q, hp.k, hp.v, toks, hk, hv);
+        if (x->be->copy_h2d(pd, ph, toks * (2 * hk + hv) * 2) != 0)
+            return -1;
+        dp.q = pd, dp.k = pd + hk, dp.v = pd + 2 * hk;
+    }
     dp.a = ad;
     dp.b = bd;
     dp.o = od;

@@ -198,7 +198,33 @@ static void case_name(bench_case *c, int n_devices)
         snprintf(impl, sizeof impl, "/impl:%s", c->pt->impl->name);
     if (c->pt && !c->pt->default_tune)
         snprintf(tune, sizeof tune, "/tune:%s", c->pt->tune);
+    if (c->has_layout && c->layout != LS_STATE_KV) /* kv, the original layout, keeps the old names */
+        snprintf(tune + strlen(tune), sizeof tune - strlen(tune), "/layout:%s", ls_state_layout_name(c->layout));
     snprintf(c->name, sizeof c->name, "%s%s%s%s%s", c->key, dev, var, impl, tune);
+}
+
+/*
+ * The delta-rule state layouts a case of entry e is planned with for impl point pi: --state-layout's
+ * list, or (native, the default) the impl's own layout, kv when it takes kv. Entries without a
+ * delta-rule op: one (kv). Writes them into out (when non-NULL) and returns the count.
+ */
+static int layouts_for(const bench_opts *o, const bench_entry *e, int pi, ls_state_layout *out)
+{
+    ls_state_layout tmp[2];
+    if (!out)
+        out = tmp;
+    if (!(e->ops & (BENCH_OP(LS_OP_GDN) | BENCH_OP(LS_OP_KDA)))) {
+        out[0] = LS_STATE_KV;
+        return 1;
+    }
+    if (o->n_layouts > 0) {
+        for (int i = 0; i < o->n_layouts; i++)
+            out[i] = o->layouts[i];
+        return o->n_layouts;
+    }
+    const ls_impl *im = o->n_points ? o->points[pi].impl : NULL;
+    out[0] = (!im || (im->caps & LS_IMPL_KV) || !(im->caps & LS_IMPL_VK)) ? LS_STATE_KV : LS_STATE_VK;
+    return 1;
 }
 
 /* Validates every (model, tp) up front so a bad value fails before anything runs. */
@@ -264,7 +290,8 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
                             for (int bi = 0; bi < n_b; bi++)
                                 for (int g = 0; g < n_g; g++)
                                     for (int v = 0; v < n_var; v++)
-                                    for (int pi = 0; pi < n_points; pi++) {
+                                    for (int pi = 0; pi < n_points; pi++)
+                                    for (int li = 0; li < layouts_for(o, e, pi, NULL); li++) {
                                         bench_case c;
                                         memset(&c, 0, sizeof c);
                                         c.e = vars[v];
@@ -277,6 +304,10 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
                                         c.graph = graphs[g];
                                         c.device = devices[d];
                                         c.pt = o->n_points ? &o->points[pi] : NULL;
+                                        ls_state_layout lays[2];
+                                        layouts_for(o, e, pi, lays);
+                                        c.layout = lays[li];
+                                        c.has_layout = (e->ops & (BENCH_OP(LS_OP_GDN) | BENCH_OP(LS_OP_KDA))) != 0;
                                         if (!bench_quick_selects(o, c.e, m, c.batch, c.graph))
                                             continue;
                                         bench_case_key(e, m->name, c.tp, c.batch, c.tokens, c.state_dtype,

@@ -169,6 +169,10 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
             set_status(R, "skipped:unsupported", NULL);
             return;
         }
+    if (c->has_layout && !(x->im->caps & (c->layout == LS_STATE_VK ? LS_IMPL_VK : LS_IMPL_KV))) {
+        set_status(R, "skipped:unsupported", NULL);
+        return;
+    }
     if (c->graph && (!(R->be->caps & LS_RT_GRAPHS) || !(x->im->caps & LS_IMPL_GRAPH))) {
         set_status(R, "skipped:no_graph", NULL);
         return;
@@ -267,6 +271,7 @@ static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
     snprintf(row->impl, sizeof row->impl, "%s", c->pt->impl->name);
     snprintf(row->impl_version, sizeof row->impl_version, "%s", c->pt->impl->version ? c->pt->impl->version : "");
     snprintf(row->tuning, sizeof row->tuning, "%s", c->pt->tune);
+    snprintf(row->state_layout, sizeof row->state_layout, "%s", c->has_layout ? ls_state_layout_name(c->layout) : "");
     snprintf(row->kernel, sizeof row->kernel, "%s", R->cur == c ? R->cur_kernel : "");
 }
 

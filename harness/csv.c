@@ -92,7 +92,8 @@ struct ls_csv {
     X(impl, STR, r->impl)                                 \
     X(impl_version, STR, r->impl_version)                 \
     X(tuning, STR, r->tuning)                             \
-    X(kernel, STR, r->kernel)
+    X(kernel, STR, r->kernel)                             \
+    X(state_layout, STR, r->state_layout)
 
 #define HEADER_NAME(name, kind, expr) "," #name
 static const char header_with_lead_comma[] = LS_CSV_COLUMNS(HEADER_NAME);

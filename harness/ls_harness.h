@@ -159,6 +159,7 @@ typedef struct ls_row {
     char impl_version[64];   /* its version text (ls_impl.version) */
     char tuning[256];        /* its effective tuning, every knob: "conv.variant=auto,pdl=on" */
     char kernel[192];        /* what the impl says it launched (ls_impl.explain), "" if unknown */
+    char state_layout[4];    /* gdn/kda: "kv" ([K, V] per head) or "vk"; "" for other ops */
 } ls_row;
 
 typedef struct ls_csv ls_csv;

@@ -196,6 +196,13 @@ int ls_delta_params_check(const ls_delta_params *p, int per_channel_gate)
     NEED_PTR(op, p->slot_idx, "slot_idx");
     if (p->slots < 0)
         return ls_fail("%s: slots=%d is negative", op, (int)p->slots);
+    const int64_t hk = (int64_t)p->heads_qk * p->dk, hvv = (int64_t)p->heads_v * p->dv;
+    if ((p->q_stride_tok && p->q_stride_tok < hk) || (p->k_stride_tok && p->k_stride_tok < hk) ||
+        (p->v_stride_tok && p->v_stride_tok < hvv) || p->q_stride_tok < 0 || p->k_stride_tok < 0 ||
+        p->v_stride_tok < 0)
+        return ls_fail("%s: q/k/v_stride_tok=%lld/%lld/%lld below one token's row (%lld/%lld/%lld)", op,
+                       (long long)p->q_stride_tok, (long long)p->k_stride_tok, (long long)p->v_stride_tok,
+                       (long long)hk, (long long)hk, (long long)hvv);
     if (p->state_layout != LS_STATE_KV && p->state_layout != LS_STATE_VK)
         return ls_fail("%s: state_layout=%d not LS_STATE_KV (0) or LS_STATE_VK (1)", op, (int)p->state_layout);
     int64_t slot = mul_sat(p->heads_v, p->dk, p->dv);

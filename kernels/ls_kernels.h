@@ -156,7 +156,13 @@ typedef struct ls_delta_params {
     int32_t slots;                /* optional: slots of the state view (0 = not given); the
                                    * contract of ls_conv_params.slots */
     ls_state_layout state_layout; /* LS_STATE_KV (default, 0) or LS_STATE_VK */
+    /* Elements between consecutive tokens (row r*T + t) of q, k and v; 0 = contiguous (H*K for
+     * q and k, HV*V for v). Lets q, k and v be views into one packed [B*T, 2*H*K + HV*V] row per
+     * token (SGLang's mixed_qkv) without a copy. An impl that reads contiguous rows only does not
+     * declare LS_IMPL_QKV_STRIDES and refuses other values. */
+    int64_t q_stride_tok, k_stride_tok, v_stride_tok;
 } ls_delta_params;
+#define LS_DELTA_HAS_QKV_STRIDES 1
 
 /* ----------------------------------------- Mamba2 selective state update (docs/ops.md) */
 
@@ -358,6 +364,7 @@ typedef struct ls_tuning {
                             * they never synchronise, allocate or read back while launching */
 #define LS_IMPL_KV 2u      /* gdn/kda take ls_delta_params.state_layout LS_STATE_KV */
 #define LS_IMPL_VK 4u      /* gdn/kda take LS_STATE_VK; an impl with gdn or kda sets one or both */
+#define LS_IMPL_QKV_STRIDES 8u /* gdn/kda take q/k/v token strides (ls_delta_params.*_stride_tok) */
 
 typedef struct ls_impl {
     int abi_version;              /* LS_IMPL_ABI */

@@ -225,8 +225,13 @@ class Key(NamedTuple):
 def row_key(row, ignore_device=False, drop_variant=False, drop_impl=False, drop_tuning=False):
     """The join key of a row: (case, variant, impl, tuning, cache_regime, graph, device_index),
     with device_index, variant, impl and/or tuning replaced by '*' when they are not part of
-    the identity."""
-    return Key(row["case"],
+    the identity. A gdn/kda row run on the vk state layout joins as "<case>/layout:vk" (kv, the
+    original layout, keeps the bare case key), except when impls are set against each other:
+    each impl runs its own layout there."""
+    case = row["case"]
+    if row.get("state_layout") == "vk" and not drop_impl:
+        case += "/layout:vk"
+    return Key(case,
                "*" if drop_variant else row["variant"],
                "*" if drop_impl else row["impl"],
                "*" if drop_tuning else row["tuning"],

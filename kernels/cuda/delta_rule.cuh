@@ -418,6 +418,11 @@ static int launch(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
 {
     if (ls_delta_params_check(p, PER_ROW ? 1 : 0))
         return -1;
+    const int64_t hk = (int64_t)p->heads_qk * p->dk, hvv = (int64_t)p->heads_v * p->dv;
+    if ((p->q_stride_tok && p->q_stride_tok != hk) || (p->k_stride_tok && p->k_stride_tok != hk) ||
+        (p->v_stride_tok && p->v_stride_tok != hvv)) /* no LS_IMPL_QKV_STRIDES */
+        return ls_fail("cuda %s: q/k/v_stride_tok: these kernels read contiguous q, k, v rows only",
+                       PER_ROW ? "kda" : "gdn");
     if (p->state_layout != LS_STATE_KV) /* the impl declares LS_IMPL_KV only */
         return ls_fail("cuda %s: state_layout %s: these kernels take kv ([K, V] per head) only",
                        PER_ROW ? "kda" : "gdn", ls_state_layout_name(p->state_layout));

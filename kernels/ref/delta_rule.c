@@ -124,6 +124,9 @@ static void delta_item(const ls_delta_params *p, int per_channel, int64_t r, int
     char *state =
         s >= 0 ? (char *)p->state + ((int64_t)s * p->state_stride_slot + hv * KV) * esz : NULL;
 
+    const int64_t sq = p->q_stride_tok ? p->q_stride_tok : (int64_t)H * K;
+    const int64_t sk = p->k_stride_tok ? p->k_stride_tok : (int64_t)H * K;
+    const int64_t sv = p->v_stride_tok ? p->v_stride_tok : (int64_t)HV * V;
     if (state)
         state_load(p, state, S, tmp);
     else
@@ -133,9 +136,9 @@ static void delta_item(const ls_delta_params *p, int per_channel, int64_t r, int
         const int64_t rt = r * T + t;
         delta_decay(p, per_channel, rt, hv, dec);
         const double beta = ls_ref_sigmoid((double)ls_bf16_to_f32(p->b[rt * HV + hv]));
-        l2norm_bf16(p->q + (rt * H + h) * K, K, (double)p->scale, qn);
-        l2norm_bf16(p->k + (rt * H + h) * K, K, 1.0, kn);
-        delta_step(S, dec, kn, qn, p->v + (rt * HV + hv) * V, beta, u, o, K, V);
+        l2norm_bf16(p->q + rt * sq + h * K, K, (double)p->scale, qn);
+        l2norm_bf16(p->k + rt * sk + h * K, K, 1.0, kn);
+        delta_step(S, dec, kn, qn, p->v + rt * sv + hv * V, beta, u, o, K, V);
         ls_ref_store_bf16(p->o + (rt * HV + hv) * V, V, o);
         if (p->inter && state) {
             char *in =

@@ -2,7 +2,7 @@
 """End-to-end tests of the linstate-bench binary on the host backend.
 
 usage: test_bench_cli.py CHECK BENCH_BINARY HEADER_TOOL
-CHECK is one of: smoke errors list filter json repetitions sigint variants quick. Each check runs the binary in a
+CHECK is one of: smoke errors list filter json repetitions sigint variants quick impls. Each check runs the binary in a
 temporary directory (always with --out there) and exits non-zero with a message on failure.
 """
 import csv
@@ -111,6 +111,12 @@ def check_errors(bench, header, tmp):
         (["--family", "attention"], "attention"),
         (["--devices", "7"], "7"),
         (["--variant", "bogus"], "bogus"),
+        (["--impl", "nosuch"], "nosuch"),
+        (["--impl", "host,host"], "host"),
+        (["--tune", "pdl=off"], "pdl=off"),          # the host impl has no knobs
+        (["--tune", "host:pdl=off"], "pdl"),
+        (["--state-layout", "kvv"], "kvv"),
+        (["--state-layout", "vk,vk"], "vk"),
     ]
     out_csv = os.path.join(tmp, "never.csv")
     for args, value in cases:
@@ -379,6 +385,33 @@ def check_quick(bench, header, tmp):
         fail("--quick cell %r differs from the CSV's pct_of_copy_peak" % cell)
     if table[0].split("|")[4].strip() != "no_graph":  # the host backend has no graphs
         fail("--quick graph cell on the host: %r" % table[0])
+
+
+def check_impls(bench, header, tmp):
+    """impl, tuning and state_layout columns; the layout axis; one row per (case, layout)."""
+    out_csv = os.path.join(tmp, "impl.csv")
+    rc, out, err = run(bench, TINY + ["--family", "gdn,kda", "--batch", "2", "--state-layout", "kv,vk",
+                                      "--out", out_csv], tmp)
+    if rc != 0:
+        fail("layout sweep: rc %d: %s" % (rc, err))
+    rows = list(csv.DictReader(open(out_csv)))
+    if not rows or any(r["impl"] != "host" or r["tuning"] != "" or r["status"] != "ok" for r in rows):
+        fail("layout sweep rows: %r" % [(r["impl"], r["tuning"], r["status"]) for r in rows])
+    by_case = {}
+    for r in rows:
+        by_case.setdefault(r["case"], []).append(r["state_layout"])
+    if len(by_case) != 4 or any(sorted(v) != ["kv", "vk"] for v in by_case.values()):
+        fail("each gdn/kda case once per layout: %r" % by_case)
+    names = listed(bench, TINY + ["--family", "gdn", "--batch", "2", "--state-layout", "vk"], tmp)
+    if not names or any(not n.endswith("/layout:vk") for n in names):
+        fail("vk cases are named .../layout:vk: %r" % names)
+    rc, out, err = run(bench, TINY + ["--family", "pool/copy", "--batch", "1", "--out", out_csv], tmp)
+    rows = list(csv.DictReader(open(out_csv)))
+    if rc != 0 or any(r["state_layout"] != "" for r in rows):
+        fail("pool rows have no state_layout: %r" % [r["state_layout"] for r in rows])
+    rc, out, err = run(bench, ["--backend", "host", "--list", "--explain", "--family", "gdn"], tmp)
+    if rc != 0 or "impl host (runtime host" not in out or "point 0: impl host" not in out:
+        fail("--list --explain lists the impls: %r" % out[:300])
 
 
 def main():

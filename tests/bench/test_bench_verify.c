@@ -17,7 +17,7 @@ static const ls_impl *host_impl(void) { return ls_impl_get("host"); }
 static int mode; /* which fault the fake backend injects */
 static int64_t budget = (int64_t)1 << 30; /* memory budget of the cases below */
 
-enum { OK = 0, BAD_OUT, BAD_STATE, NO_INTER, NOOP };
+enum { OK = 0, BAD_OUT, BAD_STATE, NO_INTER, NOOP, NO_STRIDES };
 
 static void bump_bf16(uint16_t *v)
 {
@@ -37,6 +37,8 @@ static int fake_delta(const ls_delta_params *p, const ls_tuning *t, ls_stream s,
     ls_delta_params q = *p;
     if (mode == NO_INTER)
         q.inter = NULL;
+    if (mode == NO_STRIDES) /* claims LS_IMPL_QKV_STRIDES but reads packed rows as contiguous */
+        q.q_stride_tok = q.k_stride_tok = q.v_stride_tok = 0;
     int rc = kda ? host_impl()->kda(&q, t, s) : host_impl()->gdn(&q, t, s);
     if (mode == BAD_OUT)
         bump_bf16(&p->o[0]);
@@ -239,6 +241,22 @@ static void faulty(void)
     mode = NO_INTER; /* intermediate states left NaN-poisoned: NaN never passes */
     err = verify_case(&fake, "gdn/verify", "qwen3-next-80b-a3b", 2, 3, LS_F32, &tol);
     LS_CHECK(isinf(err));
+
+    /* An impl that takes q/k/v token strides gets them packed (one row per token) in the timed
+     * batch and in the verification sub-batch: an honest one passes, one that ignores the
+     * strides fails. */
+    fake_impl.caps |= LS_IMPL_QKV_STRIDES;
+    mode = OK;
+    err = verify_case(&fake, "gdn/verify", "qwen3-next-80b-a3b", 3, 2, LS_F32, &tol);
+    LS_CHECK(err == 0);
+    err = verify_case(&fake, "kda/decode", "kimi-linear-48b-a3b", 10, 1, LS_F32, &tol);
+    LS_CHECK(err == 0);
+    mode = NO_STRIDES;
+    err = verify_case(&fake, "gdn/decode", "qwen3-next-80b-a3b", 3, 1, LS_F32, &tol);
+    LS_CHECK(err > tol);
+    err = verify_case(&fake, "kda/verify", "kimi-linear-48b-a3b", 2, 3, LS_F32, &tol);
+    LS_CHECK(err > tol);
+    fake_impl.caps &= ~LS_IMPL_QKV_STRIDES;
 
     mode = NOOP; /* conv output never written; pool kernels that move nothing */
     err = verify_case(&fake, "conv1d_update/decode", "kimi-linear-48b-a3b", 2, 1, LS_F32, &tol);

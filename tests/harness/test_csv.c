@@ -22,7 +22,7 @@ static const char *expected_header =
     "case,mechanism,op,variant,model,tp,batch,draft_tokens,layers,conv_dtype,state_dtype,"
     "pool_slots,cache_regime,graph,samples,time_us_median,time_us_p10,time_us_p90,time_us_mean,"
     "time_us_stddev,bytes,gbps,copy_peak_gbps,pct_of_copy_peak,max_rel_err,status,"
-    "repetition,rotated,time_us_min,time_us_max,held,impl,impl_version,tuning,kernel";
+    "repetition,rotated,time_us_min,time_us_max,held,impl,impl_version,tuning,kernel,state_layout";
 
 static char dir[64];
 
@@ -171,7 +171,7 @@ static void test_header_and_rows(void)
 
     static char f[64][256];
     int ncols = split_csv(ls_csv_header(), f, 64);
-    LS_CHECK_EQ_INT(ncols, 51);
+    LS_CHECK_EQ_INT(ncols, 52);
     LS_CHECK_EQ_INT(split_csv(row1, f, 64), ncols);
     LS_CHECK(strcmp(f[column("model")], "we,ird \"model\"") == 0);
     LS_CHECK(strcmp(f[column("host")], "node,1") == 0);

@@ -350,6 +350,24 @@ class CompareImplsTunings(Base):
                                 [SLOW_KEY, "fused", "linstate", "pdl=on"],
                                 [SLOW_KEY, "fused", "linstate", "pdl=off"]])
 
+    def test_state_layout_joins(self):
+        """A gdn/kda case on both state layouts is two keys; --impls joins each impl's own
+        layout (sglang on vk against linstate on kv)."""
+        cols = synth.V2_COLUMNS + ["state_layout"]
+        base = suite()
+        kv = [dict(r, state_layout="kv") for r in synth.v2(base, impl="host", tuning="")]
+        vk = [dict(r, state_layout="vk") for r in synth.v2(base, impl="host", tuning="", scale=1.3)]
+        path = self.csv("layouts.csv", kv + vk, cols)
+        rc, out, err = run(PY, COMPARE, path, path)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("20 SAME", out)
+        self.assertIn(SLOW_KEY + "/layout:vk", out)
+        sglang, on, _ = impl_rows()
+        path = self.csv("side.csv", [dict(r, state_layout="vk") for r in sglang] +
+                        [dict(r, state_layout="kv") for r in on], cols)
+        rc, out, err = run(PY, COMPARE, path, "--impls", "sglang:linstate")
+        self.assert_impls_verdicts(rc, out, err, new="linstate")
+
     def assert_impls_verdicts(self, rc, out, err, new="linstate [pdl=on]"):
         self.assertEqual(rc, 1, out + err)
         self.assertEqual(decision_of(out, SLOW_KEY), "FASTER")
