@@ -28,6 +28,7 @@ import plot  # noqa: E402  (scripts/ is on sys.path through synth)
 PY = sys.executable
 COMPARE = os.path.join(synth.SCRIPTS, "compare.py")
 PLOT = os.path.join(synth.SCRIPTS, "plot.py")
+SIDE = os.path.join(synth.SCRIPTS, "side_by_side.py")
 PROFILE = os.path.join(synth.SCRIPTS, "profile.sh")
 SLOW_KEY = synth.case_key(batch=64, draft=4)
 
@@ -674,3 +675,38 @@ class Profile(Base):
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
+
+
+class SideBySide(Base):
+    """side_by_side.py: per case, each impl's time, the best peer and the ratio, from ONE run."""
+
+    def test_ratio_best_peer_and_skips(self):
+        cols = synth.V2_COLUMNS + ["state_layout"]
+        sglang, on, _ = impl_rows()
+        fla = synth.v2(suite(), impl="fla", tuning="", scale=0.5)
+        fla = [dict(r, status="skipped:unsupported") if r["case"] != SLOW_KEY else r for r in fla]
+        path = self.csv("side.csv", sglang + on + fla, cols)
+        rc, out, err = run(PY, SIDE, path, "--format", "text")
+        self.assertEqual(rc, 0, out + err)
+        line = [l for l in out.splitlines() if l.startswith(SLOW_KEY)][0].split()
+        # linstate is x0.8 of sglang on SLOW_KEY; fla (x0.5) is the best peer there
+        self.assertEqual(line[-2:], ["fla", "1.600"])
+        mline = [l for l in out.splitlines() if l.startswith(MAMBA_KEY)][0]
+        self.assertIn("skipped:unsupported", mline)
+        self.assertEqual(mline.split()[-2:], ["sglang", "1.300"])
+        self.assertIn("10 cases with linstate and a peer", out)
+
+    def test_errors(self):
+        cols = synth.V2_COLUMNS
+        _, on, _ = impl_rows()
+        only = self.csv("only.csv", on, cols)
+        rc, out, err = run(PY, SIDE, only)
+        self.assertEqual(rc, 2)
+        self.assertIn("nothing to set it against", err)
+        rc, out, err = run(PY, SIDE, only, "--impl", "nosuch")
+        self.assertEqual(rc, 2)
+        self.assertIn("nosuch", err)
+        v1 = self.csv("v1.csv", suite())
+        rc, out, err = run(PY, SIDE, v1)
+        self.assertEqual(rc, 2)
+        self.assertIn("schema 2", err)
