@@ -673,8 +673,6 @@ class Profile(Base):
                                   r"benchmark binary not found")
 
 
-if __name__ == "__main__":
-    unittest.main(verbosity=2)
 
 
 class SideBySide(Base):
@@ -710,3 +708,7 @@ class SideBySide(Base):
         rc, out, err = run(PY, SIDE, v1)
         self.assertEqual(rc, 2)
         self.assertIn("schema 2", err)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
