@@ -79,7 +79,7 @@ def _is_jit_decorator(d):
         isinstance(node.value, ast.Name) and node.value.id == "triton"
 
 
-def load_source(path, shims):
+def load_source(path, shims, src_rel=None):
     """Executes the jit functions and the plain top-level assignments of `path` into one fresh
     namespace (compiled with the real file name and line numbers, so triton's inspect.getsource
     finds the text). Imports are not executed: names the kernels take from other modules come
@@ -88,21 +88,31 @@ def load_source(path, shims):
     import triton.language as tl
     ns = {"__name__": "peer_src", "__file__": path, "triton": triton, "tl": tl}
     for name, expr in shims.items():
+        if isinstance(expr, tuple):  # (other source file of the package, function name in it)
+            root = path[:len(path) - len(src_rel)] if src_rel and path.endswith(src_rel) else ""
+            other = os.path.join(root, expr[0])
+            ns[name] = load_source(other, {})[expr[1]]
+            continue
         ns[name] = eval(expr, dict(ns))
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), filename=path)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and any(_is_jit_decorator(d) for d in node.decorator_list):
             pass
+        elif isinstance(node, ast.FunctionDef) and not node.decorator_list:
+            pass  # a plain helper a top-level assignment calls (fla's _generate_softplus): a def runs nothing
         elif isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
             pass
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+            pass  # `s_softplus: tl.constexpr = tl.constexpr(...)` (fla/ops/utils/softplus.py)
         else:
             continue
         code = compile(ast.Module(body=[node], type_ignores=[]), path, "exec")
         try:
             exec(code, ns)
-        except Exception:  # an assignment that needs torch or the package: not a kernel's business
-            if isinstance(node, ast.FunctionDef):
+        except Exception:  # an assignment or plain def that needs torch or the package (annotations
+            # are evaluated when the def runs): not a kernel's business
+            if isinstance(node, ast.FunctionDef) and node.decorator_list:
                 raise
     return ns
 
@@ -137,6 +147,11 @@ def specialize(fn, v):
             continue
         ty, key = native_specialize_impl(BaseBackend, val, False, not p.do_not_specialize,
                                          not p.do_not_specialize_on_alignment)
+        ann = p.annotation_type  # e.g. "i64" for `N: tl.int64`: the JIT types it so (jit.py)
+        if ann and ty != "constexpr":
+            ty = ann
+            if ann == "u1" or ann[:2] in ("fp", "bf") or p.do_not_specialize:
+                key = None
         if ty == "constexpr":  # None, or an int equal to 1
             sig[name] = "constexpr"
             consts[name] = val
@@ -161,8 +176,10 @@ def compile_variant(spec_path, src_root, out_dir, v):
     spec = load_spec(spec_path)
     src = os.path.join(src_root, spec.PKG, v.src)
     if src not in _ns_cache:
-        _ns_cache[src] = load_source(src, spec.SOURCES.get(v.src, {}))
+        _ns_cache[src] = load_source(src, spec.SOURCES.get(v.src, {}), v.src)
     fn = _ns_cache[src][v.kernel]
+    while not hasattr(fn, "params") and hasattr(fn, "fn"):  # @triton.heuristics/autotune wrappers:
+        fn = fn.fn                                           # the spec gives their constexprs
     sig, consts, attrs, rargs = specialize(fn, v)
     opts = {"num_warps": v.num_warps, "num_stages": v.num_stages}
     if v.launch_pdl:
