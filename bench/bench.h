@@ -350,6 +350,7 @@ typedef struct bench_ctx {
     void *priv;              /* family state (host memory from bench_host_alloc) */
     const ls_impl *im;       /* the case's impl and tuning: every op goes through these */
     const ls_tuning *tune;
+    int unsupported;         /* an op returned LS_OP_UNSUPPORTED (-> skipped:unsupported) */
 } bench_ctx;
 
 /* Random numbers (splitmix64). */
@@ -402,9 +403,12 @@ int bench_pick_rows(bench_ctx *x, int *rows);
 /* Frees everything the context owns (pool, arena). */
 void bench_ctx_release(bench_ctx *x);
 
-/* rc of an impl op; on failure, the impl's own reason (ls_impl.last_error) becomes the error. */
-static inline int bench_impl_rc(const bench_ctx *x, int rc)
+/* rc of an impl op; on failure, the impl's own reason (ls_impl.last_error) becomes the error,
+ * and LS_OP_UNSUPPORTED is remembered for the case's status. */
+static inline int bench_impl_rc(bench_ctx *x, int rc)
 {
+    if (rc == LS_OP_UNSUPPORTED)
+        x->unsupported = 1;
     const char *e = rc && x->im->last_error ? x->im->last_error() : NULL;
     if (e && *e)
         ls_fail("impl %s: %s", x->im->name, e);

@@ -185,6 +185,10 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
         set_status(R, "skipped:oom", NULL);
         return;
     }
+    if (rc != 0 && x->unsupported) {
+        set_status(R, "skipped:unsupported", "the impl does not take this case");
+        return;
+    }
     if (rc != 0) {
         set_status(R, "error:setup", "setup failed");
         return;
@@ -200,6 +204,10 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
     double err = NAN;
     rc = c->e->verify(x, &err);
     ls_nvtx_phase_pop();
+    if (rc != 0 && x->unsupported) {
+        set_status(R, "skipped:unsupported", "the impl does not take this case");
+        return;
+    }
     if (rc != 0) {
         set_status(R, "error:verify", "verification failed to run");
         return;
@@ -321,7 +329,11 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     int n = 0;
     if (strcmp(R->cur_status, "ok") == 0) {
         ls_clear_error();
-        if (time_case(R, D, &n) != 0 || n < 1) {
+        int trc = time_case(R, D, &n);
+        if (trc != 0 && R->ctx.unsupported) {
+            fprintf(stderr, "linstate-bench: %s: the impl does not take this case: %s\n", c->name, ls_last_error());
+            snprintf(row->status, sizeof row->status, "skipped:unsupported");
+        } else if (trc != 0 || n < 1) {
             fprintf(stderr, "linstate-bench: %s: timing failed: %s\n", c->name, ls_last_error());
             snprintf(row->status, sizeof row->status, "error:timing");
         }

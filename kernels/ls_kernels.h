@@ -326,9 +326,12 @@ typedef struct ls_runtime {
  *
  * Ops: NULL = the impl does not have that op (a benchmark of it gives `skipped:unsupported`).
  * Each op takes the op's params (pointers in the runtime's memory), the effective tuning and
- * the stream, returns 0, or non-zero on failure (then last_error, when set, says why). An op
+ * the stream, returns 0, LS_OP_UNSUPPORTED when the impl does not take these params by design
+ * (a shape it was not built for, verify on a decode-only kernel: `skipped:unsupported`, nothing
+ * written), or another non-zero value on failure (then last_error, when set, says why). An op
  * must not read the environment: everything that changes what it runs is a knob.
  */
+#define LS_OP_UNSUPPORTED 2
 #define LS_IMPL_ABI 1
 #define LS_IMPL_ENTRY_SYMBOL "linstate_impl_v1"
 #define LS_MAX_KNOBS 16

@@ -33,34 +33,34 @@ int fla_kda_plan(const ls_delta_params *p, fla_plan *out, char *err, size_t cap)
         snprintf(err, cap, "fla: kda verify (T=%d) refused: fla-core 0.6.0's fused_recurrent_kda_fwd_kernel "
                  "reads ssm_state_indices[n*stride + t] per step (one slot per draft token, vLLM's layout), "
                  "it has no inter[slot][t] buffer beside the state pool; decode (T=1) only", p->tokens);
-        return -1;
+        return LS_OP_UNSUPPORTED;
     }
     if (p->inter) {
         snprintf(err, cap, "fla: kda: intermediate states refused: the kernel writes no step states apart "
                  "from the in-place final state");
-        return -1;
+        return LS_OP_UNSUPPORTED;
     }
     if (p->disable_state_update) {
         snprintf(err, cap, "fla: kda: disable_state_update refused: the continuous-batching kernel always "
                  "stores the state in place (INPLACE_FINAL_STATE)");
-        return -1;
+        return LS_OP_UNSUPPORTED;
     }
     if (next_pow2(p->dk) != p->dk || p->dk > 256) {
         snprintf(err, cap, "fla: K=%d: compiled for one K block (BK = K, a power of 2)", p->dk);
-        return -1;
+        return LS_OP_UNSUPPORTED;
     }
     /* scale is a constexpr of the kernel: compiled as K**-0.5, the wrapper's default */
     double want = 1.0 / sqrt((double)p->dk);
     if (fabs((double)p->scale - want) > 1e-6 * want) {
         snprintf(err, cap, "fla: kda: scale %g: the kernel's scale is a constexpr, compiled as K^-0.5 = %g",
                  (double)p->scale, want);
-        return -1;
+        return LS_OP_UNSUPPORTED;
     }
     long long head = (long long)p->heads_v * p->dk * p->dv;
     if (p->state_stride_slot != head) {
         snprintf(err, cap, "fla: kda: state_stride_slot %lld: stride_init/final_state_token are constexprs, "
                  "compiled for a contiguous pool (HV*K*V = %lld)", (long long)p->state_stride_slot, head);
-        return -1;
+        return LS_OP_UNSUPPORTED;
     }
     out->kernel = FLA_KDA_KERNEL;
     snprintf(out->key, sizeof out->key, "H%d_HV%d_K%d_V%d_S%s_%s", p->heads_qk, p->heads_v, p->dk, p->dv,

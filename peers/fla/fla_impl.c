@@ -21,13 +21,14 @@ static const char *fla_last_error(void) { return err_buf; }
 
 static int resolve(const ls_delta_params *p, fla_plan *pl, const tk_variant **v)
 {
-    if (fla_kda_plan(p, pl, err_buf, sizeof err_buf) != 0)
-        return -1;
+    int rc = fla_kda_plan(p, pl, err_buf, sizeof err_buf);
+    if (rc != 0)
+        return rc;
     *v = tk_find(fla_variants, fla_n_variants, pl->kernel, pl->key);
     if (!*v) {
         snprintf(err_buf, sizeof err_buf, "fla: %s[%s] was not compiled (peers/fla/kernels.py lists the "
                  "kimi-linear shapes at tp 1/2/4/8)", pl->kernel, pl->key);
-        return -1;
+        return LS_OP_UNSUPPORTED;
     }
     return 0;
 }
@@ -39,8 +40,9 @@ static int fla_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
     const tk_variant *v;
     tk_call c;
     err_buf[0] = 0;
-    if (resolve(p, &pl, &v) != 0)
-        return -1;
+    int rc = resolve(p, &pl, &v);
+    if (rc != 0)
+        return rc;
     if (fla_kda_args(p, &pl, v, &c, err_buf, sizeof err_buf) != 0)
         return -1;
     return tk_launch(&c, s, err_buf, sizeof err_buf);

@@ -30,13 +30,14 @@ static int decode_knob(const ls_tuning *t) { return t && t->n > 0 ? t->v[0] : SG
 static int resolve(const ls_delta_params *p, int kda, const ls_tuning *t, sg_plan *pl,
                    const tk_variant **v)
 {
+    /* a call SGLang's kernels were not written or built for: skipped, not failed */
     if (sg_delta_plan(p, kda, decode_knob(t), pl, err_buf, sizeof err_buf) != 0)
-        return -1;
+        return LS_OP_UNSUPPORTED;
     *v = tk_find(sg_variants, sg_n_variants, pl->kernel, pl->key);
     if (!*v) {
         snprintf(err_buf, sizeof err_buf, "sglang: %s[%s] was not compiled (peers/sglang/kernels.py "
                  "lists the preset shapes at tp 1/2/4/8)", pl->kernel, pl->key);
-        return -1;
+        return LS_OP_UNSUPPORTED;
     }
     return 0;
 }
@@ -47,8 +48,9 @@ static int run(const ls_delta_params *p, int kda, const ls_tuning *t, ls_stream 
     const tk_variant *v;
     tk_call c;
     err_buf[0] = 0;
-    if (resolve(p, kda, t, &pl, &v) != 0)
-        return -1;
+    int rc = resolve(p, kda, t, &pl, &v);
+    if (rc != 0)
+        return rc;
     if (sg_delta_args(p, kda, &pl, v, &c, err_buf, sizeof err_buf) != 0)
         return -1;
     return tk_launch(&c, s, err_buf, sizeof err_buf);

@@ -17,7 +17,7 @@ static const ls_impl *host_impl(void) { return ls_impl_get("host"); }
 static int mode; /* which fault the fake backend injects */
 static int64_t budget = (int64_t)1 << 30; /* memory budget of the cases below */
 
-enum { OK = 0, BAD_OUT, BAD_STATE, NO_INTER, NOOP, NO_STRIDES };
+enum { OK = 0, BAD_OUT, BAD_STATE, NO_INTER, NOOP, NO_STRIDES, UNSUPPORTED };
 
 static void bump_bf16(uint16_t *v)
 {
@@ -37,6 +37,8 @@ static int fake_delta(const ls_delta_params *p, const ls_tuning *t, ls_stream s,
     ls_delta_params q = *p;
     if (mode == NO_INTER)
         q.inter = NULL;
+    if (mode == UNSUPPORTED && p->tokens > 1) /* a decode-only impl refusing verify by design */
+        return LS_OP_UNSUPPORTED;
     if (mode == NO_STRIDES) /* claims LS_IMPL_QKV_STRIDES but reads packed rows as contiguous */
         q.q_stride_tok = q.k_stride_tok = q.v_stride_tok = 0;
     int rc = kda ? host_impl()->kda(&q, t, s) : host_impl()->gdn(&q, t, s);
@@ -305,6 +307,31 @@ static void faulty(void)
     bt_impl = NULL;
 }
 
+/* An op that answers LS_OP_UNSUPPORTED marks the case (the runner's skipped:unsupported), and
+ * only then: decode runs on the same impl. */
+static void unsupported(void)
+{
+    fake = *ls_runtime_host();
+    fake_impl = *host_impl();
+    fake_impl.gdn = fake_gdn;
+    bt_impl = &fake_impl;
+    mode = UNSUPPORTED;
+    bt_case t;
+    bt_setup(&t, &fake, "gdn/verify", "qwen3-next-80b-a3b", 3, 2, LS_F32, NULL, budget);
+    LS_REQUIRE(t.setup_rc == 0);
+    double err = NAN;
+    LS_CHECK(t.c->e->verify(&t.x, &err) != 0);
+    LS_CHECK_EQ_INT(t.x.unsupported, 1);
+    bt_release(&t);
+    bt_setup(&t, &fake, "gdn/decode", "qwen3-next-80b-a3b", 3, 1, LS_F32, NULL, budget);
+    LS_REQUIRE(t.setup_rc == 0);
+    LS_CHECK_EQ_INT(t.c->e->verify(&t.x, &err), 0);
+    LS_CHECK_EQ_INT(t.x.unsupported, 0);
+    bt_release(&t);
+    mode = OK;
+    bt_impl = NULL;
+}
+
 /* A pool over the memory budget is BENCH_OOM (-> skipped:oom), before anything is allocated. */
 static void over_budget(void)
 {
@@ -326,6 +353,7 @@ int main(void)
     honest();
     honest_variants();
     faulty();
+    unsupported();
     over_budget();
     return ls_test_exit();
 }
