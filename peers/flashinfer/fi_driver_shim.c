@@ -1,5 +1,5 @@
 /*
- * fi_driver_shim.c — cuTensorMapEncodeTiled for FlashInfer's TMA descriptors (create_tensor_map.cuh
+ * fi_driver_shim.c — cuTensorMapEncodeTiled and cuGetErrorString for FlashInfer's TMA descriptors (create_tensor_map.cuh
  * calls the driver API directly) without linking libcuda: the symbol is resolved here at first use
  * through the runtime's driver entry point, so the plugin loads (and its host tests run) on
  * machines without a driver.
@@ -29,4 +29,24 @@ CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataT
     }
     return fn(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides,
               interleave, swizzle, l2Promotion, oobFill);
+}
+
+/* cuGetErrorString: FlashInfer's error messages for driver results (same resolution). */
+typedef CUresult(CUDAAPI *errstr_fn)(CUresult, const char **);
+
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr)
+{
+    static errstr_fn fn;
+    if (!fn) {
+        void *p = NULL;
+        enum cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuGetErrorString", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess || !p) {
+            if (pStr)
+                *pStr = "unknown CUDA driver error (driver entry point unavailable)";
+            return CUDA_ERROR_NOT_SUPPORTED;
+        }
+        fn = (errstr_fn)p;
+    }
+    return fn(error, pStr);
 }
