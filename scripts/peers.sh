@@ -19,10 +19,15 @@ src=.peers/src
 subtrees() {
   case "$1" in
     sglang) echo "sglang/kernels/ops/attention/fla/ sglang/kernels/ops/attention/linear/ \
-sglang/kernels/ops/mamba/ sglang/srt/layers/attention/linear/ sglang/kernels/jit/csrc/mamba/ \
-sglang/kernels/jit/csrc/attention/kda_fused_decode.cuh sglang/kernels/jit/csrc/attention/kda_packed_decode.cuh" ;;
+sglang/kernels/ops/mamba/ sglang/srt/layers/attention/linear/ sglang/srt/layers/attention/mamba/ \
+sglang/kernels/jit/csrc/mamba/ \
+sglang/kernels/jit/csrc/attention/kda_fused_decode.cuh sglang/kernels/jit/csrc/attention/kda_packed_decode.cuh \
+sglang/kernels/jit/include/sgl_kernel/" ;;
     fla-core) echo "fla/ops/gated_delta_rule/ fla/ops/kda/ fla/ops/utils/ fla/ops/common/ fla/utils.py" ;;
-    flashinfer-python) echo "flashinfer/mamba/ flashinfer/gdn_decode.py flashinfer/data/include/flashinfer/mamba/ flashinfer/data/csrc/selective_state_update.cu" ;;
+    flashinfer-python) echo "flashinfer/mamba/ flashinfer/gdn_decode.py flashinfer/data/include/flashinfer/mamba/ \
+flashinfer/data/csrc/selective_state_update.cu flashinfer/data/include/flashinfer/utils.cuh \
+flashinfer/data/include/flashinfer/vec_dtypes.cuh flashinfer/data/include/flashinfer/exception.h" ;;
+    apache-tvm-ffi) echo "tvm_ffi/include/" ;;
     *) echo "" ;;
   esac
 }

@@ -1,0 +1,85 @@
+/*
+ * fi_impl.c — the "flashinfer" impl (plugin libls_impl_flashinfer.so): FlashInfer's Mamba2
+ * selective state update (mamba2_ssu op) from the pinned flashinfer-python wheel's CUDA headers.
+ * The other ops are NULL (FlashInfer 0.7.2 has no C-callable sm_90 GDN/KDA decode or conv update;
+ * docs/peers.md). Knob ssu.algorithm passes FlashInfer's `algorithm` argument.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ls_fi_ssu.h"
+#include "ls_kernels.h"
+
+#ifndef LS_FI_VERSION
+#define LS_FI_VERSION "flashinfer-python"
+#endif
+
+static _Thread_local char g_err[1024];
+
+static const char *fi_last_error(void) { return g_err; }
+
+static const ls_knob_def knobs[] = {
+    {"ssu.algorithm", "auto|simple|vertical|horizontal",
+     "FlashInfer's algorithm argument; auto = its dispatch (T=1: simple below 2*SMs blocks, else vertical)"},
+};
+
+static int algo_of(const ls_tuning *t)
+{
+    return t && t->n > 0 ? t->v[0] : LS_FI_ALGO_AUTO; /* values are in LS_FI_ALGO_* order */
+}
+
+/* FlashInfer's messages carry file and function lines; keep them on one line. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if (*s == '\n' || *s == '\r')
+            *s = ' ';
+}
+
+static int fi_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s)
+{
+    g_err[0] = 0;
+    int n = 0;
+    const ls_fi_ssu_inst *in = ls_fi_ssu_instances(&n);
+    ls_fi_ssu_plan pl;
+    if (ls_fi_ssu_map(p, algo_of(t), in, n, &pl, g_err, sizeof g_err) != 0)
+        return -1;
+    int rc = ls_fi_ssu_launch(&pl, s, g_err, sizeof g_err);
+    one_line(g_err);
+    return rc;
+}
+
+static int fi_explain(ls_op op, const void *params, const ls_tuning *t, const ls_device_info *dev, char *buf,
+                      size_t cap)
+{
+    if (op != LS_OP_SSU || !params)
+        return -1;
+    int n = 0;
+    const ls_fi_ssu_inst *in = ls_fi_ssu_instances(&n);
+    ls_fi_ssu_plan pl;
+    char err[512];
+    if (ls_fi_ssu_map_shape((const ls_ssu_params *)params, algo_of(t), in, n, &pl, err, sizeof err) != 0) {
+        snprintf(buf, cap, "refused: %s", err);
+        return 0;
+    }
+    ls_fi_ssu_explain(&pl, dev && dev->sm_count > 0 ? dev->sm_count : 132, buf, cap);
+    return 0;
+}
+
+static const ls_impl fi_impl = {
+    .abi_version = LS_IMPL_ABI,
+    .name = "flashinfer",
+    .version = LS_FI_VERSION,
+    .runtime = "cuda",
+    .caps = LS_IMPL_GRAPH,
+    .knobs = knobs,
+    .n_knobs = (int32_t)(sizeof knobs / sizeof knobs[0]),
+    .ssu = fi_ssu,
+    .last_error = fi_last_error,
+    .explain = fi_explain,
+};
+
+__attribute__((visibility("default"))) const ls_impl *linstate_impl_v1(int abi_version)
+{
+    return abi_version == LS_IMPL_ABI ? &fi_impl : NULL;
+}
