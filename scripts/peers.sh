@@ -19,7 +19,7 @@ src=.peers/src
 subtrees() {
   case "$1" in
     sglang) echo "sglang/kernels/ops/attention/fla/ sglang/kernels/ops/attention/linear/ \
-sglang/kernels/ops/mamba/ sglang/srt/layers/attention/linear/ sglang/kernels/jit/csrc/mamba/ \
+sglang/kernels/ops/mamba/ sglang/srt/layers/attention/linear/ sglang/srt/layers/attention/mamba/ sglang/kernels/jit/csrc/mamba/ \
 sglang/kernels/jit/csrc/attention/kda_fused_decode.cuh sglang/kernels/jit/csrc/attention/kda_packed_decode.cuh" ;;
     fla-core) echo "fla/ops/gated_delta_rule/ fla/ops/kda/ fla/ops/utils/ fla/ops/common/ fla/utils.py" ;;
     flashinfer-python) echo "flashinfer/mamba/ flashinfer/gdn_decode.py flashinfer/data/include/flashinfer/mamba/ flashinfer/data/csrc/selective_state_update.cu" ;;
