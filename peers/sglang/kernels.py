@@ -107,7 +107,8 @@ def sigmoid_gating():
 # ---------------------------------------------------------------- causal conv1d update
 
 CONV_W = 4
-# (model tag, weight dtype, bias, channels per rank at tp 1, 2, 4, 8) -- docs/presets.md. Kimi's
+# (model tag, weight dtype, bias, channels per rank at tp 1, 2, 4, 8) -- docs/presets.md. Falcon-H1
+# is left out: its decode conv is SGLang's CUDA JIT kernel (only its verify takes the Triton one). Kimi's
 # conv runs either per buffer (q, k, v: HV*V/tp channels each, the bench's pool mode) or, as SGLang
 # does, on the concatenated mixed_qkv (3*HV*V/tp channels, one window-major state; bench concat).
 CONV_FAMILIES = [
@@ -115,6 +116,7 @@ CONV_FAMILIES = [
     ("kimi", "fp32", False, (4096, 2048, 1024, 512)),
     ("kimi", "fp32", False, (12288, 6144, 3072, 1536)),
     ("nemh", "bf16", True, (10240, 5120, 2560, 1280)),
+    ("nano", "bf16", True, (12288, 6144, 3072, 1536)),  # nemotron-nano-9b-v2 (NemotronH: Triton conv)
 ]
 CONV_TOKENS = (1, 2, 3, 4, 5, 6, 7, 8)  # decode T = 1; target verify T = 2..8 (draft tokens)
 CONV_ORIENT = ("cm", "wm")  # channel-major [C, W-1] (GDN, Mamba2), window-major [W-1, C] (KDA)

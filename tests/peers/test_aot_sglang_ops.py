@@ -61,7 +61,7 @@ def check(cond, what):
 # the spec: both orientations, T = 1..8, every preset conv shape; 12 SSU shapes x 2 dtypes x 2 modes
 conv_listed = [s for s in listed if s.startswith(CONV + "__")]
 ssu_listed = [s for s in listed if s.startswith(SSU + "__")]
-check(len(conv_listed) == 16 * 2 * 8, f"{len(conv_listed)} conv variants (16 shapes x 2 orientations x T 1..8)")
+check(len(conv_listed) == 20 * 2 * 8, f"{len(conv_listed)} conv variants (20 shapes x 2 orientations x T 1..8)")
 check(len(ssu_listed) == 12 * 2 * 2 + 4 * 2 * 2, f"{len(ssu_listed)} ssu variants")
 for orient in ("CM", "WM"):
     check(all(f"{CONV}__C8192_T{t}_W4_{orient}_wbf16_B0" in listed for t in range(1, 9)),

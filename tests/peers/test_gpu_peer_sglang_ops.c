@@ -4,9 +4,9 @@
  * labels gpu;peers. Exit 77 without a device, or when the peer was not built.
  *
  * conv_update: qwen3-next (channel-major, bf16 weights), kimi-linear per q/k/v buffer and as
- * SGLang's one concatenated mixed_qkv tensor (3C channels; window-major, fp32 weights), nemotron-h-8b
- * (channel-major, bias) at tp 1, 2, 4, 8, each in BOTH orientations; B in {1, 3, 65}; T = 1
- * (decode) and every draft count T = 2..8 (verify, intermediate windows, the state shifted).
+ * SGLang's one concatenated mixed_qkv tensor (3C channels; window-major, fp32 weights),
+ * nemotron-h-8b and nemotron-nano-9b-v2 (channel-major, bias) at tp 1, 2, 4, 8, each in BOTH
+ * orientations; B in {1, 3, 65}; T = 1 (decode) and every draft count T = 2..8 (verify, intermediate windows, the state shifted).
  * ~1/4 padding rows (-1) when B >= 3: y, state and windows are poisoned and compared whole, so a
  * kernel that wrote y of a padding row fails here (docs/ops.md: y keeps its content). State and
  * windows are copies of inputs: bit-exact. y: SGLang multiplies bf16 inputs by bf16 weights in
@@ -286,7 +286,7 @@ int main(void)
                         continue;
                     if (Bs[bi] > 3 && T != 1 && (T != 4 || tps[ti] != 2))
                         continue; /* host time of the reference: B = 65 decodes, and verifies at tp 2 */
-                    int conv_model = !is_mamba || strcmp(m->name, "nemotron-h-8b") == 0;
+                    int conv_model = strcmp(m->name, "falcon-h1-7b") != 0; /* its decode conv is CUDA JIT */
                     if (conv_model) {
                         /* KDA: each q/k/v buffer, and SGLang's concatenated mixed_qkv (3C) */
                         for (int cat = 0; cat <= (m->mechanism == LS_MECH_KDA); cat++)
