@@ -8,12 +8,18 @@ PKG = "sglang-0.5.23"
 
 FUSED_RECURRENT = "sglang/kernels/ops/attention/fla/fused_recurrent.py"
 SIGMOID_GATING = "sglang/kernels/ops/attention/linear/fused_sigmoid_gating_recurrent.py"
+CONV = "sglang/kernels/ops/mamba/causal_conv1d_triton.py"
+SSU = "sglang/kernels/ops/mamba/triton_ops/mamba_ssm.py"
 
 # Names the kernels import from other modules (imports are not executed). fla/op.py: exp is
 # tl.exp unless FLA_USE_FAST_OPS=1 (not set by SGLang).
 SOURCES = {
     FUSED_RECURRENT: {"exp": "tl.exp"},
     SIGMOID_GATING: {},
+    CONV: {},
+    # softplus is defined under `if TRITON3:` (TRITON3 = version.parse(triton.__version__) >= 3):
+    # give `version` so that test runs and picks the Triton 3 softplus (log(exp(dt) + 1)).
+    SSU: {"version": "__import__('packaging.version').version"},
 }
 
 K = V = 128
@@ -98,6 +104,181 @@ def sigmoid_gating():
                                           args, num_warps=1, num_stages=3, launch_pdl=True)
 
 
+# ---------------------------------------------------------------- causal conv1d update
+
+CONV_W = 4
+# (model tag, weight dtype, bias, channels per rank at tp 1, 2, 4, 8) -- docs/presets.md. Falcon-H1
+# is left out: its decode conv is SGLang's CUDA JIT kernel (only its verify takes the Triton one). Kimi's
+# conv runs either per buffer (q, k, v: HV*V/tp channels each, the bench's pool mode) or, as SGLang
+# does, on the concatenated mixed_qkv (3*HV*V/tp channels, one window-major state; bench concat).
+CONV_FAMILIES = [
+    ("qwen", "bf16", False, (8192, 4096, 2048, 1024)),
+    ("kimi", "fp32", False, (4096, 2048, 1024, 512)),
+    ("kimi", "fp32", False, (12288, 6144, 3072, 1536)),
+    ("nemh", "bf16", True, (10240, 5120, 2560, 1280)),
+    ("nano", "bf16", True, (12288, 6144, 3072, 1536)),  # nemotron-nano-9b-v2 (NemotronH: Triton conv)
+]
+CONV_TOKENS = (1, 2, 3, 4, 5, 6, 7, 8)  # decode T = 1; target verify T = 2..8 (draft tokens)
+CONV_ORIENT = ("cm", "wm")  # channel-major [C, W-1] (GDN, Mamba2), window-major [W-1, C] (KDA)
+# num_cache_lines is a constexpr SGLang sets to the pool's slot count; it only masks the read of the
+# old state (index < num_cache_lines). We compile the i32 maximum: every real slot passes.
+CONV_CACHE_LINES = 2 ** 31 - 1
+
+
+def conv_strides(c, w1, orient):
+    """(stride_dim, stride_win) of one slot's [C, W-1] view in the given orientation."""
+    return (w1, 1) if orient == "cm" else (1, c)
+
+
+def conv_key(c, t, orient, wdt, bias):
+    return f"C{c}_T{t}_W{CONV_W}_{orient.upper()}_w{wdt}_B{int(bias)}"
+
+
+def conv_update():
+    """_causal_conv1d_update_kernel as causal_conv1d_update launches it on sm_90 (GDN/KDA decode and
+    target verify, Mamba2 with use_triton_causal_conv): grid (batch, cdiv(dim, BLOCK_N)), BLOCK_N
+    256, default num_warps 4 / num_stages 3, PDL (USE_GDC, launch_pdl), continuous batching with
+    pad_slot_id -1, SiLU, bf16 conv state and x/out. x is the [B, T, C] token-major tensor seen
+    as (batch, dim, seqlen) (decode: [B, C] unsqueezed, token stride 1); out = empty_like(x) has
+    the same strides. Verify (T > 1): intermediate windows in linstate's dense layout
+    [slot, T, C, W-1] (same orientation as the state; SGLang's CUDA GDN/Mamba2 linear chains use
+    a deduplicated overlapping view, see README) indexed by the pool slot; no num_accept_tokens
+    (the backends pass none: IS_SPEC_DECODING off), no EAGLE tree. Every stride, dim and seqlen
+    are constexprs: one variant per (channels, T, orientation, weight dtype, bias)."""
+    w1 = CONV_W - 1
+    seen = set()
+    for _tag, wdt, bias, chans in CONV_FAMILIES:
+        for c in chans:
+            for orient in CONV_ORIENT:
+                for t in CONV_TOKENS:
+                    key = conv_key(c, t, orient, wdt, bias)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    sd, sw = conv_strides(c, w1, orient)
+                    inter = t > 1
+                    args = dict(
+                        x_ptr=Ptr("bf16"), w_ptr=Ptr(wdt), bias_ptr=Ptr(wdt) if bias else None,
+                        conv_state_ptr=Ptr("bf16"), cache_seqlens_ptr=None,
+                        conv_state_indices_ptr=Ptr("i32"), num_accept_tokens_ptr=None,
+                        # the wrapper passes x when no window buffer is given (never read then)
+                        intermediate_conv_window_ptr=Ptr("bf16"),
+                        intermediate_state_indices_ptr=Ptr("i32") if inter else None,
+                        retrieve_next_token_ptr=None, retrieve_next_sibling_ptr=None,
+                        retrieve_parent_token_ptr=None, o_ptr=Ptr("bf16"),
+                        batch=3,  # a runtime i32 (any B; the JIT would also build B=1 and B%16 kernels)
+                        dim=c, seqlen=t, state_len=w1, num_cache_lines=CONV_CACHE_LINES,
+                        stride_x_seq=t * c, stride_x_dim=1, stride_x_token=c if t > 1 else 1,
+                        stride_w_dim=CONV_W, stride_w_width=1,
+                        stride_conv_state_seq=c * w1, stride_conv_state_dim=sd,
+                        stride_conv_state_tok=sw, stride_state_indices=1,
+                        stride_inter_seq=t * c * w1 if inter else 0,
+                        stride_inter_step=c * w1 if inter else 0,
+                        stride_inter_dim=sd if inter else 0, stride_inter_win=sw if inter else 0,
+                        stride_intermediate_state_indices=1 if inter else 0,
+                        stride_retrieve_next_token_seq=0, stride_retrieve_next_token_token=0,
+                        stride_retrieve_next_sibling_seq=0, stride_retrieve_next_sibling_token=0,
+                        stride_retrieve_parent_token_seq=0, stride_retrieve_parent_token_token=0,
+                        stride_o_seq=t * c, stride_o_dim=1, stride_o_token=c if t > 1 else 1,
+                        pad_slot_id=-1, HAS_BIAS=bias, KERNEL_WIDTH=CONV_W, SILU_ACTIVATION=True,
+                        IS_CONTINUOUS_BATCHING=True, IS_SPEC_DECODING=False,
+                        NP2_STATELEN=next_pow2(w1), NP2_SEQLEN=next_pow2(t), USE_PAD_SLOT=True,
+                        BLOCK_N=256, SAVE_INTERMEDIATE=inter, HAS_EAGLE_TREE_CUSTOM_ATTN_MASK=False,
+                        USE_GDC=True)
+                    yield Variant("_causal_conv1d_update_kernel", CONV, key, args, num_warps=4,
+                                  num_stages=3, launch_pdl=True)
+
+
+# ------------------------------------------------------- Mamba2 selective state update
+
+# (nheads, head_dim, dstate, ngroups) per rank at tp 1, 2, 4, 8: nemotron-h-8b,
+# nemotron-nano-9b-v2, falcon-h1-7b (docs/presets.md; Falcon's single group is replicated).
+SSU_SHAPES = [
+    (128, 64, 128, 8), (64, 64, 128, 4), (32, 64, 128, 2), (16, 64, 128, 1),
+    (128, 80, 128, 8), (64, 80, 128, 4), (32, 80, 128, 2), (16, 80, 128, 1),
+    (24, 128, 256, 1), (12, 128, 256, 1), (6, 128, 256, 1), (3, 128, 256, 1),
+]
+# z given: SGLang's mixer passes z=None (the gate goes to the gated RMSNorm); compiled for
+# nemotron-h-8b only, so the kernel's HAS_Z path can be timed and verified too.
+SSU_Z_SHAPES = SSU_SHAPES[:4]
+
+
+def ssu_block(dstate):
+    """(BLOCK_SIZE_M, num_warps) of selective_state_update's hand-tuned table."""
+    if dstate <= 16:
+        return 32, 4
+    if dstate <= 32:
+        return 16, 4
+    if dstate <= 64:
+        return 8, 4
+    if dstate <= 128:
+        return 8, 1
+    return 4, 8
+
+
+def ssu_key(nh, hd, ds, ng, sd, mode, z):
+    return f"NH{nh}_HD{hd}_DS{ds}_NG{ng}_S{sd}_{mode}_Z{int(z)}"
+
+
+def ssu():
+    """_selective_scan_update_kernel as MambaMixer2 calls selective_state_update on sm_90
+    (--mamba-backend triton): the tied path (dt, dt_bias, A, D expanded with stride 0 over
+    head_dim / dstate: TIE_HDIM), dt_softplus, state_batch_indices with pad_slot_id -1, PDL.
+    Decode: T = 1, state updated in place. Verify: disable_state_update, intermediate states
+    [slot, cache_steps, nh, hd, ds] indexed by intermediate_state_indices (we pass the pool slot;
+    SGLang passes arange(B) into a per-request buffer), cache_steps = the slot pitch in steps.
+    T is do_not_specialize (one variant for every T); strides are runtime ints specialised by
+    the JIT rules (1 -> constexpr, %16 -> divisibility), so each variant fixes the contiguous
+    linstate layouts [B, T, nh, hd] (x, z, y), [B, T, nh] (dt), [B, T, ng, ds] (B, C)."""
+    for shapes, zs in ((SSU_SHAPES, (False,)), (SSU_Z_SHAPES, (True,))):
+        for nh, hd, ds, ng in shapes:
+            bm, nw = ssu_block(ds)
+            for sd, sty in STATE_DTYPES.items():
+                for mode in ("dec", "ver"):
+                    for z in zs:
+                        ver = mode == "ver"
+                        T = 3  # runtime (do_not_specialize); the value only shapes the strides below
+                        args = dict(
+                            state_ptr=Ptr(sty), x_ptr=Ptr("bf16"), dt_ptr=Ptr("bf16"),
+                            dt_bias_ptr=Ptr("bf16"), A_ptr=Ptr("fp32"), B_ptr=Ptr("bf16"),
+                            C_ptr=Ptr("bf16"), D_ptr=Ptr("bf16"), z_ptr=Ptr("bf16") if z else None,
+                            out_ptr=Ptr("bf16"), state_batch_indices_ptr=Ptr("i32"), pad_slot_id=-1,
+                            intermediate_states_buffer=Ptr(sty) if ver else None,
+                            cache_steps=3 if ver else 0,
+                            retrieve_parent_token_ptr=None,
+                            intermediate_state_indices_ptr=Ptr("i32") if ver else None,
+                            rand_seed_ptr=None,
+                            batch=3, T=T, nheads=nh, dim=hd, dstate=ds, nheads_ngroups_ratio=nh // ng,
+                            stride_state_batch=nh * hd * ds, stride_state_head=hd * ds,
+                            stride_state_dim=ds, stride_state_dstate=1,
+                            stride_x_batch=T * nh * hd, stride_x_T=nh * hd, stride_x_head=hd,
+                            stride_x_dim=1,
+                            stride_dt_batch=T * nh, stride_dt_T=nh, stride_dt_head=1, stride_dt_dim=0,
+                            stride_dt_bias_head=1, stride_dt_bias_dim=0,
+                            stride_A_head=1, stride_A_dim=0, stride_A_dstate=0,
+                            stride_B_batch=T * ng * ds, stride_B_T=ng * ds, stride_B_group=ds,
+                            stride_B_dstate=1,
+                            stride_C_batch=T * ng * ds, stride_C_T=ng * ds, stride_C_group=ds,
+                            stride_C_dstate=1,
+                            stride_D_head=1, stride_D_dim=0,
+                            stride_z_batch=T * nh * hd if z else 0, stride_z_T=nh * hd if z else 0,
+                            stride_z_head=hd if z else 0, stride_z_dim=1 if z else 0,
+                            stride_out_batch=T * nh * hd, stride_out_T=nh * hd, stride_out_head=hd,
+                            stride_out_dim=1,
+                            stride_retrieve_parent_token_batch=0, stride_retrieve_parent_token_T=0,
+                            DT_SOFTPLUS=True, TIE_HDIM=True, BLOCK_SIZE_M=bm,
+                            HAS_DT_BIAS=True, HAS_D=True, HAS_Z=z, HAS_STATE_BATCH_INDICES=True,
+                            DISABLE_STATE_UPDATE=ver, CACHE_INTERMEDIATE_STATES=ver,
+                            HAS_EAGLE_TREE_CUSTOM_ATTN_MASK=False, HAS_INTERMEDIATE_STATE_INDICES=ver,
+                            BLOCK_SIZE_DSTATE=next_pow2(ds), USE_RS_ROUNDING=False, PHILOX_ROUNDS=0,
+                            USE_GDC=True)
+                        yield Variant("_selective_scan_update_kernel", SSU,
+                                      ssu_key(nh, hd, ds, ng, sd, mode, z), args, num_warps=nw,
+                                      num_stages=3, launch_pdl=True)
+
+
 def variants():
     yield from packed_decode()
     yield from sigmoid_gating()
+    yield from conv_update()
+    yield from ssu()

@@ -142,3 +142,231 @@ int sg_delta_args(const ls_delta_params *p, int kda, const sg_plan *pl, const tk
     tk_int(c, "stride_b", hv);
     return 0;
 }
+
+/* ------------------------------------------------------------------ causal conv1d update */
+
+int sg_conv_plan(const ls_conv_params *p, sg_plan *out, char *err, size_t cap)
+{
+    memset(out, 0, sizeof *out);
+    long long B = p->batch, T = p->tokens, C = p->channels, W = p->width, w1 = W - 1;
+    if (B < 1 || T < 1 || C < 1) {
+        snprintf(err, cap, "sglang: conv_update: bad shape B=%lld T=%lld C=%lld", B, T, C);
+        return -1;
+    }
+    if (W != 4 || !p->silu) {
+        snprintf(err, cap, "sglang: conv_update: compiled for width 4 with SiLU (the preset models), "
+                 "this call has width %lld, silu %d", W, p->silu);
+        return -1;
+    }
+    if (p->disable_state_update) {
+        snprintf(err, cap, "sglang: conv_update: SGLang's kernel always shifts the conv state (no "
+                 "disable_state_update; its verify updates the real state and the accept step restores it)");
+        return -1;
+    }
+    if (p->state_dtype != LS_BF16 || (p->weight_dtype != LS_BF16 && p->weight_dtype != LS_F32)) {
+        snprintf(err, cap, "sglang: conv_update: compiled for a bf16 conv state and bf16/fp32 weights");
+        return -1;
+    }
+    if (T > 8 || (T > 1) != (p->inter != NULL)) {
+        snprintf(err, cap, "sglang: conv_update: compiled for decode (T = 1, no windows) and target verify "
+                 "(T = 2..8 with intermediate windows); this call has T=%lld, inter %s", T,
+                 p->inter ? "given" : "none");
+        return -1;
+    }
+    if (p->x_stride_c != 1 || p->x_stride_b != T * C || (T > 1 && p->x_stride_t != C) || p->y_stride_c != 1 ||
+        p->y_stride_b != T * C || (T > 1 && p->y_stride_t != C)) {
+        snprintf(err, cap, "sglang: conv_update: the x/o strides are constexprs compiled for contiguous "
+                 "[B, T, C] (x %lld/%lld/%lld, y %lld/%lld/%lld)", (long long)p->x_stride_b,
+                 (long long)p->x_stride_t, (long long)p->x_stride_c, (long long)p->y_stride_b,
+                 (long long)p->y_stride_t, (long long)p->y_stride_c);
+        return -1;
+    }
+    const char *orient;
+    if (p->state_stride_c == w1 && p->state_stride_w == 1)
+        orient = "CM";
+    else if (p->state_stride_c == 1 && p->state_stride_w == C)
+        orient = "WM";
+    else {
+        snprintf(err, cap, "sglang: conv_update: state strides c=%lld w=%lld are neither channel-major "
+                 "(%lld, 1) nor window-major (1, %lld); they are constexprs of the kernel",
+                 (long long)p->state_stride_c, (long long)p->state_stride_w, w1, C);
+        return -1;
+    }
+    if (p->state_stride_slot != C * w1) {
+        snprintf(err, cap, "sglang: conv_update: state_stride_slot %lld, compiled for a dense pool (%lld)",
+                 (long long)p->state_stride_slot, C * w1);
+        return -1;
+    }
+    if (p->inter && (p->inter_stride_slot != T * C * w1 || p->inter_stride_t != C * w1 ||
+                     p->inter_stride_c != p->state_stride_c || p->inter_stride_w != p->state_stride_w)) {
+        snprintf(err, cap, "sglang: conv_update: inter strides (%lld, %lld, %lld, %lld), compiled for a dense "
+                 "[slot, T, C, W-1] window buffer in the state's orientation (%lld, %lld, %lld, %lld)",
+                 (long long)p->inter_stride_slot, (long long)p->inter_stride_t, (long long)p->inter_stride_c,
+                 (long long)p->inter_stride_w, T * C * w1, C * w1, (long long)p->state_stride_c,
+                 (long long)p->state_stride_w);
+        return -1;
+    }
+    out->kernel = SG_CONV_KERNEL;
+    snprintf(out->key, sizeof out->key, "C%lld_T%lld_W%lld_%s_w%s_B%d", C, T, W, orient,
+             p->weight_dtype == LS_F32 ? "fp32" : "bf16", p->bias ? 1 : 0);
+    out->grid[0] = (unsigned)B; /* grid (batch, cdiv(dim, BLOCK_N)) */
+    out->grid[1] = (unsigned)((C + SG_CONV_BLOCK_N - 1) / SG_CONV_BLOCK_N);
+    out->grid[2] = 1;
+    return 0;
+}
+
+int sg_conv_args(const ls_conv_params *p, const sg_plan *pl, const tk_variant *v, tk_call *c, char *err,
+                 size_t cap)
+{
+    (void)err;
+    (void)cap;
+    tk_call_init(c, v, pl->grid[0], pl->grid[1], pl->grid[2]);
+    tk_ptr(c, "x_ptr", p->x);
+    tk_ptr(c, "w_ptr", p->weight);
+    tk_ptr(c, "bias_ptr", p->bias);
+    tk_ptr(c, "conv_state_ptr", p->state);
+    tk_ptr(c, "conv_state_indices_ptr", p->slot_idx);
+    /* the wrapper passes x when no window buffer is given (SAVE_INTERMEDIATE off: never read) */
+    tk_ptr(c, "intermediate_conv_window_ptr", p->inter ? (const void *)p->inter : (const void *)p->x);
+    /* our windows are indexed by pool slot (SGLang: a per-request verify index) */
+    tk_ptr(c, "intermediate_state_indices_ptr", p->inter ? p->slot_idx : NULL);
+    tk_ptr(c, "o_ptr", p->y);
+    tk_int(c, "batch", p->batch);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- selective state update */
+
+int sg_ssu_block_m(int dstate, int *num_warps)
+{
+    /* selective_state_update's hand-tuned (BLOCK_SIZE_M, num_warps) */
+    int bm, nw;
+    if (dstate <= 16)
+        bm = 32, nw = 4;
+    else if (dstate <= 32)
+        bm = 16, nw = 4;
+    else if (dstate <= 64)
+        bm = 8, nw = 4;
+    else if (dstate <= 128)
+        bm = 8, nw = 1;
+    else
+        bm = 4, nw = 8;
+    if (num_warps)
+        *num_warps = nw;
+    return bm;
+}
+
+int sg_ssu_plan(const ls_ssu_params *p, sg_plan *out, char *err, size_t cap)
+{
+    memset(out, 0, sizeof *out);
+    if (p->batch < 1 || p->tokens < 1 || p->nheads < 1 || p->head_dim < 1 || p->dstate < 1 || p->ngroups < 1 ||
+        p->nheads % p->ngroups) {
+        snprintf(err, cap, "sglang: ssu: bad shape B=%d T=%d nh=%d hd=%d ds=%d ng=%d", p->batch, p->tokens,
+                 p->nheads, p->head_dim, p->dstate, p->ngroups);
+        return -1;
+    }
+    if (p->state_dtype != LS_F32 && p->state_dtype != LS_BF16) {
+        snprintf(err, cap, "sglang: ssu: compiled for fp32 and bf16 states");
+        return -1;
+    }
+    const char *mode;
+    if (!p->disable_state_update && !p->inter)
+        mode = "dec";
+    else if (p->disable_state_update && p->inter)
+        mode = "ver";
+    else {
+        snprintf(err, cap, "sglang: ssu: compiled for decode (state updated, no inter) and verify "
+                 "(disable_state_update with intermediate states), as SGLang's mixer calls it; this call "
+                 "has disable_state_update %d, inter %s", p->disable_state_update, p->inter ? "given" : "none");
+        return -1;
+    }
+    if (p->inter) {
+        long long item = (long long)p->nheads * p->head_dim * p->dstate;
+        if (p->inter_stride_slot % item || p->inter_stride_slot / item < p->tokens) {
+            snprintf(err, cap, "sglang: ssu: inter_stride_slot %lld is not a whole number (>= T) of "
+                     "nh*hd*ds = %lld steps (the kernel addresses (idx*cache_steps + t)*nh*hd*ds)",
+                     (long long)p->inter_stride_slot, item);
+            return -1;
+        }
+    }
+    out->kernel = SG_SSU_KERNEL;
+    snprintf(out->key, sizeof out->key, "NH%d_HD%d_DS%d_NG%d_S%s_%s_Z%d", p->nheads, p->head_dim, p->dstate,
+             p->ngroups, p->state_dtype == LS_F32 ? "f32" : "bf16", mode, p->z ? 1 : 0);
+    int bm = sg_ssu_block_m(p->dstate, NULL);
+    out->grid[0] = (unsigned)((p->head_dim + bm - 1) / bm); /* (cdiv(dim, BLOCK_SIZE_M), batch, nheads) */
+    out->grid[1] = (unsigned)p->batch;
+    out->grid[2] = (unsigned)p->nheads;
+    return 0;
+}
+
+int sg_ssu_args(const ls_ssu_params *p, const sg_plan *pl, const tk_variant *v, tk_call *c, char *err,
+                size_t cap)
+{
+    (void)err;
+    (void)cap;
+    long long T = p->tokens, nh = p->nheads, hd = p->head_dim, ds = p->dstate, ng = p->ngroups;
+    tk_call_init(c, v, pl->grid[0], pl->grid[1], pl->grid[2]);
+    tk_ptr(c, "state_ptr", p->state);
+    tk_ptr(c, "x_ptr", p->x);
+    tk_ptr(c, "dt_ptr", p->dt);
+    tk_ptr(c, "dt_bias_ptr", p->dt_bias);
+    tk_ptr(c, "A_ptr", p->A);
+    tk_ptr(c, "B_ptr", p->Bm);
+    tk_ptr(c, "C_ptr", p->Cm);
+    tk_ptr(c, "D_ptr", p->D);
+    tk_ptr(c, "z_ptr", p->z);
+    tk_ptr(c, "out_ptr", p->y);
+    tk_ptr(c, "state_batch_indices_ptr", p->slot_idx);
+    tk_int(c, "pad_slot_id", -1);
+    tk_ptr(c, "intermediate_states_buffer", p->inter);
+    tk_int(c, "cache_steps", p->inter ? p->inter_stride_slot / (nh * hd * ds) : 0);
+    /* our intermediate states are indexed by pool slot */
+    tk_ptr(c, "intermediate_state_indices_ptr", p->inter ? p->slot_idx : NULL);
+    tk_int(c, "batch", p->batch);
+    tk_int(c, "T", T);
+    tk_int(c, "nheads", nh);
+    tk_int(c, "dim", hd);
+    tk_int(c, "dstate", ds);
+    tk_int(c, "nheads_ngroups_ratio", nh / ng);
+    /* state [slot, nh, hd, ds] */
+    tk_int(c, "stride_state_batch", p->state_stride_slot);
+    tk_int(c, "stride_state_head", hd * ds);
+    tk_int(c, "stride_state_dim", ds);
+    tk_int(c, "stride_state_dstate", 1);
+    /* x, z, y [B, T, nh, hd]; dt [B, T, nh] seen as [B, T, nh, hd] with stride 0 over hd (the tied
+     * path: dt, dt_bias, A, D expanded like SGLang's mixer does) */
+    tk_int(c, "stride_x_batch", T * nh * hd);
+    tk_int(c, "stride_x_T", nh * hd);
+    tk_int(c, "stride_x_head", hd);
+    tk_int(c, "stride_x_dim", 1);
+    tk_int(c, "stride_dt_batch", T * nh);
+    tk_int(c, "stride_dt_T", nh);
+    tk_int(c, "stride_dt_head", 1);
+    tk_int(c, "stride_dt_dim", 0);
+    tk_int(c, "stride_dt_bias_head", 1);
+    tk_int(c, "stride_dt_bias_dim", 0);
+    tk_int(c, "stride_A_head", 1);
+    tk_int(c, "stride_A_dim", 0);
+    tk_int(c, "stride_A_dstate", 0);
+    tk_int(c, "stride_B_batch", T * ng * ds);
+    tk_int(c, "stride_B_T", ng * ds);
+    tk_int(c, "stride_B_group", ds);
+    tk_int(c, "stride_B_dstate", 1);
+    tk_int(c, "stride_C_batch", T * ng * ds);
+    tk_int(c, "stride_C_T", ng * ds);
+    tk_int(c, "stride_C_group", ds);
+    tk_int(c, "stride_C_dstate", 1);
+    tk_int(c, "stride_D_head", 1);
+    tk_int(c, "stride_D_dim", 0);
+    tk_int(c, "stride_z_batch", p->z ? T * nh * hd : 0);
+    tk_int(c, "stride_z_T", p->z ? nh * hd : 0);
+    tk_int(c, "stride_z_head", p->z ? hd : 0);
+    tk_int(c, "stride_z_dim", p->z ? 1 : 0);
+    tk_int(c, "stride_out_batch", T * nh * hd);
+    tk_int(c, "stride_out_T", nh * hd);
+    tk_int(c, "stride_out_head", hd);
+    tk_int(c, "stride_out_dim", 1);
+    tk_int(c, "stride_retrieve_parent_token_batch", 0);
+    tk_int(c, "stride_retrieve_parent_token_T", 0);
+    return 0;
+}

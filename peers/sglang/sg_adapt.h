@@ -10,6 +10,9 @@
 
 #define SG_PACKED_KERNEL "fused_recurrent_gated_delta_rule_packed_decode_kernel"
 #define SG_GATING_KERNEL "fused_sigmoid_gating_delta_rule_update_kernel"
+#define SG_CONV_KERNEL "_causal_conv1d_update_kernel"
+#define SG_SSU_KERNEL "_selective_scan_update_kernel"
+#define SG_CONV_BLOCK_N 256 /* causal_conv1d_update's BLOCK_N */
 
 /* gdn.decode knob: auto = SGLang's packed decode kernel when q, k, v are one mixed_qkv row,
  * else the sigmoid-gating kernel (SGLang's unpacked decode path); gating = always the latter. */
@@ -33,5 +36,23 @@ int sg_delta_plan(const ls_delta_params *p, int kda, int decode_knob, sg_plan *o
 /* The call's arguments by name, for variant v of the plan. 0 or -1 with err. */
 int sg_delta_args(const ls_delta_params *p, int kda, const sg_plan *pl, const tk_variant *v, tk_call *c,
                   char *err, size_t cap);
+
+/* conv_update: SGLang's Triton causal conv1d update. Every stride, the channel count and T are
+ * constexprs of the kernel, so the plan checks the call's views against the layouts compiled
+ * (peers/sglang/kernels.py): x/y [B, T, C] contiguous, state [slot, C, W-1] channel-major ("CM":
+ * stride_c W-1, stride_w 1) or window-major ("WM": stride_c 1, stride_w C), slot pitch C*(W-1),
+ * inter (T > 1) [slot, T, C, W-1] in the state's orientation with slot pitch T*C*(W-1). -1 with
+ * err: a call the kernel cannot run as built (the impl answers LS_OP_UNSUPPORTED). */
+int sg_conv_plan(const ls_conv_params *p, sg_plan *out, char *err, size_t cap);
+int sg_conv_args(const ls_conv_params *p, const sg_plan *pl, const tk_variant *v, tk_call *c, char *err,
+                 size_t cap);
+
+/* ssu: SGLang's Triton selective_state_update (tied path, dt_softplus, D, dt_bias, optional z).
+ * Compiled modes: "dec" (disable_state_update 0, no inter; any T) and "ver"
+ * (disable_state_update 1, inter given: cache_steps = inter_stride_slot / (nh*hd*ds)). */
+int sg_ssu_block_m(int dstate, int *num_warps);
+int sg_ssu_plan(const ls_ssu_params *p, sg_plan *out, char *err, size_t cap);
+int sg_ssu_args(const ls_ssu_params *p, const sg_plan *pl, const tk_variant *v, tk_call *c, char *err,
+                size_t cap);
 
 #endif

@@ -59,15 +59,68 @@ static int run(const ls_delta_params *p, int kda, const ls_tuning *t, ls_stream 
 static int sg_gdn(const ls_delta_params *p, const ls_tuning *t, ls_stream s) { return run(p, 0, t, s); }
 static int sg_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s) { return run(p, 1, t, s); }
 
+/* The plan and compiled variant of a conv_update / ssu call; LS_OP_UNSUPPORTED when the kernel was
+ * not built for it (err_buf says why). */
+static int resolve_other(ls_op op, const void *params, sg_plan *pl, const tk_variant **v)
+{
+    int rc = op == LS_OP_CONV_UPDATE ? sg_conv_plan((const ls_conv_params *)params, pl, err_buf, sizeof err_buf)
+                                     : sg_ssu_plan((const ls_ssu_params *)params, pl, err_buf, sizeof err_buf);
+    if (rc != 0)
+        return LS_OP_UNSUPPORTED;
+    *v = tk_find(sg_variants, sg_n_variants, pl->kernel, pl->key);
+    if (!*v) {
+        snprintf(err_buf, sizeof err_buf, "sglang: %s[%s] was not compiled (peers/sglang/kernels.py "
+                 "lists the preset shapes at tp 1/2/4/8)", pl->kernel, pl->key);
+        return LS_OP_UNSUPPORTED;
+    }
+    return 0;
+}
+
+static int sg_conv_update(const ls_conv_params *p, const ls_tuning *t, ls_stream s)
+{
+    (void)t;
+    sg_plan pl;
+    const tk_variant *v;
+    tk_call c;
+    err_buf[0] = 0;
+    int rc = resolve_other(LS_OP_CONV_UPDATE, p, &pl, &v);
+    if (rc != 0)
+        return rc;
+    if (sg_conv_args(p, &pl, v, &c, err_buf, sizeof err_buf) != 0)
+        return -1;
+    return tk_launch(&c, s, err_buf, sizeof err_buf);
+}
+
+static int sg_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s)
+{
+    (void)t;
+    sg_plan pl;
+    const tk_variant *v;
+    tk_call c;
+    err_buf[0] = 0;
+    int rc = resolve_other(LS_OP_SSU, p, &pl, &v);
+    if (rc != 0)
+        return rc;
+    if (sg_ssu_args(p, &pl, v, &c, err_buf, sizeof err_buf) != 0)
+        return -1;
+    return tk_launch(&c, s, err_buf, sizeof err_buf);
+}
+
 static int sg_explain(ls_op op, const void *params, const ls_tuning *t, const ls_device_info *dev,
                       char *buf, size_t cap)
 {
-    if (op != LS_OP_GDN && op != LS_OP_KDA)
-        return -1;
+    (void)dev;
     sg_plan pl;
     const tk_variant *v;
-    if (resolve((const ls_delta_params *)params, op == LS_OP_KDA, t, &pl, &v) != 0)
+    if (op == LS_OP_GDN || op == LS_OP_KDA) {
+        if (resolve((const ls_delta_params *)params, op == LS_OP_KDA, t, &pl, &v) != 0)
+            return -1;
+    } else if (op == LS_OP_CONV_UPDATE || op == LS_OP_SSU) {
+        if (resolve_other(op, params, &pl, &v) != 0)
+            return -1;
+    } else {
         return -1;
+    }
     snprintf(buf, cap, "%s[%s] grid %ux%ux%u warps %d%s", pl.kernel, pl.key, pl.grid[0], pl.grid[1],
              pl.grid[2], v->num_warps, v->launch_pdl ? " pdl" : "");
     return 0;
@@ -81,8 +134,10 @@ static const ls_impl impl = {
     .caps = LS_IMPL_GRAPH | LS_IMPL_VK | LS_IMPL_QKV_STRIDES, /* packed q/k/v: the mixed_qkv decode kernel */
     .knobs = knobs,
     .n_knobs = (int32_t)(sizeof knobs / sizeof knobs[0]),
+    .conv_update = sg_conv_update,
     .gdn = sg_gdn,
     .kda = sg_kda,
+    .ssu = sg_ssu,
     .last_error = sg_last_error,
     .explain = sg_explain,
 };

@@ -96,7 +96,22 @@ def load_source(path, shims, src_rel=None):
         ns[name] = eval(expr, dict(ns))
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), filename=path)
-    for node in tree.body:
+    _exec_body(tree.body, ns, path)
+    return ns
+
+
+def _exec_body(body, ns, path):
+    """Runs the jit defs, plain defs and simple assignments of one statement list into ns; a
+    top-level `if` (mamba_ssm.py: `if TRITON3:` picks its softplus) runs the branch its test
+    selects when the test can be evaluated in ns, else neither branch."""
+    for node in body:
+        if isinstance(node, ast.If):
+            try:
+                test = eval(compile(ast.Expression(node.test), path, "eval"), ns)
+            except Exception:
+                continue
+            _exec_body(node.body if test else node.orelse, ns, path)
+            continue
         if isinstance(node, ast.FunctionDef) and any(_is_jit_decorator(d) for d in node.decorator_list):
             pass
         elif isinstance(node, ast.FunctionDef) and not node.decorator_list:
@@ -114,7 +129,6 @@ def load_source(path, shims, src_rel=None):
             # are evaluated when the def runs): not a kernel's business
             if isinstance(node, ast.FunctionDef) and node.decorator_list:
                 raise
-    return ns
 
 
 def specialize(fn, v):

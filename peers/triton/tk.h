@@ -43,7 +43,7 @@ typedef struct tk_variant {
     const tk_arg *args;               /* runtime args in signature order */
 } tk_variant;
 
-#define TK_MAX_ARGS 48
+#define TK_MAX_ARGS 64
 
 typedef struct tk_val {
     const char *name;
