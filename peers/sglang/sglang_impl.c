@@ -9,6 +9,9 @@
 
 #include "ls_kernels.h"
 #include "sg_adapt.h"
+#ifdef LS_SGLANG_CUDA_KDA
+#include "ls_sglang_cuda.h"
+#endif
 #include "tk.h"
 
 extern const tk_variant sg_variants[];
@@ -57,7 +60,21 @@ static int run(const ls_delta_params *p, int kda, const ls_tuning *t, ls_stream 
 }
 
 static int sg_gdn(const ls_delta_params *p, const ls_tuning *t, ls_stream s) { return run(p, 0, t, s); }
-static int sg_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s) { return run(p, 1, t, s); }
+/* KDA decode: SGLang 0.5.23 takes its CUDA kernel (kda_packed_decode) when B >= 8, K = V = 128,
+ * fp32 state (ls_sglang_cuda_kda_covered); every other call takes the Triton kernel. */
+static int sg_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
+{
+#ifdef LS_SGLANG_CUDA_KDA
+    if (ls_sglang_cuda_kda_covered(p)) {
+        err_buf[0] = 0;
+        int rc = ls_sglang_cuda_kda_decode(p, s);
+        if (rc != 0)
+            snprintf(err_buf, sizeof err_buf, "%s", ls_sglang_cuda_last_error());
+        return rc;
+    }
+#endif
+    return run(p, 1, t, s);
+}
 
 /* The plan and compiled variant of a conv_update / ssu call; LS_OP_UNSUPPORTED when the kernel was
  * not built for it (err_buf says why). */
@@ -112,6 +129,13 @@ static int sg_explain(ls_op op, const void *params, const ls_tuning *t, const ls
     (void)dev;
     sg_plan pl;
     const tk_variant *v;
+#ifdef LS_SGLANG_CUDA_KDA
+    if (op == LS_OP_KDA && ls_sglang_cuda_kda_covered((const ls_delta_params *)params)) {
+        snprintf(buf, cap, "sglang::kda_packed_decode_kernel<8> (CUDA, B >= 8 path) grid %d block 256 pdl",
+                 ((const ls_delta_params *)params)->batch * ((const ls_delta_params *)params)->heads_v);
+        return 0;
+    }
+#endif
     if (op == LS_OP_GDN || op == LS_OP_KDA) {
         if (resolve((const ls_delta_params *)params, op == LS_OP_KDA, t, &pl, &v) != 0)
             return -1;
