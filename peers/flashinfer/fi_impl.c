@@ -42,8 +42,19 @@ static int fi_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s)
     int n = 0;
     const ls_fi_ssu_inst *in = ls_fi_ssu_instances(&n);
     ls_fi_ssu_plan pl;
+    /* Multi-token verify is disabled: on the H200 (results/h200/peers-COMMIT/) FlashInfer 0.7.2.post1's
+     * MTP "simple" kernel called through this adapter disagreed with the float64 reference on
+     * every verify case (y wrong from head 1 on, states too) while decode agrees. Not yet known
+     * whether the adapter's parameters or the kernel are at fault; docs/peers.md keeps the
+     * numbers. Refused (skipped) rather than timed while wrong. */
+    if (p && p->tokens > 1) {
+        snprintf(g_err, sizeof g_err, "flashinfer ssu: T = %d: multi-token verify is disabled (it disagreed "
+                 "with the float64 reference on the H200; docs/peers.md)", p->tokens);
+        return LS_OP_UNSUPPORTED;
+    }
+    /* a call FlashInfer's kernels do not take: skipped, not failed */
     if (ls_fi_ssu_map(p, algo_of(t), in, n, &pl, g_err, sizeof g_err) != 0)
-        return -1;
+        return LS_OP_UNSUPPORTED;
     int rc = ls_fi_ssu_launch(&pl, s, g_err, sizeof g_err);
     one_line(g_err);
     return rc;

@@ -14,17 +14,32 @@
 #define LS_SG_VERSION "sglang"
 #endif
 
-static const char *sg_last_error(void) { return ls_sglang_cuda_last_error(); }
+/* Why the last call was refused (the shape check below), else the library's own error. */
+static _Thread_local char refused[1024];
 
+static const char *sg_last_error(void) { return refused[0] ? refused : ls_sglang_cuda_last_error(); }
+
+/* A call these kernels were not written for (fp32 weights, intermediate windows, verify, ...) is
+ * LS_OP_UNSUPPORTED (skipped), checked without pointers before anything is launched. */
 static int sg_conv(const ls_conv_params *p, const ls_tuning *t, ls_stream s)
 {
     (void)t;
+    ls_sg_conv_plan pl;
+    refused[0] = 0;
+    if (p && ls_sg_conv_map(p, &pl, 0, refused, sizeof refused) != 0)
+        return LS_OP_UNSUPPORTED;
+    refused[0] = 0;
     return ls_sglang_cuda_conv_update(p, s);
 }
 
 static int sg_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
 {
     (void)t;
+    ls_sg_kda_plan pl;
+    refused[0] = 0;
+    if (p && ls_sg_kda_map(p, &pl, 0, refused, sizeof refused) != 0)
+        return LS_OP_UNSUPPORTED;
+    refused[0] = 0;
     return ls_sglang_cuda_kda_decode(p, s);
 }
 
