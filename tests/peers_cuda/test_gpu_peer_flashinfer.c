@@ -85,9 +85,10 @@ static void run_case(const fcase *c, uint64_t seed)
     pd.A = A.d, pd.dt_bias = dtb.d, pd.D = D.d, pd.y = y.d, pd.state = st.d, pd.slot_idx = idx.d;
     pd.inter = c->use_inter ? in.d : NULL;
     int rc = g_fi->ssu(&pd, &g_t, NULL);
-    if (T > 1) {
-        /* multi-token verify is disabled in the impl (it disagreed with the reference on the H200,
-         * docs/peers.md): refused before any launch, the state untouched */
+    const int algo = g_t.n > 0 ? g_t.v[0] : 0; /* ssu.algorithm: 0 auto, 2 vertical */
+    if (T > 1 || (hd % 64 != 0 && (algo == 0 || algo == 2))) {
+        /* disabled in the impl (they disagreed with the reference on the H200, docs/peers.md):
+         * refused before any launch, the state untouched */
         LS_CHECK_EQ_INT(rc, LS_OP_UNSUPPORTED);
         LS_CHECK(strstr(ls_impl_error(g_fi), "disabled") != NULL);
         gt_download(&st);
