@@ -151,8 +151,10 @@ static void check_refusals(void)
     LS_CHECK(strstr(ls_impl_error(g_fi), "heads per group") != NULL);
     p.nheads = 16, p.head_dim = 64, p.dstate = 128, p.tokens = 4, p.inter = df, p.state_stride_slot = 16 * 64 * 128;
     p.inter_stride_slot = 4LL * 16 * 64 * 128;
-    LS_CHECK(g_fi->ssu(&p, &g_t, NULL) != 0);
-    LS_CHECK(strstr(ls_impl_error(g_fi), "not both") != NULL);
+    /* multi-token verify is disabled before the adapter's own rule (inter and a final write, not
+     * both; test_peer_adapters checks that rule on the host) */
+    LS_CHECK_EQ_INT(g_fi->ssu(&p, &g_t, NULL), LS_OP_UNSUPPORTED);
+    LS_CHECK(strstr(ls_impl_error(g_fi), "disabled") != NULL);
 }
 
 int main(void)
