@@ -62,6 +62,13 @@ def series_of(rows):
     """Lines of one chart: {label: {batch: median gbps}}. The label names the draft count and
     every other series dimension that takes more than one value among rows."""
     varying = [(col, short) for col, short in SERIES_DIMS if len({r[col] for r in rows}) > 1]
+    # Each impl has its own knobs, so tunings differ across impls by construction: a tuning names
+    # a line only when one impl ran several.
+    per_impl = {}
+    for r in rows:
+        per_impl.setdefault(r.get("impl", ""), set()).add(r.get("tuning", ""))
+    if all(len(t) <= 1 for t in per_impl.values()):
+        varying = [(col, short) for col, short in varying if col != "tuning"]
     points = {}
     for r in rows:
         parts = [f"T={r['draft_tokens']}"] + [f"{short}={r[col]}" for col, short in varying]
