@@ -18,22 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int fail(char *err, size_t cap, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+#include "../peer_err.h"
 
-static int fail(char *err, size_t cap, const char *fmt, ...)
-{
-    if (err && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static int pow2_upto64(int32_t r)
 {
@@ -44,31 +30,31 @@ static int map(const ls_ssu_params *p, int algorithm, const ls_fi_ssu_inst *inst
                ls_fi_ssu_plan *out, char *err, size_t cap, int need_ptrs)
 {
     if (!p || !out)
-        return fail(err, cap, "flashinfer ssu: NULL params");
+        return peer_fail(err, cap, "flashinfer ssu: NULL params");
     memset(out, 0, sizeof *out);
     if (p->batch < 1 || p->tokens < 1 || p->nheads < 1 || p->head_dim < 1 || p->dstate < 1 || p->ngroups < 1)
-        return fail(err, cap, "flashinfer ssu: batch, tokens, nheads, head_dim, dstate, ngroups must be >= 1 "
+        return peer_fail(err, cap, "flashinfer ssu: batch, tokens, nheads, head_dim, dstate, ngroups must be >= 1 "
                     "(got %d, %d, %d, %d, %d, %d)", p->batch, p->tokens, p->nheads, p->head_dim, p->dstate, p->ngroups);
     if (p->nheads % p->ngroups != 0)
-        return fail(err, cap, "flashinfer ssu: nheads %d is not a multiple of ngroups %d", p->nheads, p->ngroups);
+        return peer_fail(err, cap, "flashinfer ssu: nheads %d is not a multiple of ngroups %d", p->nheads, p->ngroups);
     if (need_ptrs && (!p->x || !p->dt || !p->Bm || !p->Cm || !p->A || !p->dt_bias || !p->D || !p->y || !p->state || !p->slot_idx))
-        return fail(err, cap, "flashinfer ssu: x, dt, Bm, Cm, A, dt_bias, D, y, state and slot_idx are required");
+        return peer_fail(err, cap, "flashinfer ssu: x, dt, Bm, Cm, A, dt_bias, D, y, state and slot_idx are required");
     if (p->state_dtype != LS_F32 && p->state_dtype != LS_BF16)
-        return fail(err, cap, "flashinfer ssu: state dtype %d is neither fp32 nor bf16", (int)p->state_dtype);
+        return peer_fail(err, cap, "flashinfer ssu: state dtype %d is neither fp32 nor bf16", (int)p->state_dtype);
     int32_t ratio = p->nheads / p->ngroups;
     if (!pow2_upto64(ratio))
-        return fail(err, cap, "flashinfer ssu: nheads/ngroups = %d/%d = %d heads per group; FlashInfer 0.7.2 "
+        return peer_fail(err, cap, "flashinfer ssu: nheads/ngroups = %d/%d = %d heads per group; FlashInfer 0.7.2 "
                     "dispatches only 1, 2, 4, 8, 16, 32, 64", p->nheads, p->ngroups, ratio);
     const int64_t head_elems = (int64_t)p->head_dim * p->dstate;
     const int64_t slot_elems = head_elems * p->nheads;
     if (p->state_stride_slot < slot_elems)
-        return fail(err, cap, "flashinfer ssu: state_stride_slot %lld < nheads*head_dim*dstate %lld",
+        return peer_fail(err, cap, "flashinfer ssu: state_stride_slot %lld < nheads*head_dim*dstate %lld",
                     (long long)p->state_stride_slot, (long long)slot_elems);
     if (algorithm < LS_FI_ALGO_AUTO || algorithm > LS_FI_ALGO_HORIZONTAL)
-        return fail(err, cap, "flashinfer ssu: algorithm %d unknown", algorithm);
+        return peer_fail(err, cap, "flashinfer ssu: algorithm %d unknown", algorithm);
     const int T = p->tokens;
     if (T > 1 && (algorithm == LS_FI_ALGO_VERTICAL || algorithm == LS_FI_ALGO_HORIZONTAL))
-        return fail(err, cap, "flashinfer ssu: algorithm %s with T = %d: FlashInfer's multi-token vertical/horizontal "
+        return peer_fail(err, cap, "flashinfer ssu: algorithm %s with T = %d: FlashInfer's multi-token vertical/horizontal "
                     "kernels are SM100+ only; on sm_90 T > 1 runs 'simple' (or 'auto')",
                     algorithm == LS_FI_ALGO_VERTICAL ? "vertical" : "horizontal", T);
     if (insts && n_insts > 0) {
@@ -82,19 +68,19 @@ static int map(const ls_ssu_params *p, int algorithm, const ls_fi_ssu_inst *inst
             for (int i = 0; i < n_insts && len + 32 < sizeof list; i++)
                 len += (size_t)snprintf(list + len, sizeof list - len, "%s%dx%d/T%d", i ? " " : "", insts[i].dim,
                                         insts[i].dstate, insts[i].tokens);
-            return fail(err, cap, "flashinfer ssu: head_dim %d, dstate %d, T %d was not compiled (FlashInfer fixes them "
+            return peer_fail(err, cap, "flashinfer ssu: head_dim %d, dstate %d, T %d was not compiled (FlashInfer fixes them "
                         "at compile time; this build has: %s)", p->head_dim, p->dstate, T, list);
         }
     }
     if (p->inter && T == 1)
-        return fail(err, cap, "flashinfer ssu: T = 1 with inter: FlashInfer's single-token kernel has no "
+        return peer_fail(err, cap, "flashinfer ssu: T = 1 with inter: FlashInfer's single-token kernel has no "
                     "intermediate-state output");
     if (p->inter && !p->disable_state_update)
-        return fail(err, cap, "flashinfer ssu: T = %d with inter and disable_state_update = 0: FlashInfer's "
+        return peer_fail(err, cap, "flashinfer ssu: T = %d with inter and disable_state_update = 0: FlashInfer's "
                     "multi-token kernel writes the intermediate states or the final state, not both", T);
     if (p->inter) {
         if (p->inter_stride_slot % slot_elems != 0 || p->inter_stride_slot / slot_elems < T)
-            return fail(err, cap, "flashinfer ssu: inter_stride_slot %lld must be a multiple (>= T = %d) of "
+            return peer_fail(err, cap, "flashinfer ssu: inter_stride_slot %lld must be a multiple (>= T = %d) of "
                         "nheads*head_dim*dstate %lld: FlashInfer addresses inter[slot][t] as "
                         "(slot*cache_steps + t)*nheads*head_dim*dstate", (long long)p->inter_stride_slot, T,
                         (long long)slot_elems);

@@ -20,51 +20,37 @@
 #include <stdio.h>
 #include <string.h>
 
-static int fail(char *err, size_t cap, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+#include "../peer_err.h"
 
-static int fail(char *err, size_t cap, const char *fmt, ...)
-{
-    if (err && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 #define U32_LIMIT 4294967295LL
 
 int ls_sg_conv_map(const ls_conv_params *p, ls_sg_conv_plan *out, int need_ptrs, char *err, size_t cap)
 {
     if (!p || !out)
-        return fail(err, cap, "sglang conv: NULL params");
+        return peer_fail(err, cap, "sglang conv: NULL params");
     memset(out, 0, sizeof *out);
     if (p->batch < 1 || p->tokens < 1 || p->channels < 1)
-        return fail(err, cap, "sglang conv: batch, tokens, channels must be >= 1 (got %d, %d, %d)", p->batch, p->tokens,
+        return peer_fail(err, cap, "sglang conv: batch, tokens, channels must be >= 1 (got %d, %d, %d)", p->batch, p->tokens,
                     p->channels);
     if (p->width < 2 || p->width > 4)
-        return fail(err, cap, "sglang conv: width %d outside 2..4", p->width);
+        return peer_fail(err, cap, "sglang conv: width %d outside 2..4", p->width);
     if (p->weight_dtype != LS_BF16)
-        return fail(err, cap, "sglang conv: %s weights: SGLang's CUDA conv takes one dtype for x, weight, bias and "
+        return peer_fail(err, cap, "sglang conv: %s weights: SGLang's CUDA conv takes one dtype for x, weight, bias and "
                     "state (bf16); fp32 weights (Kimi) are refused", ls_dtype_name(p->weight_dtype));
     if (p->state_dtype != LS_BF16)
-        return fail(err, cap, "sglang conv: %s conv state: SGLang's CUDA conv takes the state in the activation "
+        return peer_fail(err, cap, "sglang conv: %s conv state: SGLang's CUDA conv takes the state in the activation "
                     "dtype (bf16)", ls_dtype_name(p->state_dtype));
     if (p->inter)
-        return fail(err, cap, "sglang conv: inter (intermediate windows): SGLang's CUDA conv has none (SGLang "
+        return peer_fail(err, cap, "sglang conv: inter (intermediate windows): SGLang's CUDA conv has none (SGLang "
                     "verifies with its Triton conv)");
     if (p->disable_state_update)
-        return fail(err, cap, "sglang conv: disable_state_update = 1: SGLang's CUDA conv always advances the state");
+        return peer_fail(err, cap, "sglang conv: disable_state_update = 1: SGLang's CUDA conv always advances the state");
     if (need_ptrs && (!p->x || !p->y || !p->weight || !p->state || !p->slot_idx))
-        return fail(err, cap, "sglang conv: x, y, weight, state and slot_idx are required");
+        return peer_fail(err, cap, "sglang conv: x, y, weight, state and slot_idx are required");
     if (p->x_stride_b < 0 || p->x_stride_t < 0 || p->x_stride_c < 0 || p->y_stride_b < 0 || p->y_stride_t < 0 ||
         p->y_stride_c < 0 || p->state_stride_slot < 0 || p->state_stride_c < 0 || p->state_stride_w < 0)
-        return fail(err, cap, "sglang conv: negative stride");
+        return peer_fail(err, cap, "sglang conv: negative stride");
     const int64_t B = p->batch, T = p->tokens, C = p->channels, W1 = p->width - 1;
     /* Largest element offset each view addresses; the kernel computes them in uint32. */
     int64_t x_last = (B - 1) * p->x_stride_b + (T - 1) * p->x_stride_t + (C - 1) * p->x_stride_c;
@@ -74,12 +60,12 @@ int ls_sg_conv_map(const ls_conv_params *p, ls_sg_conv_plan *out, int need_ptrs,
                          p->y_stride_c, p->state_stride_slot, p->state_stride_c, p->state_stride_w};
     for (size_t i = 0; i < sizeof strides / sizeof strides[0]; i++)
         if (strides[i] > U32_LIMIT)
-            return fail(err, cap, "sglang conv: stride %lld does not fit the kernel's uint32 strides", (long long)strides[i]);
+            return peer_fail(err, cap, "sglang conv: stride %lld does not fit the kernel's uint32 strides", (long long)strides[i]);
     if (x_last > U32_LIMIT || y_last > U32_LIMIT)
-        return fail(err, cap, "sglang conv: x/y offsets up to %lld/%lld exceed the kernel's uint32 arithmetic",
+        return peer_fail(err, cap, "sglang conv: x/y offsets up to %lld/%lld exceed the kernel's uint32 arithmetic",
                     (long long)x_last, (long long)y_last);
     if (p->slots > 0 && (int64_t)(p->slots - 1) * p->state_stride_slot + s_in > U32_LIMIT)
-        return fail(err, cap, "sglang conv: state offsets up to %lld exceed the kernel's uint32 arithmetic",
+        return peer_fail(err, cap, "sglang conv: state offsets up to %lld exceed the kernel's uint32 arithmetic",
                     (long long)((int64_t)(p->slots - 1) * p->state_stride_slot + s_in));
 
     out->batch = p->batch;
@@ -114,36 +100,36 @@ int ls_sg_conv_map(const ls_conv_params *p, ls_sg_conv_plan *out, int need_ptrs,
 int ls_sg_kda_map(const ls_delta_params *p, ls_sg_kda_plan *out, int need_ptrs, char *err, size_t cap)
 {
     if (!p || !out)
-        return fail(err, cap, "sglang kda: NULL params");
+        return peer_fail(err, cap, "sglang kda: NULL params");
     memset(out, 0, sizeof *out);
     if (p->batch < 1 || p->tokens < 1 || p->heads_qk < 1 || p->heads_v < 1)
-        return fail(err, cap, "sglang kda: batch, tokens, heads_qk, heads_v must be >= 1");
+        return peer_fail(err, cap, "sglang kda: batch, tokens, heads_qk, heads_v must be >= 1");
     if (p->tokens != 1)
-        return fail(err, cap, "sglang kda: T = %d: SGLang's CUDA KDA decode (kda_packed_decode) is T = 1 only "
+        return peer_fail(err, cap, "sglang kda: T = %d: SGLang's CUDA KDA decode (kda_packed_decode) is T = 1 only "
                     "(SGLang verifies with Triton)", p->tokens);
     if (p->dk != 128 || p->dv != 128)
-        return fail(err, cap, "sglang kda: K = %d, V = %d: the kernel is specialized for K = V = 128", p->dk, p->dv);
+        return peer_fail(err, cap, "sglang kda: K = %d, V = %d: the kernel is specialized for K = V = 128", p->dk, p->dv);
     if (p->heads_v % p->heads_qk != 0)
-        return fail(err, cap, "sglang kda: HV %d is not a multiple of H %d", p->heads_v, p->heads_qk);
+        return peer_fail(err, cap, "sglang kda: HV %d is not a multiple of H %d", p->heads_v, p->heads_qk);
     if (p->state_dtype != LS_F32)
-        return fail(err, cap, "sglang kda: %s state: the kernel takes fp32 state only", ls_dtype_name(p->state_dtype));
+        return peer_fail(err, cap, "sglang kda: %s state: the kernel takes fp32 state only", ls_dtype_name(p->state_dtype));
     if (p->state_layout != LS_STATE_VK)
-        return fail(err, cap, "sglang kda: state layout %s: SGLang keeps KDA state as [slot, HV, V, K] (vk)",
+        return peer_fail(err, cap, "sglang kda: state layout %s: SGLang keeps KDA state as [slot, HV, V, K] (vk)",
                     ls_state_layout_name(p->state_layout));
     if (p->disable_state_update)
-        return fail(err, cap, "sglang kda: disable_state_update = 1: the kernel always writes the state back");
+        return peer_fail(err, cap, "sglang kda: disable_state_update = 1: the kernel always writes the state back");
     if (p->inter)
-        return fail(err, cap, "sglang kda: inter: the decode kernel writes no intermediate states");
+        return peer_fail(err, cap, "sglang kda: inter: the decode kernel writes no intermediate states");
     const int64_t HV = p->heads_v, H = p->heads_qk, K = 128, V = 128;
     if (p->state_stride_slot < HV * K * V)
-        return fail(err, cap, "sglang kda: state_stride_slot %lld < HV*V*K %lld", (long long)p->state_stride_slot,
+        return peer_fail(err, cap, "sglang kda: state_stride_slot %lld < HV*V*K %lld", (long long)p->state_stride_slot,
                     (long long)(HV * K * V));
     if (p->state_stride_slot % 4 != 0)
-        return fail(err, cap, "sglang kda: state_stride_slot %lld: the kernel loads the state as float4",
+        return peer_fail(err, cap, "sglang kda: state_stride_slot %lld: the kernel loads the state as float4",
                     (long long)p->state_stride_slot);
     if (need_ptrs && (!p->q || !p->k || !p->v || !p->a || !p->b || !p->A_log || !p->dt_bias || !p->o || !p->state ||
                       !p->slot_idx))
-        return fail(err, cap, "sglang kda: q, k, v, a, b, A_log, dt_bias, o, state and slot_idx are required");
+        return peer_fail(err, cap, "sglang kda: q, k, v, a, b, A_log, dt_bias, o, state and slot_idx are required");
     out->batch = p->batch;
     out->H = p->heads_qk;
     out->HV = p->heads_v;
