@@ -208,12 +208,16 @@ static int int_list(const char *flag, char *val, long lo, long hi, int *out, int
     int rc = split(flag, val, items, n);
     if (rc)
         return rc;
-    for (int i = 0; i < *n; i++)
+    for (int i = 0; i < *n; i++) {
         if (parse_int(items[i], lo, hi, &out[i]) != 0) {
             char what[64];
             snprintf(what, sizeof what, "integers %ld..%ld, comma-separated", lo, hi);
             return bad(flag, items[i], what);
         }
+        for (int j = 0; j < i; j++) /* a value twice would be measured twice under one key */
+            if (out[j] == out[i])
+                return bad(flag, items[i], "listed twice");
+    }
     return 0;
 }
 
@@ -327,8 +331,12 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
     } else if (strcmp(name, "model") == 0) {
         if ((rc = split(flag, val, items, &n)))
             return rc;
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < i; j++)
+                if (strcmp(items[i], items[j]) == 0)
+                    return bad(flag, items[i], "listed twice");
             o->models[i] = items[i];
+        }
         o->n_models = n;
         o->given |= BENCH_GIVEN_MODEL;
     } else if (strcmp(name, "tp") == 0) {
@@ -377,6 +385,9 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         if ((rc = split(flag, val, items, &n)))
             return rc;
         for (int i = 0; i < n; i++) {
+            for (int j = 0; j < i; j++)
+                if (strcmp(items[i], items[j]) == 0)
+                    return bad(flag, items[i], "listed twice");
             if (!bench_registry_has_family(items[i]))
                 return bad(flag, items[i], "unknown family; conv1d_update, gdn, kda, mamba2_ssu, pool or family/op");
             o->families[i] = items[i];

@@ -117,6 +117,10 @@ def check_errors(bench, header, tmp):
         (["--tune", "host:pdl=off"], "pdl"),
         (["--state-layout", "kvv"], "kvv"),
         (["--state-layout", "vk,vk"], "vk"),
+        (["--batch", "4,1,4"], "'4'"),                   # duplicate axis values: an error,
+        (["--draft", "1,1"], "'1'"),                     # never two repetitions under one key
+        (["--model", "nemotron-h-8b,nemotron-h-8b"], "nemotron-h-8b"),
+        (["--family", "gdn,gdn"], "gdn"),
     ]
     out_csv = os.path.join(tmp, "never.csv")
     for args, value in cases:

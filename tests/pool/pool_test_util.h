@@ -16,10 +16,15 @@
 #include "ls_pool.h"
 #include "ls_test.h"
 
-/* Backend under test: $LS_TEST_BACKEND or "host"; exit 77 (skipped) when it is unavailable. */
+/* Runtime under test: $LS_TEST_BACKEND or "host"; exit 77 (skipped) when cuda is asked for and
+ * unavailable; any other name is a mistake and fails (a typo must not skip every test). */
 static inline const ls_runtime *pt_backend(void)
 {
     const char *name = getenv("LS_TEST_BACKEND");
+    if (name && *name && strcmp(name, "host") != 0 && strcmp(name, "cuda") != 0) {
+        fprintf(stderr, "LS_TEST_BACKEND=%s: not host or cuda\n", name);
+        exit(1);
+    }
     const ls_runtime *be = ls_runtime_get(name && *name ? name : "host");
     if (!be) {
         fprintf(stderr, "skipped: %s\n", ls_last_error());
