@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # scripts/gpu-check.sh [SUMMARY_FILE] — the one command for the GPU machine.
+# Without a visible GPU it builds nothing, prints "result: SKIPPED" and exits 77.
 #
 # Configures (Ninja when present) and builds in build-gpu, runs every CTest test labelled gpu,
 # then runs each GPU test binary under compute-sanitizer --tool memcheck and --tool racecheck
 # with LS_GPU_TEST_QUICK=1 (the tests shrink their shape matrices: sanitizers are slow). Writes a
 # summary (GPU, driver, date, git commit, each test pass/fail/skip, sanitizer verdicts) to stdout
-# and to SUMMARY_FILE (default results/h200/gpu-check.txt). Exit status non-zero on any failure.
+# and to SUMMARY_FILE (default build-gpu/gpu-check.txt). Exit status non-zero on any failure.
 #
 # Environment:
 #   LS_GPU_BUILD_DIR      build directory (default build-gpu)
@@ -16,7 +17,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-summary=${1:-results/h200/gpu-check.txt}
+summary=${1:-build-gpu/gpu-check.txt}   # the committed copy (results/<gpu>/) is written by hand
 build=${LS_GPU_BUILD_DIR:-build-gpu}
 regex=${LS_GPU_CHECK_TESTS:-}
 sanitize=${LS_GPU_CHECK_SANITIZE:-1}
@@ -36,6 +37,11 @@ note "linstate gpu-check"
 note "date:   $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 note "gpu:    ${gpu:-none found (nvidia-smi)}"
 note "commit: ${commit}${dirty}"
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  note "result: SKIPPED (no GPU visible: nvidia-smi lists none); nothing was built or run"
+  printf '%s\n' "${lines[@]}" >"$summary"
+  exit 77
+fi
 
 # ---------------------------------------------------------------- build
 gen=()

@@ -710,5 +710,25 @@ class SideBySide(Base):
         self.assertIn("schema 2", err)
 
 
+class GpuCheckWithoutGpu(Base):
+    """gpu-check.sh on a machine without a GPU: SKIPPED, exit 77, nothing built, and the
+    committed results/h200/gpu-check.txt untouched (the summary goes where asked)."""
+
+    def test_skipped(self):
+        import shutil
+        smi = shutil.which("nvidia-smi")
+        if smi and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU "):
+            self.skipTest("a GPU is visible here")
+        committed = os.path.join(synth.ROOT, "results", "h200", "gpu-check.txt")
+        before = open(committed).read()
+        out_file = os.path.join(self.dir, "gc.txt")
+        p = subprocess.run(["bash", os.path.join(synth.SCRIPTS, "gpu-check.sh"), out_file],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 77, p.stdout + p.stderr)
+        self.assertIn("result: SKIPPED", p.stdout)
+        self.assertIn("result: SKIPPED", open(out_file).read())
+        self.assertEqual(open(committed).read(), before)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
