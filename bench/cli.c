@@ -191,6 +191,46 @@ static int split(const char *flag, char *val, char **items, int *n)
     }
 }
 
+/* split, and no item twice (a value twice would be planned twice under one key). 0 or 2. */
+static int split_distinct(const char *flag, char *val, char **items, int *n)
+{
+    int rc = split(flag, val, items, n);
+    for (int i = 0; rc == 0 && i < *n; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(items[i], items[j]) == 0)
+                return bad(flag, items[i], "listed twice");
+    return rc;
+}
+
+/* A list of distinct names from names[0..count) into out[] as values[] (at most count items);
+ * unknown: one line naming the item and `what`. 0 or 2. */
+static int enum_list(const char *flag, char *val, const char *const *names, const int *values, int count,
+                     const char *what, int *out, int *n)
+{
+    char *items[BENCH_MAX_LIST];
+    int rc = split(flag, val, items, n);
+    if (rc)
+        return rc;
+    if (*n > count) {
+        char most[64] = "at most ";
+        for (int k = 0; k < count; k++)
+            snprintf(most + strlen(most), sizeof most - strlen(most), "%s%s", k ? "," : "", names[k]);
+        return bad(flag, items[count], most);
+    }
+    for (int i = 0; i < *n; i++) {
+        int k = 0;
+        while (k < count && strcmp(items[i], names[k]) != 0)
+            k++;
+        if (k == count)
+            return bad(flag, items[i], what);
+        out[i] = values[k];
+        for (int j = 0; j < i; j++)
+            if (out[j] == out[i])
+                return bad(flag, items[i], "listed twice");
+    }
+    return 0;
+}
+
 static int parse_int(const char *s, long lo, long hi, int *out)
 {
     char *end;
@@ -293,14 +333,10 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
     else if (strcmp(name, "quick") == 0)
         o->quick = 1;
     else if (strcmp(name, "impl") == 0) {
-        if ((rc = split(flag, val, items, &n)))
+        if ((rc = split_distinct(flag, val, items, &n)))
             return rc;
-        for (int i = 0; i < n; i++) {
-            for (int j = 0; j < i; j++)
-                if (strcmp(items[i], items[j]) == 0)
-                    return bad(flag, items[i], "listed twice");
+        for (int i = 0; i < n; i++)
             o->impls[i] = items[i];
-        }
         o->n_impls = n;
     } else if (strcmp(name, "impl-path") == 0) {
         if (!*val)
@@ -309,34 +345,23 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
             return bad(flag, val, "too many plugins");
         o->impl_paths[o->n_impl_paths++] = val;
     } else if (strcmp(name, "state-layout") == 0) {
-        if ((rc = split(flag, val, items, &n)))
+        static const char *const names[] = {"kv", "vk"};
+        static const int values[] = {LS_STATE_KV, LS_STATE_VK};
+        int v[2];
+        if ((rc = enum_list(flag, val, names, values, 2, "kv or vk", v, &n)))
             return rc;
-        if (n > 2)
-            return bad(flag, items[2], "at most kv,vk");
-        for (int i = 0; i < n; i++) {
-            if (strcmp(items[i], "kv") == 0)
-                o->layouts[i] = LS_STATE_KV;
-            else if (strcmp(items[i], "vk") == 0)
-                o->layouts[i] = LS_STATE_VK;
-            else
-                return bad(flag, items[i], "kv or vk");
-        }
-        if (n == 2 && o->layouts[0] == o->layouts[1])
-            return bad(flag, items[1], "listed twice");
+        for (int i = 0; i < n; i++)
+            o->layouts[i] = (ls_state_layout)v[i];
         o->n_layouts = n;
     } else if (strcmp(name, "tune") == 0) {
         if (o->n_tunes == BENCH_MAX_LIST)
             return bad(flag, val, "too many --tune points");
         o->tunes[o->n_tunes++] = val;
     } else if (strcmp(name, "model") == 0) {
-        if ((rc = split(flag, val, items, &n)))
+        if ((rc = split_distinct(flag, val, items, &n)))
             return rc;
-        for (int i = 0; i < n; i++) {
-            for (int j = 0; j < i; j++)
-                if (strcmp(items[i], items[j]) == 0)
-                    return bad(flag, items[i], "listed twice");
+        for (int i = 0; i < n; i++)
             o->models[i] = items[i];
-        }
         o->n_models = n;
         o->given |= BENCH_GIVEN_MODEL;
     } else if (strcmp(name, "tp") == 0) {
@@ -352,20 +377,13 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
             return rc;
         o->given |= BENCH_GIVEN_DRAFT;
     } else if (strcmp(name, "state-dtype") == 0) {
-        if ((rc = split(flag, val, items, &n)))
+        static const char *const names[] = {"fp32", "bf16"};
+        static const int values[] = {LS_F32, LS_BF16};
+        int v[2];
+        if ((rc = enum_list(flag, val, names, values, 2, "unknown dtype; fp32 or bf16", v, &n)))
             return rc;
-        if (n > 2)
-            return bad(flag, items[2], "at most fp32,bf16");
-        for (int i = 0; i < n; i++) {
-            if (strcmp(items[i], "fp32") == 0)
-                o->dtypes[i] = LS_F32;
-            else if (strcmp(items[i], "bf16") == 0)
-                o->dtypes[i] = LS_BF16;
-            else
-                return bad(flag, items[i], "unknown dtype; fp32 or bf16");
-        }
-        if (n == 2 && o->dtypes[0] == o->dtypes[1])
-            return bad(flag, items[1], "listed twice");
+        for (int i = 0; i < n; i++)
+            o->dtypes[i] = (ls_dtype)v[i];
         o->n_dtypes = n;
         o->given |= BENCH_GIVEN_DTYPE;
     } else if (strcmp(name, "cache") == 0) {
@@ -382,12 +400,9 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
             return bad(flag, val, "on, off or both");
         o->given |= BENCH_GIVEN_GRAPH;
     } else if (strcmp(name, "family") == 0) {
-        if ((rc = split(flag, val, items, &n)))
+        if ((rc = split_distinct(flag, val, items, &n)))
             return rc;
         for (int i = 0; i < n; i++) {
-            for (int j = 0; j < i; j++)
-                if (strcmp(items[i], items[j]) == 0)
-                    return bad(flag, items[i], "listed twice");
             if (!bench_registry_has_family(items[i]))
                 return bad(flag, items[i], "unknown family; conv1d_update, gdn, kda, mamba2_ssu, pool or family/op");
             o->families[i] = items[i];

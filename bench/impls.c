@@ -65,10 +65,11 @@ static int apply_point(const ls_impl *im, const char *spec, ls_tuning *t, int *t
 int bench_impl_points_resolve(bench_opts *o, const ls_runtime *rt)
 {
     char msg[512];
+    const ls_impl *plugins[BENCH_MAX_LIST];
     for (int i = 0; i < o->n_impl_paths; i++) {
         ls_clear_error();
-        const ls_impl *im = ls_impl_load(o->impl_paths[i]);
-        if (!im) {
+        plugins[i] = ls_impl_load(o->impl_paths[i]);
+        if (!plugins[i]) {
             snprintf(msg, sizeof msg, "--impl-path: %s", ls_last_error());
             return fail2(msg);
         }
@@ -83,13 +84,12 @@ int bench_impl_points_resolve(bench_opts *o, const ls_runtime *rt)
             return fail2(msg);
         }
         impls[n_impls++] = def;
-        for (int i = 0; i < o->n_impl_paths; i++) {
-            const ls_impl *im = ls_impl_load(o->impl_paths[i]);
+        for (int i = 0; i < o->n_impl_paths; i++) { /* plugins named only by --impl-path join */
             int dup = 0;
             for (int j = 0; j < n_impls; j++)
-                dup |= impls[j] == im;
+                dup |= impls[j] == plugins[i];
             if (!dup && n_impls < BENCH_MAX_LIST)
-                impls[n_impls++] = im;
+                impls[n_impls++] = plugins[i];
         }
     } else {
         for (int i = 0; i < o->n_impls; i++) {
