@@ -10,20 +10,10 @@ import sys
 import tempfile
 
 root = sys.argv[1]
-src = os.environ.get("LS_PEERS_SRC") or os.path.join(root, ".peers", "src")
-try:
-    import triton
-except ImportError:
-    print("SKIP: python3 has no triton (pip install triton==3.6.0)")
-    sys.exit(77)
-if not triton.__version__.startswith("3.6."):
-    print(f"SKIP: triton {triton.__version__}, the pinned kernels need 3.6.x")
-    sys.exit(77)
-for rel in ("fla/ops/kda/fused_recurrent.py", "fla/ops/utils/softplus.py"):
-    f = os.path.join(src, "fla-core-0.6.0", rel)
-    if not os.path.exists(f):
-        print(f"SKIP: {f} missing (run scripts/peers.sh fetch)")
-        sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aot_preamble  # noqa: E402
+
+src = aot_preamble.sources(root, "fla-core-0.6.0", ("fla/ops/kda/fused_recurrent.py", "fla/ops/utils/softplus.py"))
 
 fails = []
 

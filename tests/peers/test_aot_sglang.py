@@ -9,19 +9,10 @@ import sys
 import tempfile
 
 root = sys.argv[1]
-src = os.environ.get("LS_PEERS_SRC") or os.path.join(root, ".peers", "src")
-try:
-    import triton
-except ImportError:
-    print("SKIP: python3 has no triton (pip install triton==3.6.0)")
-    sys.exit(77)
-if not triton.__version__.startswith("3.6."):
-    print(f"SKIP: triton {triton.__version__}, the pinned kernels need 3.6.x")
-    sys.exit(77)
-f = os.path.join(src, "sglang-0.5.23", "sglang/kernels/ops/attention/fla/fused_recurrent.py")
-if not os.path.exists(f):
-    print(f"SKIP: {f} missing (run scripts/peers.sh fetch)")
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aot_preamble  # noqa: E402
+
+src = aot_preamble.sources(root, "sglang-0.5.23", ("sglang/kernels/ops/attention/fla/fused_recurrent.py",))
 
 stem = "fused_recurrent_gated_delta_rule_packed_decode_kernel__H8_HV16_K128_V128_Sf32"
 with tempfile.TemporaryDirectory() as out:

@@ -11,20 +11,10 @@ import sys
 import tempfile
 
 root = sys.argv[1]
-src = os.environ.get("LS_PEERS_SRC") or os.path.join(root, ".peers", "src")
-try:
-    import triton
-except ImportError:
-    print("SKIP: python3 has no triton (pip install triton==3.6.0)")
-    sys.exit(77)
-if not triton.__version__.startswith("3.6."):
-    print(f"SKIP: triton {triton.__version__}, the pinned kernels need 3.6.x")
-    sys.exit(77)
-for rel in ("sglang/kernels/ops/mamba/causal_conv1d_triton.py", "sglang/kernels/ops/mamba/triton_ops/mamba_ssm.py"):
-    f = os.path.join(src, "sglang-0.5.23", rel)
-    if not os.path.exists(f):
-        print(f"SKIP: {f} missing (run scripts/peers.sh fetch)")
-        sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aot_preamble  # noqa: E402
+
+src = aot_preamble.sources(root, "sglang-0.5.23", ("sglang/kernels/ops/mamba/causal_conv1d_triton.py", "sglang/kernels/ops/mamba/triton_ops/mamba_ssm.py"))
 
 CONV = "_causal_conv1d_update_kernel"
 SSU = "_selective_scan_update_kernel"
