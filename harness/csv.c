@@ -93,7 +93,19 @@ struct ls_csv {
     X(impl_version, STR, r->impl_version)                 \
     X(tuning, STR, r->tuning)                             \
     X(kernel, STR, r->kernel)                             \
-    X(state_layout, STR, r->state_layout)
+    X(state_layout, STR, r->state_layout)                 \
+    X(noise_pct, DBL, r->noise_pct)                       \
+    X(stop_reason, STR, r->stop_reason)                   \
+    X(sm_clock_min_mhz, OPT, r->sm_clock_min_mhz)         \
+    X(sm_clock_median_mhz, OPT, r->sm_clock_median_mhz)   \
+    X(samples_discarded, OPT, r->samples_discarded)       \
+    X(copy_peak_drift_pct, DBL, r->copy_peak_drift_pct)   \
+    X(gpu_uuid, STR, p->gpu_uuid)                         \
+    X(pci_bus_id, STR, p->dev.pci_bus_id)                 \
+    X(rank, OPT, p->rank)                                 \
+    X(world_size, OPT, p->world_size)                     \
+    X(job_id, STR, p->job_id)                             \
+    X(node, STR, p->node)
 
 #define HEADER_NAME(name, kind, expr) "," #name
 static const char header_with_lead_comma[] = LS_CSV_COLUMNS(HEADER_NAME);
@@ -258,6 +270,8 @@ void ls_row_init(ls_row *r, const ls_provenance *prov)
     r->prov = prov;
     r->gbps = r->copy_peak_gbps = r->pct_of_copy_peak = NAN;
     r->max_rel_err = NAN;
+    r->noise_pct = r->copy_peak_drift_pct = NAN;
+    r->sm_clock_min_mhz = r->sm_clock_median_mhz = r->samples_discarded = -1;
     r->t.median = r->t.p10 = r->t.p90 = r->t.mean = r->t.stddev = r->t.min = r->t.max = NAN;
     snprintf(r->status, sizeof r->status, "ok");
 }

@@ -125,6 +125,10 @@ typedef struct ls_provenance {
     ls_device_info dev;
     char cpuset[128];
     int numa_node;           /* -1 if unknown */
+    char gpu_uuid[48];       /* "GPU-..." ; "" for host or unknown */
+    int rank, world_size;    /* fleet rank and size; -1 (empty) when not launched as a fleet */
+    char job_id[32];         /* launcher's job id ("" when none) */
+    char node[64];           /* launcher's node name ("" when none) */
 } ls_provenance;
 
 int ls_provenance_fill(ls_provenance *p, const ls_runtime *be, int device_index);
@@ -160,6 +164,12 @@ typedef struct ls_row {
     char tuning[256];        /* its effective tuning, every knob: "conv.variant=auto,pdl=on" */
     char kernel[192];        /* what the impl says it launched (ls_impl.explain), "" if unknown */
     char state_layout[4];    /* gdn/kda: "kv" ([K, V] per head) or "vk"; "" for other ops */
+    double noise_pct;        /* relative noise of the median reached, %; NaN when not measured */
+    char stop_reason[16];    /* why sampling stopped ("" when not timed) */
+    int sm_clock_min_mhz;    /* SM clock over the kept samples; -1 (empty) when not sampled */
+    int sm_clock_median_mhz;
+    int samples_discarded;   /* samples dropped as throttled; -1 (empty) when clocks not sampled */
+    double copy_peak_drift_pct; /* this row's ceiling against the run's first, %; NaN if unknown */
 } ls_row;
 
 typedef struct ls_csv ls_csv;

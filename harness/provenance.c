@@ -123,6 +123,7 @@ int ls_provenance_fill(ls_provenance *p, const ls_runtime *be, int device_index)
     p->device_index = device_index;
     p->cpuset[0] = '\0';
     p->numa_node = -1;
+    p->rank = p->world_size = -1;
     if (!be->device_info)
         return ls_fail("ls_provenance_fill: backend '%s' has no device_info", p->backend);
     if (be->device_info(device_index, &p->dev) != 0)

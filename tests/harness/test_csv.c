@@ -22,7 +22,9 @@ static const char *expected_header =
     "case,mechanism,op,variant,model,tp,batch,draft_tokens,layers,conv_dtype,state_dtype,"
     "pool_slots,cache_regime,graph,samples,time_us_median,time_us_p10,time_us_p90,time_us_mean,"
     "time_us_stddev,bytes,gbps,copy_peak_gbps,pct_of_copy_peak,max_rel_err,status,"
-    "repetition,rotated,time_us_min,time_us_max,held,impl,impl_version,tuning,kernel,state_layout";
+    "repetition,rotated,time_us_min,time_us_max,held,impl,impl_version,tuning,kernel,state_layout,"
+    "noise_pct,stop_reason,sm_clock_min_mhz,sm_clock_median_mhz,samples_discarded,"
+    "copy_peak_drift_pct,gpu_uuid,pci_bus_id,rank,world_size,job_id,node";
 
 static char dir[64];
 
@@ -90,8 +92,8 @@ static int split_csv(const char *line, char out[][256], int max)
 
 static int column(const char *name)
 {
-    char cols[64][256];
-    int n = split_csv(ls_csv_header(), cols, 64);
+    char cols[96][256];
+    int n = split_csv(ls_csv_header(), cols, 96);
     for (int i = 0; i < n; i++)
         if (strcmp(cols[i], name) == 0)
             return i;
@@ -169,10 +171,10 @@ static void test_header_and_rows(void)
     const char *row2 = strchr(row1, '\n') + 1;
     LS_CHECK(strstr(row1, "\"we,ird \"\"model\"\"\"") != NULL);
 
-    static char f[64][256];
-    int ncols = split_csv(ls_csv_header(), f, 64);
-    LS_CHECK_EQ_INT(ncols, 52);
-    LS_CHECK_EQ_INT(split_csv(row1, f, 64), ncols);
+    static char f[96][256];
+    int ncols = split_csv(ls_csv_header(), f, 96);
+    LS_CHECK_EQ_INT(ncols, 64);
+    LS_CHECK_EQ_INT(split_csv(row1, f, 96), ncols);
     LS_CHECK(strcmp(f[column("model")], "we,ird \"model\"") == 0);
     LS_CHECK(strcmp(f[column("host")], "node,1") == 0);
     LS_CHECK(strcmp(f[column("gpu_name")], "NVIDIA H200 \"SXM\"") == 0);
@@ -192,7 +194,7 @@ static void test_header_and_rows(void)
     /* raw text: strings quoted, numbers not */
     LS_CHECK(strncmp(row1, "2,\"0.1.0\",\"unknown\",,\"2025-01-02T03:04:05Z\",", 44) == 0);
 
-    LS_CHECK_EQ_INT(split_csv(row2, f, 64), ncols);
+    LS_CHECK_EQ_INT(split_csv(row2, f, 96), ncols);
     LS_CHECK(strcmp(f[column("status")], "skipped:oom second line") == 0);
     LS_CHECK_NEAR(atof(f[column("max_rel_err")]), 1.5e-3, 1e-15, 0);
     LS_CHECK(strcmp(f[column("batch")], "128") == 0);
