@@ -510,6 +510,7 @@ typedef struct bench_runner {
     int n_devs;
     bench_device *cur_dev;   /* device selected and bound now */
     ls_csv *csv;
+    int csv_failed;          /* a CSV write failed (reported once) */
     bench_ctx ctx;           /* the case set up now (setup is kept across its repetitions) */
     const bench_case *cur;
     char cur_status[64];     /* "ok" or why the set-up case cannot be timed */

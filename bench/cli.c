@@ -143,7 +143,7 @@ void bench_cli_usage(FILE *f)
         "                         every impl too)\n"
         "  --devices all|0,1      devices to run on (default 0)\n"
         "  --verify, --no-verify  correctness gate before timing (default on)\n"
-        "  --out FILE.csv         default results/<gpu-name-or-host>/<timestamp>.csv\n"
+        "  --out FILE.csv         default results/<gpu-name-or-host>/<UTC time ms>Z-<pid>.csv\n"
         "  --profile              few iterations inside cudaProfilerStart/Stop (for nsys/ncu)\n"
         "  --no-bind              do not bind to the GPU's local CPUs\n"
         "  --no-hold              start each sample as soon as it is launched (default: queue it\n"

@@ -3,8 +3,11 @@
  * runs the cases (runner.c writes the CSV rows) -> final table on stdout.
  *
  * stdout carries only the final table (and --list output): while GB runs, its console report is
- * sent to stderr next to our progress lines, unless --benchmark_format was given (then GB's
- * output stays on stdout, as the user asked for it).
+ * sent to stderr next to our progress lines, unless --benchmark_format was given: then stdout is
+ * GB's report alone (valid JSON with =json) and our final table goes to stderr.
+ *
+ * Output files (the CSV, GB's --benchmark_out) are checked and their private temporaries created
+ * before any case runs, and moved to their names only when complete (harness outfile.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -90,8 +93,9 @@ static int make_parent_dirs(const char *path)
     return 0;
 }
 
-/* results/<gpu-name-slug | host>/<UTC timestamp>.csv, e.g. results/h200/20251129T135600Z.csv
- * (the device name lower-cased, non-alphanumerics as '-', a leading "nvidia-" dropped). */
+/* results/<gpu-name-slug | host>/<UTC time to the millisecond>-<pid>.csv, e.g.
+ * results/h200/20251129T135600.123Z-4242.csv (the device name lower-cased, non-alphanumerics as
+ * '-', a leading "nvidia-" dropped): two runs never pick the same name, even in the same second. */
 static void default_out(const ls_runtime *be, int device, char *buf, size_t cap)
 {
     char slug[96] = "host";
@@ -114,11 +118,12 @@ static void default_out(const ls_runtime *be, int device, char *buf, size_t cap)
             snprintf(slug, sizeof slug, "%s", be->name);
     }
     char stamp[32];
-    time_t now = time(NULL);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
     struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    snprintf(buf, cap, "results/%s/%s.csv", slug, stamp);
+    gmtime_r(&now.tv_sec, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
+    snprintf(buf, cap, "results/%s/%s.%03ldZ-%ld.csv", slug, stamp, now.tv_nsec / 1000000L, (long)getpid());
 }
 
 static int has_flag_prefix(int argc, char **argv, const char *prefix)
@@ -147,6 +152,81 @@ static void run_gb(int gb_owns_stdout)
     }
 }
 
+/* GB's --benchmark_out: GB writes the file itself, so it is pointed at a private temporary made
+ * here (before GB parses argv) and the result is moved into place after the run. A temporary
+ * not committed or kept by then (an early exit) is removed at exit. */
+static ls_outfile gb_out;
+static int gb_out_json = 1;     /* --benchmark_out_format is json (GB's default) */
+static char *gb_out_flag;
+
+static void gb_out_discard(void)
+{
+    ls_outfile_discard(&gb_out);
+    free(gb_out_flag);
+}
+
+/* 0, or 2 after the error line. */
+static int gb_out_redirect(int argc, char **argv)
+{
+    static const char flag[] = "--benchmark_out=";
+    int at = -1;
+    gb_out.done = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], flag, strlen(flag)) == 0)
+            at = i; /* GB takes the last one */
+        else if (strncmp(argv[i], "--benchmark_out_format=", 23) == 0)
+            gb_out_json = strcmp(argv[i] + 23, "json") == 0;
+    }
+    if (at < 0)
+        return 0;
+    if (make_parent_dirs(argv[at] + strlen(flag)) != 0)
+        return 2;
+    if (ls_outfile_open(&gb_out, argv[at] + strlen(flag)) != 0) {
+        fprintf(stderr, "linstate-bench: --benchmark_out: %s\n", ls_last_error());
+        return 2;
+    }
+    atexit(gb_out_discard);
+    size_t n = strlen(flag) + strlen(gb_out.tmp) + 1;
+    if (!(gb_out_flag = malloc(n))) {
+        fprintf(stderr, "linstate-bench: out of host memory\n");
+        return 2;
+    }
+    snprintf(gb_out_flag, n, "%s%s", flag, gb_out.tmp);
+    argv[at] = gb_out_flag;
+    return 0;
+}
+
+/* After the run: GB reports no write error, so a complete file is checked for (not empty; JSON
+ * ends with '}'), then moved into place. 0, or 1 after the error line (the temporary is kept). */
+static int gb_out_finish(void)
+{
+    if (gb_out.done)
+        return 0;
+    char tail[64] = "";
+    ssize_t got = 0;
+    off_t end = lseek(gb_out.fd, 0, SEEK_END);
+    if (end > 0) {
+        off_t from = end > (off_t)sizeof tail - 1 ? end - (off_t)(sizeof tail - 1) : 0;
+        got = pread(gb_out.fd, tail, (size_t)(end - from), from);
+    }
+    int k = (int)(got > 0 ? got : 0);
+    tail[k] = '\0';
+    while (k > 0 && isspace((unsigned char)tail[k - 1]))
+        k--;
+    if (end <= 0 || got <= 0 || (gb_out_json && (k == 0 || tail[k - 1] != '}'))) {
+        fprintf(stderr, "linstate-bench: --benchmark_out: '%s' is incomplete (disk full?); kept as '%s', not "
+                        "moved to '%s'\n", gb_out.tmp, gb_out.tmp, gb_out.path);
+        ls_outfile_keep(&gb_out);
+        return 1;
+    }
+    if (ls_outfile_commit(&gb_out) != 0) {
+        fprintf(stderr, "linstate-bench: --benchmark_out: %s\n", ls_last_error());
+        return 1;
+    }
+    fprintf(stderr, "linstate-bench: wrote %s\n", gb_out.path);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* before GB sees argv: GB's Initialize handles --help itself */
@@ -157,6 +237,11 @@ int main(int argc, char **argv)
     const char *peek = bench_cli_peek_filter(argc, argv);
     char *filter = peek ? strdup(peek) : NULL;
     int gb_owns_stdout = has_flag_prefix(argc, argv, "--benchmark_format");
+    FILE *table = gb_owns_stdout ? stderr : stdout; /* our final table */
+    if (gb_out_redirect(argc, argv) != 0) {
+        free(filter);
+        return 2;
+    }
 
     ls_gb_initialize(&argc, argv);
     bench_opts o;
@@ -198,15 +283,21 @@ int main(int argc, char **argv)
         default_out(be, devs[0], out_buf, sizeof out_buf);
         out = out_buf;
     }
+    ls_csv *csv = NULL;
+    ls_clear_error();
+    if (make_parent_dirs(out) != 0 || !(csv = ls_csv_open(out))) {
+        if (!csv && ls_last_error()[0]) /* make_parent_dirs prints its own error */
+            fprintf(stderr, "linstate-bench: --out: %s\n", ls_last_error());
+        bench_plan_free(&plan);
+        free(filter);
+        return 2;
+    }
     fprintf(stderr, "linstate-bench: %d cases on backend %s, %d device(s); CSV %s\n", plan.n, be->name, n_devs, out);
 
     bench_runner R;
-    ls_csv *csv = NULL;
-    if (bench_runner_init(&R, &o, be, &plan, devs, n_devs) != 0 || make_parent_dirs(out) != 0 ||
-        !(csv = ls_csv_open(out))) {
-        if (!csv)
-            fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+    if (bench_runner_init(&R, &o, be, &plan, devs, n_devs) != 0) {
         bench_runner_free(&R);
+        ls_csv_discard(csv); /* nothing was measured */
         bench_plan_free(&plan);
         free(filter);
         return 1;
@@ -226,13 +317,15 @@ int main(int argc, char **argv)
 
     int close_rc = ls_csv_close(csv);
     R.csv = NULL;
+    bench_report_table(&R.res, table);
+    if (o.quick)
+        bench_report_quick(&R.res, table);
     if (close_rc)
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
-    bench_report_table(&R.res, stdout);
-    if (o.quick)
-        bench_report_quick(&R.res, stdout);
-    fprintf(stderr, "linstate-bench: wrote %s\n", out);
-    int status = R.res.failures || close_rc ? 1 : 0;
+    else
+        fprintf(stderr, "linstate-bench: wrote %s\n", out);
+    int json_rc = gb_out_finish();
+    int status = R.res.failures || close_rc || json_rc ? 1 : 0;
     bench_runner_free(&R);
     bench_plan_free(&plan);
     free(filter);

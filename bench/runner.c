@@ -346,7 +346,9 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
         row->bytes = c->e->bytes(&R->ctx);
     ls_nvtx_case_pop();
     if (ls_csv_write(R->csv, row) != 0) {
-        fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+        if (!R->csv_failed) /* later rows fail for the same reason: say it once */
+            fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+        R->csv_failed = 1;
         R->res.failures++;
     }
     record(R, c, row);

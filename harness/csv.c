@@ -10,9 +10,10 @@
  *    (newlines, tabs) become spaces so one row is always one line;
  *  - integers are plain decimals; reals use %.10g; a NaN or infinite real is an EMPTY cell, as are
  *    git_dirty and numa_node when unknown (-1): pandas reads all of those as NaN;
- *  - the file is written as PATH.tmp, flushed after every row, and renamed to PATH on close; on
- *    SIGINT/SIGTERM (after ls_csv_install_signal_handlers) the rows already written are renamed
- *    into place and the process exits 130/143.
+ *  - the file is written to a private temporary PATH.tmp.XXXXXX (outfile.c), flushed after every
+ *    row, and moved to PATH on close unless a write failed; on SIGINT/SIGTERM (after
+ *    ls_csv_install_signal_handlers) the rows already written are moved into place and the
+ *    process exits 130/143.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -24,17 +25,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harness_internal.h"
 #include "ls_harness.h"
 
-#define CSV_PATH_MAX 4096
 #define CSV_BUF_BYTES (64 * 1024) /* > any row: a flushed row reaches the file in one write() */
 
 struct ls_csv {
     FILE *f;
-    char path[CSV_PATH_MAX];
-    char tmp[CSV_PATH_MAX];
+    ls_outfile out; /* the private temporary and the final name */
     char *buf;
-    int handlers; /* this file owns the installed signal handlers */
+    int handlers;   /* this file owns the installed signal handlers */
+    int failed;     /* a write failed: nothing more is written, nothing is moved */
+    char failure[1024]; /* its message, repeated by ls_csv_close */
 };
 
 /* ------------------------------------------------------------------ column table */
@@ -149,23 +151,31 @@ static void put_dbl(FILE *f, double v)
 
 /* ------------------------------------------------------------------ signal handling */
 
-/* The handler may only touch these (async-signal-safe: rename, write, _exit). */
-static char sig_tmp[CSV_PATH_MAX], sig_path[CSV_PATH_MAX], sig_msg[CSV_PATH_MAX + 64];
-static size_t sig_msg_len;
-static volatile sig_atomic_t sig_armed = 0;
+/* The handler may only touch these (async-signal-safe: link, rename, unlink, write, _exit).
+ * sig_state: 0 disarmed, 1 move the rows into place, 2 a write failed (keep the temporary). */
+static char sig_tmp[LS_OUTFILE_PATH_MAX + 16], sig_path[LS_OUTFILE_PATH_MAX];
+static char sig_msg[2 * LS_OUTFILE_PATH_MAX + 96], sig_keep[2 * LS_OUTFILE_PATH_MAX + 96];
+static size_t sig_msg_len, sig_keep_len;
+static int sig_existed;
+static volatile sig_atomic_t sig_state = 0;
 static struct sigaction old_int, old_term;
 
 /* Rows already written are complete on disk (flushed per row, each in one write()), so the
- * handler only renames the file into place and exits; a row still in the stdio buffer was not
- * finished and is dropped. */
+ * handler only moves the file into place (by the no-clobber rule of outfile.c) and exits; a row
+ * still in the stdio buffer was not finished and is dropped. */
 static void on_signal(int sig)
 {
-    if (sig_armed) {
-        sig_armed = 0;
-        if (rename(sig_tmp, sig_path) == 0) {
-            ssize_t w = write(2, sig_msg, sig_msg_len);
-            (void)w;
+    if (sig_state) {
+        int moved = 0;
+        if (sig_state == 1 && sig_existed)
+            moved = rename(sig_tmp, sig_path) == 0;
+        else if (sig_state == 1 && link(sig_tmp, sig_path) == 0) {
+            unlink(sig_tmp);
+            moved = 1;
         }
+        sig_state = 0;
+        ssize_t w = moved ? write(2, sig_msg, sig_msg_len) : write(2, sig_keep, sig_keep_len);
+        (void)w;
     }
     _exit(128 + sig);
 }
@@ -174,18 +184,21 @@ void ls_csv_install_signal_handlers(ls_csv *c)
 {
     if (!c)
         return;
-    snprintf(sig_tmp, sizeof sig_tmp, "%s", c->tmp);
-    snprintf(sig_path, sizeof sig_path, "%s", c->path);
-    snprintf(sig_msg, sizeof sig_msg, "linstate: interrupted; rows measured so far kept in %s\n",
-             c->path);
+    snprintf(sig_tmp, sizeof sig_tmp, "%s", c->out.tmp);
+    snprintf(sig_path, sizeof sig_path, "%s", c->out.path);
+    sig_existed = c->out.existed;
+    snprintf(sig_msg, sizeof sig_msg, "linstate: interrupted; rows measured so far kept in %s\n", c->out.path);
+    snprintf(sig_keep, sizeof sig_keep, "linstate: interrupted; rows measured so far left in %s (not moved to %s)\n",
+             c->out.tmp, c->out.path);
     sig_msg_len = strlen(sig_msg);
+    sig_keep_len = strlen(sig_keep);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaddset(&sa.sa_mask, SIGINT);
     sigaddset(&sa.sa_mask, SIGTERM);
-    sig_armed = 1;
+    sig_state = c->failed ? 2 : 1;
     sigaction(SIGINT, &sa, c->handlers ? NULL : &old_int);
     sigaction(SIGTERM, &sa, c->handlers ? NULL : &old_term);
     c->handlers = 1;
@@ -195,10 +208,6 @@ void ls_csv_install_signal_handlers(ls_csv *c)
 
 ls_csv *ls_csv_open(const char *path)
 {
-    if (!path || !*path)
-        return ls_fail("CSV: empty output path"), NULL;
-    if (strlen(path) + 5 > CSV_PATH_MAX)
-        return ls_fail("CSV: output path too long (%zu bytes)", strlen(path)), NULL;
     ls_csv *c = calloc(1, sizeof *c);
     char *buf = malloc(CSV_BUF_BYTES);
     if (!c || !buf) {
@@ -206,40 +215,67 @@ ls_csv *ls_csv_open(const char *path)
         free(buf);
         return ls_fail("CSV: out of host memory"), NULL;
     }
-    snprintf(c->path, sizeof c->path, "%s", path);
-    snprintf(c->tmp, sizeof c->tmp, "%s.tmp", path);
-    c->buf = buf;
-    c->f = fopen(c->tmp, "w");
-    if (!c->f) {
-        ls_fail("CSV: cannot create '%s': %s", c->tmp, strerror(errno));
-        free(c->buf);
+    if (ls_outfile_open(&c->out, path) != 0) {
+        lsh_fail_cause("CSV");
+        free(buf);
         free(c);
         return NULL;
+    }
+    c->buf = buf;
+    int fd = dup(c->out.fd); /* the FILE gets its own descriptor; out.fd keeps the lock */
+    c->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!c->f) {
+        ls_fail("CSV: cannot open '%s': %s", c->out.tmp, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        goto fail;
     }
     setvbuf(c->f, c->buf, _IOFBF, CSV_BUF_BYTES);
     fprintf(c->f, "%s\n", ls_csv_header());
     if (fflush(c->f) != 0) {
-        ls_fail("CSV: cannot write '%s': %s", c->tmp, strerror(errno));
+        ls_fail("CSV: cannot write '%s': %s", c->out.tmp, strerror(errno));
         fclose(c->f);
-        remove(c->tmp);
-        free(c->buf);
-        free(c);
-        return NULL;
+        goto fail;
     }
     return c;
+fail:
+    ls_outfile_discard(&c->out);
+    free(c->buf);
+    free(c);
+    return NULL;
+}
+
+const char *ls_csv_tmp_path(const ls_csv *c)
+{
+    return c ? c->out.tmp : "";
+}
+
+/* A failed write (disk full, quota, I/O error) poisons the file: no later row is written (it
+ * would follow a torn one) and ls_csv_close keeps the temporary instead of moving it. */
+static int write_failed(ls_csv *c, int err)
+{
+    if (!c->failed && sig_state)
+        sig_state = 2;
+    c->failed = 1;
+    ls_fail("CSV: write to '%s' failed: %s; rows written so far are kept there, not moved to '%s'", c->out.tmp,
+            strerror(err ? err : EIO), c->out.path);
+    snprintf(c->failure, sizeof c->failure, "%s", ls_last_error());
+    return -1;
 }
 
 int ls_csv_write(ls_csv *c, const ls_row *r)
 {
     if (!c || !r || !r->prov)
         return ls_fail("ls_csv_write: NULL %s", !c ? "file" : !r ? "row" : "row provenance");
+    if (c->failed)
+        return ls_fail("CSV: not written after an earlier write failure (rows kept in '%s')", c->out.tmp);
     const ls_provenance *p = r->prov;
     FILE *f = c->f;
     int first = 1;
     LS_CSV_COLUMNS(ROW_CELL)
     fputc('\n', f);
     if (fflush(f) != 0 || ferror(f))
-        return ls_fail("CSV: write to '%s' failed: %s", c->tmp, strerror(errno));
+        return write_failed(c, errno);
     return 0;
 }
 
@@ -248,18 +284,37 @@ int ls_csv_close(ls_csv *c)
     if (!c)
         return 0;
     int rc = 0;
-    if (fclose(c->f) != 0)
-        rc = ls_fail("CSV: closing '%s' failed: %s", c->tmp, strerror(errno));
     if (c->handlers) {
-        sig_armed = 0;
+        sig_state = 0;
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
     }
-    if (rc == 0 && rename(c->tmp, c->path) != 0)
-        rc = ls_fail("CSV: rename '%s' -> '%s' failed: %s", c->tmp, c->path, strerror(errno));
+    if (fclose(c->f) != 0 && !c->failed)
+        rc = write_failed(c, errno);
+    if (c->failed) {
+        ls_outfile_keep(&c->out);
+        rc = ls_fail("%s", c->failure); /* the first failure, which names the temporary */
+    } else if (ls_outfile_commit(&c->out) != 0) {
+        rc = lsh_fail_cause("CSV");
+    }
     free(c->buf);
     free(c);
     return rc;
+}
+
+void ls_csv_discard(ls_csv *c)
+{
+    if (!c)
+        return;
+    if (c->handlers) {
+        sig_state = 0;
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    }
+    fclose(c->f);
+    ls_outfile_discard(&c->out);
+    free(c->buf);
+    free(c);
 }
 
 /* ------------------------------------------------------------------ row helpers */

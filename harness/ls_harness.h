@@ -172,13 +172,41 @@ typedef struct ls_row {
     double copy_peak_drift_pct; /* this row's ceiling against the run's first, %; NaN if unknown */
 } ls_row;
 
+/* ------------------------------------------------------------------ result files */
+
+/* A result file written safely (outfile.c, docs/csv.md "Files"): ls_outfile_open checks PATH (not a
+ * directory, no other live run writing it, its folder writable) and creates a private, locked
+ * temporary PATH.tmp.XXXXXX (fd, tmp); ls_outfile_commit moves it to PATH without clobbering a file
+ * another run made meanwhile (on failure the temporary is kept and the message names it);
+ * ls_outfile_keep leaves the temporary in place (a failed write); ls_outfile_discard removes it
+ * (nothing was run). Each returns 0 or -1 with ls_last_error set. */
+#define LS_OUTFILE_PATH_MAX 4096
+typedef struct ls_outfile {
+    char path[LS_OUTFILE_PATH_MAX];
+    char tmp[LS_OUTFILE_PATH_MAX + 16];
+    int fd;                  /* on tmp, holding its flock; -1 when closed */
+    int existed;             /* PATH existed at open: it may be replaced only if unchanged */
+    int done;                /* committed, kept or discarded */
+    unsigned long long dev, ino;
+    long long size, mtime_ns;
+} ls_outfile;
+int ls_outfile_open(ls_outfile *o, const char *path);
+int ls_outfile_commit(ls_outfile *o);
+void ls_outfile_keep(ls_outfile *o);
+void ls_outfile_discard(ls_outfile *o);
+
 typedef struct ls_csv ls_csv;
-/* Opens PATH.tmp and writes the header. Rows are flushed as written; ls_csv_close renames
- * PATH.tmp to PATH. ls_csv_install_signal_handlers makes SIGINT/SIGTERM finish the file first. */
+/* Opens a private temporary for PATH (ls_outfile_open: errors before anything is measured) and
+ * writes the header. Rows are flushed as written; ls_csv_close moves the file to PATH
+ * (ls_outfile_commit) unless a write failed: then the rows stay in the temporary, named in the
+ * error, and ls_csv_close returns -1. ls_csv_tmp_path names the temporary.
+ * ls_csv_install_signal_handlers makes SIGINT/SIGTERM finish the file first. */
 ls_csv *ls_csv_open(const char *path);
 int ls_csv_write(ls_csv *c, const ls_row *r);
 int ls_csv_close(ls_csv *c);
 void ls_csv_install_signal_handlers(ls_csv *c);
+const char *ls_csv_tmp_path(const ls_csv *c);
+void ls_csv_discard(ls_csv *c); /* closes and removes the temporary: nothing was measured */
 const char *ls_csv_header(void);  /* the exact header line, no newline */
 
 /* Zeroes r, points it at prov, sets max_rel_err and the throughput fields to NaN, status "ok". */

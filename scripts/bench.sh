@@ -7,7 +7,7 @@
 #   scripts/bench.sh --model qwen3-next-80b-a3b --tp 1,2,4,8 --state-dtype fp32,bf16
 #   scripts/bench.sh --list               what would run
 #
-# The CSV lands in results/<gpu-name-slug or host>/<UTC timestamp>.csv (unless --out is given);
+# The CSV lands in results/<gpu-name-slug or host>/<UTC time>Z-<pid>.csv (unless --out is given);
 # the final table goes to stdout, progress to stderr. Exit status is linstate-bench's: 0 when
 # every row is ok or skipped, 1 when a case failed (fail_numerics/error), 2 on a bad argument.
 # LINSTATE_SKIP_SETUP=1 skips scripts/setup.sh (e.g. an offline machine that is already set up).

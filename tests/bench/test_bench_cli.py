@@ -2,13 +2,17 @@
 """End-to-end tests of the linstate-bench binary on the host backend.
 
 usage: test_bench_cli.py CHECK BENCH_BINARY HEADER_TOOL
-CHECK is one of: smoke errors list filter json repetitions sigint variants quick impls. Each check runs the binary in a
-temporary directory (always with --out there) and exits non-zero with a message on failure.
+CHECK is one of: smoke errors list filter json repetitions sigint variants quick impls, or one of the
+output-file checks (issue 13): files_same_out files_default_name files_disk_full files_out_dir
+files_final_exists files_json_stdout. Each check runs the binary in a temporary directory and
+exits non-zero with a message on failure.
 """
 import csv
+import glob
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -53,6 +57,11 @@ def read_csv(path, header):
     return [dict(zip(names, r)) for r in rows[1:]]
 
 
+def temps(path):
+    """The private temporaries of an output file (PATH.tmp.XXXXXX), and the old PATH.tmp."""
+    return glob.glob(glob.escape(path) + ".tmp*")
+
+
 def check_smoke(bench, header, tmp):
     out_csv = os.path.join(tmp, "sub", "run.csv")
     keys = listed(bench, TINY, tmp)
@@ -83,8 +92,8 @@ def check_smoke(bench, header, tmp):
             fail("bad key " + r["case"])
         if r["held"] != "0":  # the host backend has no stream hold
             fail("%s: held %r on the host backend, expected 0" % (r["case"], r["held"]))
-    if os.path.exists(out_csv + ".tmp"):
-        fail("temporary CSV left behind")
+    if temps(out_csv):
+        fail("temporary CSV left behind: %s" % temps(out_csv))
     # A case that cannot fit (Falcon-H1 tp1, 65536 requests x 8 drafts) is a skipped:oom row.
     oom_csv = os.path.join(tmp, "oom.csv")
     rc, _, _ = run(bench, ["--backend", "host", "--model", "falcon-h1-7b", "--tp", "1", "--batch", "65536",
@@ -130,7 +139,7 @@ def check_errors(bench, header, tmp):
             fail("%s: rc %d, expected 2 (stderr: %s)" % (args, rc, err))
         if len(lines) != 1 or value not in lines[0]:
             fail("%s: expected ONE stderr line naming %s, got %r" % (args, value, err))
-        if os.path.exists(out_csv) or os.path.exists(out_csv + ".tmp"):
+        if os.path.exists(out_csv) or temps(out_csv):
             fail("%s: a CSV was written" % args)
     rc, out, _ = run(bench, ["--help"], tmp)
     if rc != 0 or "--state-dtype" not in out or "--tp 8 --batch 1,4 --draft 1,4" not in out:
@@ -145,7 +154,7 @@ def check_list(bench, header, tmp):
         fail("--list took %.1fs: it must not run anything" % (time.time() - t0))
     if len(keys) != 54:  # host defaults: 3 presets x tp 8 x B 1,4 x T 1,4
         fail("default host plan has %d cases, expected 54" % len(keys))
-    if os.path.exists(out_csv) or os.path.exists(out_csv + ".tmp"):
+    if os.path.exists(out_csv) or temps(out_csv):
         fail("--list wrote a CSV")
     if any(not KEY_RE.match(k) for k in keys) or len(set(keys)) != len(keys):
         fail("bad or duplicate keys in --list")
@@ -211,6 +220,17 @@ def check_repetitions(bench, header, tmp):
             fail("%s: rows %s" % (extra, got))
 
 
+def rows_in_temp(path):
+    """Data rows in the run's temporary CSV so far (0 while there is none)."""
+    for t in temps(path):
+        try:
+            with open(t) as f:
+                return max(0, sum(1 for _ in f) - 1)
+        except FileNotFoundError:
+            pass
+    return 0
+
+
 def check_sigint(bench, header, tmp):
     out_csv = os.path.join(tmp, "int.csv")
     args = ["--backend", "host", "--tp", "8", "--batch", "1,2,3,4,5,6,7,8", "--draft", "1,2,3,4",
@@ -219,11 +239,7 @@ def check_sigint(bench, header, tmp):
     deadline = time.time() + 120
     seen = 0
     while time.time() < deadline and p.poll() is None:
-        try:
-            with open(out_csv + ".tmp") as f:
-                seen = sum(1 for _ in f) - 1
-        except FileNotFoundError:
-            pass
+        seen = rows_in_temp(out_csv)
         if seen >= 2:
             break
         time.sleep(0.02)
@@ -233,7 +249,7 @@ def check_sigint(bench, header, tmp):
     _, err = p.communicate(timeout=60)
     if p.returncode != 130:
         fail("SIGINT: rc %s, expected 130\n%s" % (p.returncode, err[-2000:]))
-    if not os.path.exists(out_csv) or os.path.exists(out_csv + ".tmp"):
+    if not os.path.exists(out_csv) or temps(out_csv):
         fail("SIGINT: CSV not renamed into place")
     rows = read_csv(out_csv, header)
     if len(rows) < 2:
@@ -416,6 +432,173 @@ def check_impls(bench, header, tmp):
     rc, out, err = run(bench, ["--backend", "host", "--list", "--explain", "--family", "gdn"], tmp)
     if rc != 0 or "impl host (runtime host" not in out or "point 0: impl host" not in out:
         fail("--list --explain lists the impls: %r" % out[:300])
+
+
+# ---------------------------------------------------------------- output files (issue 13, item 6)
+
+# A sweep of many seconds, for runs that must overlap another.
+LONG = ["--backend", "host", "--tp", "8", "--batch", "1,2,3,4,5,6,7,8", "--draft", "1,2,3,4",
+        "--min-samples", "50", "--min-time", "0.1", "--max-time", "0.3"]
+
+
+def start_and_wait(bench, args, tmp, path, rows=1):
+    """Starts bench in the background; returns once its temporary of path holds `rows` rows."""
+    p = subprocess.Popen([bench] + args, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and p.poll() is None and (not temps(path) or rows_in_temp(path) < rows):
+        time.sleep(0.02)
+    if p.poll() is not None:
+        fail("background run ended before its file was being written (rc %s)" % p.returncode)
+    return p
+
+
+def no_case_ran(err):
+    return not re.search(r"^\[1/", err, re.M)
+
+
+def check_files_same_out(bench, header, tmp):
+    """A second run aimed at the --out another live run is writing stops before measuring (exit 2);
+    the first run's file is whole."""
+    out_csv = os.path.join(tmp, "x.csv")
+    a = start_and_wait(bench, LONG + ["--out", out_csv], tmp, out_csv)
+    rc, _, err = run(bench, TINY + ["--out", out_csv, "--batch", "1", "--draft", "1"], tmp)
+    a.send_signal(signal.SIGINT)
+    a.communicate(timeout=60)
+    if rc != 2 or "another run" not in err or "x.csv" not in err or not no_case_ran(err):
+        fail("second run on a busy --out: rc %d (expected 2, before any case):\n%s" % (rc, err[-1500:]))
+    if "wrote" in err:
+        fail("second run says it wrote")
+    rows = read_csv(out_csv, header)  # every row has the header's column count
+    if len(rows) < 1 or any(r["batch"] not in [str(b) for b in range(1, 9)] for r in rows):
+        fail("first run's file holds foreign rows")
+    if temps(out_csv):
+        fail("temporaries left: %s" % temps(out_csv))
+
+
+def check_files_default_name(bench, header, tmp):
+    """Two runs started together with the default name write two whole files."""
+    runs = [subprocess.Popen([bench] + TINY + ["--family", fam], cwd=tmp, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for fam in ("gdn", "kda")]
+    outs = [p.communicate(timeout=150) for p in runs]
+    for p, (_, err) in zip(runs, outs):
+        if p.returncode != 0:
+            fail("default-name run rc %d: %s" % (p.returncode, err[-1500:]))
+    files = sorted(glob.glob(os.path.join(tmp, "results", "host", "*.csv")))
+    if len(files) != 2:
+        fail("two runs, %d default-named files: %s" % (len(files), files))
+    fams = sorted({r["case"].split("/")[0] for r in read_csv(f, header)} for f in files)
+    if sorted(tuple(sorted(f)) for f in fams) != [("gdn",), ("kda",)]:
+        fail("each file holds one run's rows: %s" % fams)
+    if not re.search(r"\d{8}T\d{6}\.\d{3}Z-\d+\.csv$", files[0]):
+        fail("default name %s lacks milliseconds and pid" % files[0])
+
+
+def limited(limit):
+    def pre():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return pre
+
+
+def check_files_disk_full(bench, header, tmp):
+    """A write that fails (file size limit; a 12 KiB tmpfs too when root can mount one): no file
+    under the final name, no "wrote", non-zero exit, the temporary named; the same for GB's JSON."""
+    out_csv, out_json = os.path.join(tmp, "full.csv"), os.path.join(tmp, "full.json")
+    p = subprocess.run([bench] + TINY + ["--out", out_csv, "--benchmark_out=" + out_json], cwd=tmp,
+                       capture_output=True, text=True, timeout=150, preexec_fn=limited(8000))
+    err = p.stderr
+    if p.returncode == 0 or os.path.exists(out_csv) or os.path.exists(out_json) or "wrote" in err:
+        fail("write failure: rc %d, final csv %s, json %s:\n%s" % (p.returncode, os.path.exists(out_csv),
+                                                                  os.path.exists(out_json), err[-1500:]))
+    kept = temps(out_csv)
+    if len(kept) != 1 or kept[0] not in err:
+        fail("the kept temporary %s is not named on stderr" % kept)
+    with open(kept[0]) as f:
+        if f.readline().rstrip("\n") != header:
+            fail("kept temporary lacks the header")
+    if len(temps(out_json)) != 1 or temps(out_json)[0] not in err:
+        fail("incomplete JSON temporary not kept/named: %s" % temps(out_json))
+    # a real full file system, where root may mount one
+    mnt = os.path.join(tmp, "tiny")
+    os.mkdir(mnt)
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", mnt],
+                                           capture_output=True).returncode != 0:
+        print("note: no tmpfs mount here; the file size limit stands in for a full disk")
+        return
+    try:
+        f = os.path.join(mnt, "f.csv")
+        rc, _, err = run(bench, TINY + ["--out", f], tmp)
+        if rc == 0 or os.path.exists(f) or "wrote" in err or not temps(f) or temps(f)[0] not in err:
+            fail("full tmpfs: rc %d, final %s:\n%s" % (rc, os.path.exists(f), err[-1500:]))
+    finally:
+        subprocess.run(["umount", mnt], capture_output=True)
+
+
+def check_files_out_dir(bench, header, tmp):
+    """--out DIR (and --benchmark_out=DIR, an unwritable folder) fail with one line, exit 2, before
+    any case runs."""
+    d = os.path.join(tmp, "d")
+    os.mkdir(d)
+    for args, word in ((["--out", d], "directory"), (["--benchmark_out=" + d, "--out", d + "/x.csv"], "directory")):
+        t0 = time.time()
+        rc, _, err = run(bench, LONG + args, tmp)
+        if rc != 2 or word not in err or d not in err or not no_case_ran(err) or time.time() - t0 > 30:
+            fail("%s: rc %d (expected 2 before any case):\n%s" % (args, rc, err[-1500:]))
+        if os.listdir(d):
+            fail("%s left files in %s: %s" % (args, d, os.listdir(d)))
+    if os.geteuid() != 0:  # root writes anywhere
+        ro = os.path.join(tmp, "ro")
+        os.mkdir(ro, 0o555)
+        rc, _, err = run(bench, LONG + ["--out", os.path.join(ro, "x.csv")], tmp)
+        if rc != 2 or "ro/x.csv" not in err or not no_case_ran(err):
+            fail("unwritable folder: rc %d:\n%s" % (rc, err[-1500:]))
+
+
+def check_files_final_exists(bench, header, tmp):
+    """The final name created by another run while this one measured is not clobbered: exit 1,
+    the other file untouched, this run's rows (CSV and JSON) kept in the named temporaries."""
+    out_csv, out_json = os.path.join(tmp, "race.csv"), os.path.join(tmp, "race.json")
+    p = start_and_wait(bench, TINY + ["--out", out_csv, "--benchmark_out=" + out_json], tmp, out_csv)
+    for f in (out_csv, out_json):
+        with open(f, "w") as fh:
+            fh.write("theirs\n")
+    _, err = p.communicate(timeout=150)
+    if p.returncode != 1 or "wrote" in err:
+        fail("final name taken during the run: rc %d:\n%s" % (p.returncode, err[-1500:]))
+    for f in (out_csv, out_json):
+        if open(f).read() != "theirs\n":
+            fail("%s was clobbered" % f)
+        kept = temps(f)
+        if len(kept) != 1 or kept[0] not in err:
+            fail("%s: this run's temporary not kept and named: %s" % (f, kept))
+    rows = read_csv(temps(out_csv)[0], header)
+    with open(temps(out_json)[0]) as fh:
+        doc = json.load(fh)
+    if not rows or len(doc["benchmarks"]) != len(rows):
+        fail("kept files incomplete: %d rows, %d benchmarks" % (len(rows), len(doc["benchmarks"])))
+    # an old result named again is replaced (the user asked for it)
+    old = os.path.join(tmp, "old.csv")
+    with open(old, "w") as fh:
+        fh.write("old\n")
+    rc, _, err = run(bench, TINY + ["--family", "gdn", "--out", old], tmp)
+    if rc != 0 or len(read_csv(old, header)) < 1:
+        fail("an existing --out is replaced: rc %d:\n%s" % (rc, err[-1500:]))
+
+
+def check_files_json_stdout(bench, header, tmp):
+    """--benchmark_format=json: stdout is one JSON document; our table goes to stderr."""
+    out_csv = os.path.join(tmp, "j.csv")
+    rc, out, err = run(bench, TINY + ["--family", "gdn", "--out", out_csv, "--benchmark_format=json"], tmp)
+    if rc != 0:
+        fail("rc %d: %s" % (rc, err[-1500:]))
+    try:
+        doc = json.loads(out)
+    except ValueError as e:
+        fail("stdout is not valid JSON (%s):\n%s" % (e, out[-800:]))
+    if len(doc["benchmarks"]) != len(read_csv(out_csv, header)):
+        fail("JSON benchmarks != CSV rows")
+    if "rows:" not in err:
+        fail("the final table is not on stderr")
 
 
 def main():

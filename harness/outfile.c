@@ -1,0 +1,163 @@
+/*
+ * outfile.c — result files that are never corrupt or lost (docs/csv.md, "Files").
+ *
+ * A result is written to a private temporary file in the target's folder (PATH.tmp.XXXXXX, made
+ * by mkstemp, so two processes never share one) and moved to PATH only when it is complete.
+ * While a run writes, it holds an flock on its temporary file: a second run aimed at the same PATH
+ * sees a locked PATH.tmp.* and refuses to start. A crashed run leaves an unlocked temporary,
+ * which is ignored (the kernel drops the lock with the process).
+ *
+ * The final name is never clobbered by surprise: if PATH did not exist at open, the move is
+ * link() + unlink(), which fails when another run created PATH meanwhile; if PATH existed at open
+ * (the user named an old result), it is replaced only if it is still that same file (device,
+ * inode, size, mtime). Otherwise the rows stay in the temporary file and the error names it.
+ */
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ls_harness.h"
+
+static void remember(ls_outfile *o, const struct stat *st)
+{
+    o->dev = (unsigned long long)st->st_dev;
+    o->ino = (unsigned long long)st->st_ino;
+    o->size = (long long)st->st_size;
+    o->mtime_ns = (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+static int same_file(const ls_outfile *o, const struct stat *st)
+{
+    ls_outfile now;
+    remember(&now, st);
+    return now.dev == o->dev && now.ino == o->ino && now.size == o->size && now.mtime_ns == o->mtime_ns;
+}
+
+/* 1 when another live process holds the lock of one of PATH's temporaries. */
+static int live_writer(const char *path, char *which, size_t cap)
+{
+    char pat[LS_OUTFILE_PATH_MAX + 16];
+    size_t n = 0;
+    for (const char *s = path; *s && n + 16 < sizeof pat; s++) { /* escape glob metacharacters */
+        if (strchr("*?[\\", *s))
+            pat[n++] = '\\';
+        pat[n++] = *s;
+    }
+    snprintf(pat + n, sizeof pat - n, ".tmp.??????");
+    glob_t g;
+    int busy = 0;
+    if (glob(pat, GLOB_NOSORT, NULL, &g) != 0)
+        return 0;
+    for (size_t i = 0; i < g.gl_pathc && !busy; i++) {
+        int fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+            busy = 1;
+            snprintf(which, cap, "%s", g.gl_pathv[i]);
+        }
+        close(fd); /* also drops the lock if we took it: a stale temporary stays untouched */
+    }
+    globfree(&g);
+    return busy;
+}
+
+int ls_outfile_open(ls_outfile *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    if (!path || !*path)
+        return ls_fail("output: empty file name");
+    if (strlen(path) + 16 > LS_OUTFILE_PATH_MAX)
+        return ls_fail("output: file name too long (%zu bytes)", strlen(path));
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return ls_fail("output '%s' is a directory; give a file name", path);
+        if (!S_ISREG(st.st_mode))
+            return ls_fail("output '%s' exists and is not a regular file", path);
+        o->existed = 1;
+        remember(o, &st);
+    } else if (errno != ENOENT) {
+        return ls_fail("output '%s': %s", path, strerror(errno));
+    }
+    char busy[LS_OUTFILE_PATH_MAX + 16];
+    if (live_writer(path, busy, sizeof busy))
+        return ls_fail("output '%s' is being written by another run (its temporary '%s' is locked)", path,
+                       busy);
+    snprintf(o->path, sizeof o->path, "%s", path);
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0)
+        return ls_fail("output '%s': cannot create a file in its folder: %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(o->tmp);
+        return ls_fail("output '%s': cannot lock '%s': %s", path, o->tmp, strerror(e));
+    }
+    mode_t mask = umask(0); /* mkstemp makes 0600; give the mode a plain create would */
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    o->fd = fd;
+    return 0;
+}
+
+int ls_outfile_commit(ls_outfile *o)
+{
+    int rc = 0;
+    if (o->fd >= 0 && fsync(o->fd) != 0 && errno != EINVAL && errno != EROFS)
+        rc = ls_fail("output: writing '%s' failed: %s; what was written is kept in '%s'", o->path,
+                     strerror(errno), o->tmp);
+    struct stat st;
+    if (rc == 0 && o->existed) {
+        if (stat(o->path, &st) != 0 || !same_file(o, &st))
+            rc = ls_fail("output '%s' was replaced by another run during this one; not overwritten, "
+                         "this run's result is in '%s'", o->path, o->tmp);
+        else if (rename(o->tmp, o->path) != 0)
+            rc = ls_fail("output: rename '%s' -> '%s' failed: %s", o->tmp, o->path, strerror(errno));
+    } else if (rc == 0) {
+        if (link(o->tmp, o->path) == 0) {
+            unlink(o->tmp);
+        } else if (errno == EEXIST) {
+            rc = ls_fail("output '%s' was created by another run during this one; not overwritten, "
+                         "this run's result is in '%s'", o->path, o->tmp);
+        } else if (stat(o->path, &st) == 0) { /* no hard links here: a checked rename */
+            rc = ls_fail("output '%s' was created by another run during this one; not overwritten, "
+                         "this run's result is in '%s'", o->path, o->tmp);
+        } else if (rename(o->tmp, o->path) != 0) {
+            rc = ls_fail("output: rename '%s' -> '%s' failed: %s", o->tmp, o->path, strerror(errno));
+        }
+    }
+    if (o->fd >= 0)
+        close(o->fd);
+    o->fd = -1;
+    o->done = 1;
+    return rc;
+}
+
+void ls_outfile_keep(ls_outfile *o)
+{
+    if (o->fd >= 0)
+        close(o->fd);
+    o->fd = -1;
+    o->done = 1;
+}
+
+void ls_outfile_discard(ls_outfile *o)
+{
+    if (o->done || !o->tmp[0])
+        return;
+    if (o->fd >= 0)
+        close(o->fd);
+    unlink(o->tmp);
+    o->fd = -1;
+    o->done = 1;
+}
