@@ -9,7 +9,10 @@ line per draft-token count (and per model / tp / variant / impl / tuning / cache
 device when those vary inside the chart), the run's copy ceiling (copy_peak_gbps) as a dashed
 horizontal line, titled with GPU name and state dtype. Repetitions are reduced to their median
 GB/s; rows without a GB/s value (empty cell) are left out.
-With --compare: one PNG of the % change per case, bars coloured by compare.py's decision.
+With --compare: one PNG, one panel per case family (conv1d_update, gdn, kda, mamba2_ssu, pool):
+bars of the % change of the cases that are not SAME (at most 20 per panel, largest first),
+coloured by compare.py's decision; SAME cases are counted in the panel title, not drawn. The
+figure title names BEFORE -> AFTER and the verdict counts.
 Files are named <csv stem>-<op>_<dtype>.png (op "gdn/verify" -> gdn_verify; prefixed by the
 mechanism when op does not start with it) and compare-<before>-vs-<after>.png,
 written to --out (default: the directory of CSV, or of AFTER.csv). Exit 2 on bad input.
@@ -118,36 +121,79 @@ def bar_labels(keys):
     return [" ".join([k[0]] + [f"{names[i - 1]}={k[i]}" for i in varying]) for k in keys]
 
 
+MAX_BARS = 20          # bars per family panel: the changed cases with the largest |change|
+PANEL_COLS = 2
+
+
+def comparison_panels(cmp, max_bars=MAX_BARS):
+    """[(family, shown, n_same, n_hidden, n_total)]: one panel per case family (the key's first
+    part: conv1d_update, gdn, kda, mamba2_ssu, pool) in first-appearance order. A panel shows the
+    cases that are not SAME, at most max_bars of them, largest |change| first; SAME cases are
+    counted, not drawn, so a full sweep gives a few readable panels instead of 540 bars."""
+    fams = {}
+    for r in cmp.results:
+        fams.setdefault(r.key[0].split("/")[0], []).append(r)
+    panels = []
+    for fam, res in fams.items():
+        changed = sorted((r for r in res if r.decision != "SAME"),
+                         key=lambda r: -abs(r.change_pct))
+        panels.append((fam, changed[:max_bars], len(res) - len(changed),
+                       max(0, len(changed) - max_bars), len(res)))
+    return panels
+
+
 def plot_comparison(plt, cmp, path):
-    """Horizontal bars of % change per compared case, coloured by decision, with the
-    +-threshold band dashed; title carries the geometric-mean ratio."""
-    res = cmp.results
-    labels = bar_labels([r.key for r in res])
-    width = min(24.0, 6.0 + 0.065 * max(len(s) for s in labels))
-    fig, ax = plt.subplots(figsize=(width, max(3.0, 0.3 * len(res) + 1.5)))
-    ys = list(range(len(res)))[::-1]
-    ax.barh(ys, [r.change_pct for r in res],
-            color=[DECISION_COLOURS[r.decision] for r in res])
-    ax.set_yticks(ys)
-    ax.set_yticklabels(labels, fontsize="x-small")
-    for x in (-cmp.threshold, cmp.threshold):
-        ax.axvline(x, linestyle="--", color="black", linewidth=0.8)
-    ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_xlabel("median time change, after vs before (%)   (+ = slower)")
+    """One panel per family (comparison_panels): horizontal bars of % change of the cases that
+    are not SAME, coloured by decision, the +-threshold band dashed. The figure title says what
+    was compared, in which direction, and the verdict counts."""
+    panels = comparison_panels(cmp)
+    keys = [r.key for r in cmp.results]
+    label_of = dict(zip(keys, bar_labels(keys)))
+    cols = min(PANEL_COLS, len(panels))
+    rows_n = math.ceil(len(panels) / cols)
+    row_h = [max(1.6, 0.26 * max([len(panels[i][1]) for i in range(r * cols, min(len(panels), (r + 1) * cols))]
+                                   + [1]) + 1.1) for r in range(rows_n)]
+    fig, axes = plt.subplots(rows_n, cols, figsize=(9.0 * cols, sum(row_h) + 1.0), squeeze=False,
+                             gridspec_kw={"height_ratios": row_h})
+    for i, (fam, shown, n_same, n_hidden, n_total) in enumerate(panels):
+        ax = axes[i // cols][i % cols]
+        ys = list(range(len(shown)))[::-1]
+        if shown:
+            ax.barh(ys, [r.change_pct for r in shown],
+                    color=[DECISION_COLOURS.get(r.decision, "#9467bd") for r in shown])
+            ax.set_yticks(ys)
+            ax.set_yticklabels([label_of[r.key].split("/", 1)[1] for r in shown], fontsize="x-small")
+        else:
+            ax.set_yticks([])
+            ax.text(0.5, 0.5, f"all {n_total} cases SAME", transform=ax.transAxes, ha="center",
+                    va="center", fontsize="medium", color="#555555")
+        for x in (-cmp.threshold, cmp.threshold):
+            ax.axvline(x, linestyle="--", color="black", linewidth=0.8)
+        ax.axvline(0, color="black", linewidth=0.8)
+        note = f"{n_total} cases, {n_same} SAME not drawn"
+        if n_hidden:
+            note += f", {n_hidden} more changed not drawn"
+        g = cmp.geomean_ratio([r for r in cmp.results if r.key[0].split("/")[0] == fam])
+        ax.set_title(f"{fam}  ({note}; geomean {(g - 1) * 100:+.2f}%)", fontsize="medium")
+        ax.set_xlabel("median time change (%), + = slower")
+        ax.grid(True, axis="x", alpha=0.3)
+    for j in range(len(panels), rows_n * cols):
+        axes[j // cols][j % cols].axis("off")
     g = cmp.geomean_ratio()
     gtxt = "n/a" if math.isnan(g) else f"{(g - 1) * 100:+.2f}%"
     old, new = cmp.sides()
-    sides = "" if (old, new) == ("BEFORE", "AFTER") else f"  |  {old} -> {new}"
-    ax.set_title(f"{os.path.basename(cmp.after.path)} vs {os.path.basename(cmp.before.path)}"
-                 f"{sides}  |  geomean {gtxt}")
+    counts = ", ".join(f"{n} {d}" for d, n in cmp.counts().items() if n)
+    b, a = os.path.basename(cmp.before.path), os.path.basename(cmp.after.path)
+    what = f"{b} ({old}) -> {a} ({new})" if (old, new) != ("BEFORE", "AFTER") else f"{b} -> {a}"
+    fig.suptitle(f"{what}: change of median time per case\n{len(cmp.results)} compared: {counts}; "
+                 f"geomean {gtxt}; threshold {cmp.threshold:g}%")
     from matplotlib.patches import Patch
-    present = [d for d in compare.DECISIONS if any(r.decision == d for r in res)]
+    present = [d for d in dict.fromkeys(r.decision for r in cmp.results) if d != "SAME"]
     if present:
-        ax.legend(handles=[Patch(color=DECISION_COLOURS[d], label=d) for d in present],
-                  fontsize="small", loc="best")
-    ax.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+        fig.legend(handles=[Patch(color=DECISION_COLOURS.get(d, "#9467bd"), label=d) for d in present],
+                   fontsize="small", loc="upper right")
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 

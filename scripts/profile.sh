@@ -2,7 +2,7 @@
 # scripts/profile.sh — profile ONE benchmark case by its stable key, with Nsight Systems (default)
 # or Nsight Compute (--ncu). Reports land in results/profiles/ (or --out DIR).
 #
-#   scripts/profile.sh CASE_KEY [--ncu] [--out DIR] [--dry-run] [-- extra linstate-bench args]
+#   scripts/profile.sh CASE_KEY [--ncu] [--capture nvtx|api] [--out DIR] [--dry-run] [-- bench args]
 #   e.g. scripts/profile.sh gdn/verify/qwen3-next-80b-a3b/tp2/B:64/T:4/fp32 --ncu
 #
 # How the case is picked out:
@@ -12,7 +12,13 @@
 #    --profile (fixed small iteration count inside cudaProfilerStart/Stop);
 #  - nsys captures the harness's measure phase only: --capture-range=nvtx on the registered
 #    string "measure" of domain "linstate" (registered, so NSYS_NVTX_PROFILER_REGISTER_ONLY=0 is
-#    not needed), tracing cuda,nvtx; capture stops after the first measure range;
+#    not needed), tracing cuda,nvtx; capture stops after the first measure range. Graph cases
+#    (/graph keys) are traced per node (--cuda-graph-trace=node): each kernel of a replay shows,
+#    not one opaque graph launch;
+#  - --capture api: the window is the bench's own cudaProfilerStart/Stop pair instead (--profile
+#    takes its 3 samples inside it, warm-up outside): nsys --capture-range=cudaProfilerApi, ncu
+#    --profile-from-start off. Use it when NVTX capture is unavailable (NVTX compiled out, an
+#    nsys without NVTX capture) — it needs no NVTX at all;
 #  - ncu profiles only kernels launched inside the measure phase of that case: --nvtx with the
 #    push/pop filter 'linstate@<key>/measure', where each '/' of the key is escaped as '\/'
 #    (ncu reads an unescaped '/' as the separator of nested ranges).
@@ -58,12 +64,17 @@ case "$key" in
 esac
 
 tool=nsys
+capture=nvtx
 out="$root/results/profiles"
 dry=0
 bench_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --ncu) tool=ncu ;;
+    --capture)
+      if [ $# -lt 2 ]; then die "--capture needs nvtx or api"; fi
+      case "$2" in nvtx|api) capture=$2 ;; *) die "--capture: '$2' is not nvtx or api" ;; esac
+      shift ;;
     --out)
       if [ $# -lt 2 ] || [ -z "$2" ]; then die "--out needs a directory"; fi
       out=$2
@@ -83,12 +94,21 @@ read -r -a ncu_extra <<< "${LS_NCU_ARGS:-}"
 
 if [ "$tool" = nsys ]; then
   report="$out/$name.nsys-rep"
-  cmd=(nsys profile -t 'cuda,nvtx' --capture-range=nvtx --nvtx-capture='measure@linstate'
+  if [ "$capture" = nvtx ]; then
+    window=(--capture-range=nvtx --nvtx-capture='measure@linstate')
+  else
+    window=(--capture-range=cudaProfilerApi)
+  fi
+  cmd=(nsys profile -t 'cuda,nvtx' --cuda-graph-trace=node "${window[@]}"
        --capture-range-end=stop --force-overwrite=true -o "$out/$name" "${nsys_extra[@]}")
 else
   report="$out/$name.ncu-rep"
-  cmd=(ncu --nvtx --nvtx-include "$(ncu_nvtx_filter "$key")" --clock-control none
-       --force-overwrite -o "$out/$name" "${ncu_extra[@]}")
+  if [ "$capture" = nvtx ]; then
+    window=(--nvtx --nvtx-include "$(ncu_nvtx_filter "$key")")
+  else
+    window=(--profile-from-start off)
+  fi
+  cmd=(ncu "${window[@]}" --clock-control none --force-overwrite -o "$out/$name" "${ncu_extra[@]}")
 fi
 cmd+=("$bench" "--benchmark_filter=$filter" --profile "${bench_args[@]}")
 

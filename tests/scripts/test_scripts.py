@@ -604,6 +604,51 @@ class Plot(Base):
         self.assertEqual(rc, 0, out + err)
         self.assertTrue(is_png(os.path.join(self.dir, "compare-b-vs-a.png")))
 
+    def test_compare_chart_of_a_full_sweep_is_readable(self):
+        """540 cases in 5 families (issue 13: a 1343x17973 px image titled "AFTER vs BEFORE"):
+        one panel per family, only the cases that changed drawn, at most ~2000 px a side, and a
+        title naming BEFORE -> AFTER in that order."""
+        fams = (("conv1d_update", "decode", "gdn"), ("gdn", "verify", "gdn"),
+                ("kda", "verify", "kda"), ("mamba2_ssu", "decode", "mamba2"),
+                ("pool", "copy", "gdn"))
+        before = [row(b, t, 5.0 + b * t * 0.01, 0.01, k, mechanism=m, family=f, op=o,
+                      model=f"model-{mi}")
+                  for k in range(1) for f, o, m in fams for mi in range(4)
+                  for b in (1, 2, 4, 8, 16, 32, 64, 128, 256) for t in (1, 2, 4)]
+        self.assertEqual(len(before), 540)
+        slow = before[0]["case"]
+        b_csv, a_csv = self.csv("old-run.csv", before), self.csv("new-run.csv", scaled(before, slow, 1.3))
+        cmp = compare.compare_runs(compare.load_csv(b_csv), compare.load_csv(a_csv), 5.0, 0.05)
+        panels = plot.comparison_panels(cmp)
+        self.assertEqual([p[0] for p in panels], [f for f, _, _ in fams])
+        self.assertEqual(sum(len(p[1]) for p in panels), 1)          # only the changed case drawn
+        self.assertEqual(panels[0][1][0].key[0], slow)
+        rc, out, err = run(PY, PLOT, "--compare", b_csv, a_csv, "--out", self.dir)
+        self.assertEqual(rc, 0, out + err)
+        png = os.path.join(self.dir, "compare-old-run-vs-new-run.png")
+        import matplotlib.image
+        h, w = matplotlib.image.imread(png).shape[:2]
+        self.assertLessEqual(max(h, w), 2200, (w, h))
+        self.assertGreaterEqual(min(h, w), 400, (w, h))
+        # the figure itself: 5 family panels, title old -> new
+        figs = []
+        plt = plot._pyplot()
+        real_close = plt.close
+
+        class Spy:
+            def __getattr__(self, name):
+                return getattr(plt, name)
+
+            def close(self, fig):
+                figs.append(fig)
+                real_close(fig)
+        plot.plot_comparison(Spy(), cmp, os.path.join(self.dir, "spy.png"))
+        fig = figs[0]
+        self.assertEqual(len([ax for ax in fig.axes if ax.axison]), 5)
+        title = fig._suptitle.get_text()
+        self.assertIn("old-run.csv -> new-run.csv", title)
+        self.assertIn("1 SLOWER", title)
+
     def test_bad_input_exit_2(self):
         rc, out, err = run(PY, PLOT, self.csv("bad.csv", suite(schema_version="7")),
                            "--out", self.dir)
@@ -635,6 +680,21 @@ class Profile(Base):
         self.assertNotRegex(self.KEY + "x", flt)
         self.assertNotRegex(self.KEY.replace("B:64", "B:6"), flt)
         self.assertNotRegex("x/" + self.KEY, flt)
+
+    def test_graph_nodes_traced_and_profiler_api_capture(self):
+        argv = self.dry_run()
+        self.assertIn("--cuda-graph-trace=node", argv)
+        api = self.dry_run("--capture", "api")
+        self.assertIn("--capture-range=cudaProfilerApi", api)
+        self.assertIn("--cuda-graph-trace=node", api)
+        self.assertIn("--profile", api)            # the bench's cudaProfilerStart/Stop window
+        self.assertFalse(any(a.startswith("--nvtx-capture") for a in api))
+        ncu = self.dry_run("--ncu", "--capture", "api")
+        self.assertEqual(ncu[ncu.index("--profile-from-start") + 1], "off")
+        self.assertNotIn("--nvtx-include", ncu)
+        rc, _, err = run("bash", PROFILE, self.KEY, "--capture", "sometimes", "--dry-run")
+        self.assertEqual(rc, 2)
+        self.assertIn("sometimes", err)
 
     def test_filter_escapes_regex_metacharacters(self):
         key = "mamba2/decode/nemotron-h-4.5b/tp1/B:8/T:1/bf16"
