@@ -4,6 +4,7 @@
 Runs the scripts as a user would (subprocess), checking exit codes and output. Exit 77 (CTest
 skip) when numpy/scipy/matplotlib are missing.
 """
+import json
 import os
 import re
 import shlex
@@ -28,6 +29,7 @@ import plot  # noqa: E402  (scripts/ is on sys.path through synth)
 PY = sys.executable
 COMPARE = os.path.join(synth.SCRIPTS, "compare.py")
 PLOT = os.path.join(synth.SCRIPTS, "plot.py")
+EXPORT = os.path.join(synth.SCRIPTS, "export.py")
 SIDE = os.path.join(synth.SCRIPTS, "side_by_side.py")
 PROFILE = os.path.join(synth.SCRIPTS, "profile.sh")
 SLOW_KEY = synth.case_key(batch=64, draft=4)
@@ -654,6 +656,59 @@ class Plot(Base):
                            "--out", self.dir)
         self.assert_one_line_error(rc, out, err, "bad.csv", "schema_version")
         self.assertEqual([f for f in os.listdir(self.dir) if f.endswith(".png")], [])
+
+
+class Export(Base):
+    """export.py: Bencher BMF / Google Benchmark JSON, one GPU model per testbed."""
+
+    def test_bmf_values_and_repetitions(self):
+        rows = suite(reps=3, jitter=0.1) + [row(batch=512, status="error:timing", time_us_median="")]
+        rc, out, err = run(PY, EXPORT, self.csv("r.csv", rows))
+        self.assertEqual(rc, 0, err)
+        doc = json.loads(out)
+        self.assertEqual(len(doc), 10)                       # 8 gdn + 2 mamba2 keys, reps merged
+        name = next(n for n in doc if n.startswith("gdn/verify/") and "/B:64/T:4/" in n)
+        base = 5.0 + 64 * 4 * 0.25
+        lat = doc[name]["latency"]
+        self.assertAlmostEqual(lat["value"], base * 1.1 * 1e3, places=6)   # median of 3 reps, ns
+        self.assertLess(lat["lower_value"], lat["value"])
+        self.assertGreater(lat["upper_value"], lat["value"])
+        self.assertIn("gigabytes-per-second", doc[name])
+        self.assertIn("1 rows not ok", err)
+
+    def test_one_gpu_model_per_testbed(self):
+        rows = suite() + [dict(r, gpu_name="NVIDIA B200") for r in suite()]
+        path = self.csv("mixed.csv", rows)
+        rc, out, err = run(PY, EXPORT, path)
+        self.assert_one_line_error(rc, out, err, "2 GPU models", "--out-dir")
+        out_dir = os.path.join(self.dir, "tb")
+        rc, out, err = run(PY, EXPORT, path, "--format", "gb", "--out-dir", out_dir)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(sorted(os.listdir(out_dir)), ["b200.json", "h200.json"])
+        with open(os.path.join(out_dir, "h200.json")) as f:
+            gb = json.load(f)
+        self.assertEqual(gb["context"]["linstate_gpu"], "h200")
+        self.assertEqual(len(gb["benchmarks"]), 10)
+        b = gb["benchmarks"][0]
+        self.assertEqual((b["time_unit"], b["run_type"], b["iterations"]), ("us", "iteration", 1))
+        self.assertTrue(b["name"].startswith("gdn/verify/"))
+
+    def test_bad_input_exit_2(self):
+        rc, out, err = run(PY, EXPORT, self.csv("bad.csv", suite(schema_version="7")))
+        self.assert_one_line_error(rc, out, err, "bad.csv", "schema_version")
+
+
+class ReadmeExamples(unittest.TestCase):
+    """The README's compare/plot/export examples name committed files that exist."""
+
+    def test_example_files_exist(self):
+        root = os.path.dirname(synth.SCRIPTS)
+        with open(os.path.join(root, "README.md")) as f:
+            text = f.read()
+        paths = set(re.findall(r"\bresults/[\w./-]+\.csv\b", text))
+        self.assertTrue(any("default-sweep" in p for p in paths), paths)
+        missing = [p for p in sorted(paths) if not os.path.exists(os.path.join(root, p))]
+        self.assertEqual(missing, [])
 
 
 class Profile(Base):

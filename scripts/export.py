@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""export.py — linstate CSV runs in a regression tracker's format.
+
+    scripts/export.py RUN.csv [RUN.csv ...] [--format bmf|gb] [--out FILE | --out-dir DIR]
+
+--format bmf (default): Bencher Metric Format JSON (https://bencher.dev, `bencher run --adapter
+json --file F`): {benchmark name: {"latency": {value, lower_value, upper_value} in ns (median,
+p10, p90), "gigabytes-per-second": {value}}}. --format gb: Google Benchmark JSON (context +
+benchmarks, time in us), which github-action-benchmark reads with `tool: googlecpp`.
+
+A tracker compares results only within one testbed, and one GPU model is one testbed: rows of
+several GPU models (gpu_name; "host" for the host backend) are refused unless --out-dir is given,
+which writes one file per model, DIR/<gpu slug>.json (e.g. h200.json). A benchmark's name is the
+row's join key as compare.py prints it (case, variant, impl, tuning, cache regime, graph; not the
+device index), so exports and comparisons name cases alike; repetitions and devices of one key are
+reduced to the median of their medians (p10, p90 and GB/s likewise). Rows that are not ok are
+left out and counted on stderr. Exit 2 on bad input, with one error line.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402  (the CSV loader, join key and median live there)
+
+BANDWIDTH_MEASURE = "gigabytes-per-second"  # Bencher creates a custom measure on first use
+
+
+def gpu_slug(name):
+    """The testbed name of a GPU model, as linstate-bench names results/<gpu>/: lower case,
+    non-alphanumerics as '-', a leading "nvidia-" dropped ("NVIDIA H200" -> "h200")."""
+    s = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    s = s[len("nvidia-"):] if s.startswith("nvidia-") else s
+    return s or "unknown"
+
+
+def benchmarks(rows):
+    """{name: dict of median, p10, p90 (us), gbps, n} over the ok rows, in first-appearance
+    order; name is compare.format_key of the device-free join key."""
+    groups = {}
+    for r in rows:
+        if r["status"] == "ok":
+            groups.setdefault(compare.format_key(compare.row_key(r, ignore_device=True)), []).append(r)
+    out = {}
+    for name, rs in groups.items():
+        gb = [r["gbps"] for r in rs if r["gbps"] == r["gbps"]]  # NaN-free
+        out[name] = {"median": compare.median([r["time_us_median"] for r in rs]),
+                     "p10": compare.median([r["time_us_p10"] for r in rs]),
+                     "p90": compare.median([r["time_us_p90"] for r in rs]),
+                     "gbps": compare.median(gb) if gb else None, "n": len(rs), "row": rs[0]}
+    return out
+
+
+def to_bmf(bench):
+    doc = {}
+    for name, b in bench.items():
+        m = {"latency": {"value": b["median"] * 1e3, "lower_value": b["p10"] * 1e3,
+                         "upper_value": b["p90"] * 1e3}}
+        if b["gbps"] is not None:
+            m[BANDWIDTH_MEASURE] = {"value": b["gbps"]}
+        doc[name] = m
+    return doc
+
+
+def to_gb(bench, gpu):
+    first = next(iter(bench.values()))["row"] if bench else {}
+    ctx = {"date": first.get("timestamp", ""), "host_name": first.get("host", ""),
+           "executable": "linstate-bench", "library_build_type": "release",
+           "linstate_gpu": gpu, "linstate_backend": first.get("backend", ""),
+           "linstate_git_commit": first.get("git_commit", "")}
+    out = []
+    for name, b in bench.items():
+        e = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": b["n"],
+             "repetition_index": 0, "threads": 1, "iterations": 1, "real_time": b["median"],
+             "cpu_time": b["median"], "time_unit": "us"}
+        if b["gbps"] is not None:
+            e["bytes_per_second"] = b["gbps"] * 1e9
+        out.append(e)
+    return {"context": ctx, "benchmarks": out}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="export.py", description="linstate CSVs for a regression tracker.")
+    p.add_argument("csv", nargs="+", help="linstate CSV runs (one GPU model, or use --out-dir)")
+    p.add_argument("--format", choices=("bmf", "gb"), default="bmf",
+                   help="bmf: Bencher Metric Format (default); gb: Google Benchmark JSON")
+    dest = p.add_mutually_exclusive_group()
+    dest.add_argument("--out", help="write to FILE (default: stdout)")
+    dest.add_argument("--out-dir", help="one file per GPU model: DIR/<gpu>.json")
+    args = p.parse_args(argv)
+    try:
+        rows = [r for f in args.csv for r in compare.load_csv(f).rows]
+    except compare.InputError as e:
+        print(f"export.py: error: {e}", file=sys.stderr)
+        return 2
+    by_gpu = {}
+    for r in rows:
+        by_gpu.setdefault(gpu_slug(r["gpu_name"] or r["backend"]), []).append(r)
+    if len(by_gpu) > 1 and not args.out_dir:
+        print(f"export.py: error: rows of {len(by_gpu)} GPU models ({', '.join(by_gpu)}); a testbed is "
+              f"one model: give --out-dir DIR for one file each", file=sys.stderr)
+        return 2
+    skipped = sum(1 for r in rows if r["status"] != "ok")
+    if skipped:
+        print(f"export.py: {skipped} rows not ok, left out", file=sys.stderr)
+    docs = {}
+    for gpu, rs in by_gpu.items():
+        bench = benchmarks(rs)
+        if not bench:
+            print(f"export.py: error: no status=ok rows for {gpu}", file=sys.stderr)
+            return 2
+        docs[gpu] = to_bmf(bench) if args.format == "bmf" else to_gb(bench, gpu)
+    if args.out_dir:
+        try:
+            os.makedirs(args.out_dir, exist_ok=True)
+        except OSError as e:
+            print(f"export.py: error: cannot create {args.out_dir}: {e.strerror}", file=sys.stderr)
+            return 2
+        for gpu, doc in docs.items():
+            path = os.path.join(args.out_dir, gpu + ".json")
+            with open(path, "w") as f:
+                json.dump(doc, f, indent=1)
+                f.write("\n")
+            print(path)
+        return 0
+    doc = next(iter(docs.values()))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+    else:
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
