@@ -32,7 +32,7 @@ static int linstate_explain(ls_op op, const void *params, const ls_tuning *t, co
 static const ls_impl linstate_impl = {
     .abi_version = LS_IMPL_ABI,
     .name = "linstate",
-    .version = "",
+    .version = LS_CUDA_ARCHS_TEXT, /* the archs compiled in, e.g. "sm_90,sm_100+ptx" (CMake) */
     .runtime = "cuda",
     .caps = LS_IMPL_GRAPH | LS_IMPL_KV,
     .knobs = ls_linstate_knobs,

@@ -9,6 +9,8 @@
 
 #include "ls_fi_ssu.h"
 #include "ls_kernels.h"
+#define PEER_ARCH_CUDART
+#include "../peer_arch.h"
 
 #ifndef LS_FI_VERSION
 #define LS_FI_VERSION "flashinfer-python"
@@ -50,6 +52,8 @@ static int fi_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s)
      * Whether the adapter or the kernel is at fault is not known yet. Refused (skipped), never
      * timed while wrong. */
     const int algo = algo_of(t);
+    if (peer_arch_refuse(LS_PEER_CUDA_ARCH, peer_cuda_cc(), "flashinfer ssu", g_err, sizeof g_err))
+        return LS_OP_UNSUPPORTED;
     if (p && p->tokens > 1) {
         snprintf(g_err, sizeof g_err, "flashinfer ssu: T = %d: multi-token verify is disabled (it disagreed "
                  "with the float64 reference on the H200; docs/peers.md)", p->tokens);

@@ -13,6 +13,10 @@
 #include "ls_sglang_cuda.h"
 #endif
 #include "tk.h"
+#ifdef LS_SGLANG_CUDA_KDA
+#define PEER_ARCH_CUDART
+#endif
+#include "../peer_arch.h" /* tk_launch answers PEER_UNSUPPORTED on another arch */
 
 extern const tk_variant sg_variants[];
 extern const int sg_n_variants;
@@ -67,6 +71,9 @@ static int sg_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
 #ifdef LS_SGLANG_CUDA_KDA
     if (ls_sglang_cuda_kda_covered(p)) {
         err_buf[0] = 0;
+        if (peer_arch_refuse(LS_PEER_CUDA_ARCH, peer_cuda_cc(), "sglang kda (CUDA kda_packed_decode)", err_buf,
+                             sizeof err_buf))
+            return LS_OP_UNSUPPORTED;
         int rc = ls_sglang_cuda_kda_decode(p, s);
         if (rc != 0)
             snprintf(err_buf, sizeof err_buf, "%s", ls_sglang_cuda_last_error());

@@ -9,6 +9,8 @@
 
 #include "ls_kernels.h"
 #include "ls_sglang_cuda.h"
+#define PEER_ARCH_CUDART
+#include "../peer_arch.h"
 
 #ifndef LS_SG_VERSION
 #define LS_SG_VERSION "sglang"
@@ -26,6 +28,8 @@ static int sg_conv(const ls_conv_params *p, const ls_tuning *t, ls_stream s)
     (void)t;
     ls_sg_conv_plan pl;
     refused[0] = 0;
+    if (peer_arch_refuse(LS_PEER_CUDA_ARCH, peer_cuda_cc(), "sglang_cuda conv", refused, sizeof refused))
+        return LS_OP_UNSUPPORTED;
     if (p && ls_sg_conv_map(p, &pl, 0, refused, sizeof refused) != 0)
         return LS_OP_UNSUPPORTED;
     refused[0] = 0;
@@ -37,6 +41,8 @@ static int sg_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
     (void)t;
     ls_sg_kda_plan pl;
     refused[0] = 0;
+    if (peer_arch_refuse(LS_PEER_CUDA_ARCH, peer_cuda_cc(), "sglang_cuda kda", refused, sizeof refused))
+        return LS_OP_UNSUPPORTED;
     if (p && ls_sg_kda_map(p, &pl, 0, refused, sizeof refused) != 0)
         return LS_OP_UNSUPPORTED;
     refused[0] = 0;

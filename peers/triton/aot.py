@@ -255,7 +255,7 @@ def c_table(metas, cubin_paths, prefix):
                    f'{m["num_warps"]}, {m["num_ctas"]}, {m["shared"]}, {m["launch_pdl"]}, '
                    f'{m["global_scratch_size"]}, {m["global_scratch_align"]}, '
                    f'{m["profile_scratch_size"]}, {m["profile_scratch_align"]}, '
-                   f'(int)(sizeof args_{i} / sizeof args_{i}[0]), args_{i}}},')
+                   f'(int)(sizeof args_{i} / sizeof args_{i}[0]), args_{i}, {m["arch"]}}},')
     out.append("};")
     out.append(f"const int {prefix}_n_variants = {len(metas)};")
     out.append(f'const char {prefix}_triton_version[] = "{metas[0]["triton"] if metas else ""}";')

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../peer_arch.h"
 #include "tk.h"
 
 #define TK_MAX_LOADED 512
@@ -32,10 +33,28 @@ static int cu_fail(CUresult r, const char *what, const tk_variant *v, char *err,
     return -1;
 }
 
-static loaded *get(const tk_variant *v, char *err, size_t cap)
+/* PEER_UNSUPPORTED when the current device cannot run v's cubin (peer_arch.h), else 0. */
+static int arch_refused(const tk_variant *v, char *err, size_t cap)
+{
+    CUdevice dev;
+    int major = 0, minor = 0;
+    if (v->arch <= 0 || cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != CUDA_SUCCESS)
+        return 0; /* unknown: cuModuleLoadData will say */
+    char who[256];
+    snprintf(who, sizeof who, "%s[%s] (Triton AOT cubin)", v->kernel, v->key);
+    return peer_arch_refuse(v->arch, major * 10 + minor, who, err, cap);
+}
+
+/* The loaded module of v in the current context; NULL with err set (*unsupported = 1 when the
+ * device's arch cannot run the cubin). Checked once per (variant, context): later calls find
+ * the table entry, so the timed launches pay no query. */
+static loaded *get(const tk_variant *v, char *err, size_t cap, int *unsupported)
 {
     CUcontext ctx = NULL;
     CUresult r = cuCtxGetCurrent(&ctx);
+    *unsupported = 0;
     if (r != CUDA_SUCCESS || !ctx) {
         snprintf(err, cap, "%s[%s]: no current CUDA context (the cuda runtime sets one up)",
                  v->kernel, v->key);
@@ -53,8 +72,13 @@ static loaded *get(const tk_variant *v, char *err, size_t cap)
         goto out;
     }
     loaded e = {.v = v, .ctx = ctx};
+    if (arch_refused(v, err, cap)) {
+        *unsupported = 1;
+        goto out;
+    }
     if ((r = cuModuleLoadData(&e.mod, v->cubin)) != CUDA_SUCCESS) {
         cu_fail(r, "cuModuleLoadData", v, err, cap);
+        *unsupported = r == CUDA_ERROR_NO_BINARY_FOR_GPU; /* an arch the check did not know */
         goto out;
     }
     if ((r = cuModuleGetFunction(&e.fn, e.mod, v->entry)) != CUDA_SUCCESS) {
@@ -91,9 +115,10 @@ int tk_launch(const tk_call *c, void *stream, char *err, size_t cap)
     unsigned long long programs = (unsigned long long)c->grid[0] * c->grid[1] * c->grid[2];
     if (programs == 0)
         return 0; /* Triton's launcher skips an empty grid too */
-    loaded *l = get(v, err, cap);
+    int unsupported;
+    loaded *l = get(v, err, cap, &unsupported);
     if (!l)
-        return -1;
+        return unsupported ? PEER_UNSUPPORTED : -1;
     if (v->global_scratch_size > 0) {
         /* as the JIT: grid * num_ctas * size bytes, allocated when a larger grid comes */
         size_t need = (size_t)(programs * (unsigned long long)v->num_ctas * (unsigned long long)v->global_scratch_size);

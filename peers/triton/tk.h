@@ -41,6 +41,7 @@ typedef struct tk_variant {
     int profile_scratch_align;
     int n_args;
     const tk_arg *args;               /* runtime args in signature order */
+    int arch;                         /* compute capability compiled for (90: sm_90a); 0 unknown */
 } tk_variant;
 
 #define TK_MAX_ARGS 64
@@ -83,7 +84,9 @@ const tk_variant *tk_find(const tk_variant *tab, int n, const char *kernel, cons
 
 /* Marshals and launches on stream (a cudaStream_t / CUstream; NULL = default stream) in the
  * current context. Never synchronises; allocates only for a kernel whose metadata asks for
- * global scratch (none of the shipped variants: see the AOT test). 0 or -1 with err set. */
+ * global scratch (none of the shipped variants: see the AOT test). 0; PEER_UNSUPPORTED (==
+ * LS_OP_UNSUPPORTED) with err set when the current device is not the variant's arch
+ * (peers/peer_arch.h: an sm_90 cubin on a Blackwell GPU); or -1 with err set. */
 int tk_launch(const tk_call *c, void *stream, char *err, size_t cap);
 
 #ifdef __cplusplus

@@ -19,7 +19,7 @@ static const tk_arg kda_args[] = {
     {"N", TK_I64, 0, 0}, {"T", TK_I64, 0, 0},
 };
 static const tk_variant kda_v = {FLA_KDA_KERNEL, "H8_HV8_K128_V128_Sf32_vk", "e", NULL, NULL,
-                                 4, 1, 788, 0, 0, 1, 0, 1, 13, kda_args};
+                                 4, 1, 788, 0, 0, 1, 0, 1, 13, kda_args, 90};
 
 #define P(x) ((void *)(uintptr_t)(x))
 

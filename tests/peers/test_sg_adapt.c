@@ -20,7 +20,7 @@ static const tk_arg packed_args[] = {
     {"scale", TK_F32, 0, 0},
 };
 static const tk_variant packed_v = {SG_PACKED_KERNEL, "H8_HV16_K128_V128_Sf32", "e", NULL, NULL,
-                                    1, 1, 64, 0, 0, 1, 0, 1, 10, packed_args};
+                                    1, 1, 64, 0, 0, 1, 0, 1, 10, packed_args, 90};
 
 static const tk_arg gating_args[] = {
     {"A_log", TK_PTR, 1, 0}, {"a", TK_PTR, 1, 0}, {"dt_bias", TK_PTR, 1, 0},
@@ -34,7 +34,7 @@ static const tk_arg gating_args[] = {
     {"stride_v", TK_I32, 1, 0}, {"stride_b", TK_I32, 1, 0},
 };
 static const tk_variant gating_v = {SG_GATING_KERNEL, "GDN_H8_HV16_K128_V128_Sf32_DSU1_I1_BV4", "e",
-                                    NULL, NULL, 1, 1, 8, 1, 0, 1, 0, 1, 24, gating_args};
+                                    NULL, NULL, 1, 1, 8, 1, 0, 1, 0, 1, 24, gating_args, 90};
 /* the decode variant: no intermediate buffer (compiled as None), cache_steps 0 (/16) */
 static const tk_arg gating_dec_args[] = {
     {"A_log", TK_PTR, 1, 0}, {"a", TK_PTR, 1, 0}, {"dt_bias", TK_PTR, 1, 0},
@@ -47,7 +47,7 @@ static const tk_arg gating_dec_args[] = {
     {"stride_v", TK_I32, 1, 0}, {"stride_b", TK_I32, 1, 0},
 };
 static const tk_variant gating_dec_v = {SG_GATING_KERNEL, "GDN_H8_HV16_K128_V128_Sf32_DSU0_I0_BV32", "e",
-                                        NULL, NULL, 1, 1, 64, 1, 0, 1, 0, 1, 22, gating_dec_args};
+                                        NULL, NULL, 1, 1, 64, 1, 0, 1, 0, 1, 22, gating_dec_args, 90};
 
 #define P(x) ((void *)(uintptr_t)(x))
 
@@ -158,7 +158,7 @@ static void test_refusals(void)
     LS_CHECK(strstr(err, "intermediate_states_buffer") != NULL);
     /* a TK_CONST argument must carry its compiled value */
     static const tk_arg cargs[] = {{"x", TK_CONST, 0, 1}, {"y", TK_I32, 0, 0}};
-    static const tk_variant cv = {"k", "c", "e", NULL, NULL, 1, 1, 0, 0, 0, 1, 0, 1, 2, cargs};
+    static const tk_variant cv = {"k", "c", "e", NULL, NULL, 1, 1, 0, 0, 0, 1, 0, 1, 2, cargs, 90};
     tk_call_init(&c, &cv, 1, 1, 1);
     tk_int(&c, "x", 2);
     tk_int(&c, "y", 3);

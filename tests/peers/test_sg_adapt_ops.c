@@ -23,21 +23,21 @@ static const tk_arg conv_dec_args[] = {
     {"o_ptr", TK_PTR, 1, 0}, {"batch", TK_I32, 0, 0},
 };
 static const tk_variant conv_dec_v = {SG_CONV_KERNEL, "C4096_T1_W4_CM_wbf16_B0", "e", NULL, NULL,
-                                      4, 1, 2048, 1, 0, 1, 0, 1, 7, conv_dec_args};
+                                      4, 1, 2048, 1, 0, 1, 0, 1, 7, conv_dec_args, 90};
 static const tk_arg conv_ver_args[] = {
     {"x_ptr", TK_PTR, 1, 0}, {"w_ptr", TK_PTR, 1, 0}, {"conv_state_ptr", TK_PTR, 1, 0},
     {"conv_state_indices_ptr", TK_PTR, 1, 0}, {"intermediate_conv_window_ptr", TK_PTR, 1, 0},
     {"intermediate_state_indices_ptr", TK_PTR, 1, 0}, {"o_ptr", TK_PTR, 1, 0}, {"batch", TK_I32, 0, 0},
 };
 static const tk_variant conv_ver_v = {SG_CONV_KERNEL, "C4096_T4_W4_WM_wfp32_B0", "e", NULL, NULL,
-                                      4, 1, 0, 1, 0, 1, 0, 1, 8, conv_ver_args};
+                                      4, 1, 0, 1, 0, 1, 0, 1, 8, conv_ver_args, 90};
 static const tk_arg conv_bias_args[] = {
     {"x_ptr", TK_PTR, 1, 0}, {"w_ptr", TK_PTR, 1, 0}, {"bias_ptr", TK_PTR, 1, 0},
     {"conv_state_ptr", TK_PTR, 1, 0}, {"conv_state_indices_ptr", TK_PTR, 1, 0},
     {"intermediate_conv_window_ptr", TK_PTR, 1, 0}, {"o_ptr", TK_PTR, 1, 0}, {"batch", TK_I32, 0, 0},
 };
 static const tk_variant conv_bias_v = {SG_CONV_KERNEL, "C5120_T1_W4_CM_wbf16_B1", "e", NULL, NULL,
-                                       4, 1, 2048, 1, 0, 1, 0, 1, 8, conv_bias_args};
+                                       4, 1, 2048, 1, 0, 1, 0, 1, 8, conv_bias_args, 90};
 
 /* channel-major (wm = 0) or window-major (wm = 1) conv call, B rows, T tokens, C channels */
 static ls_conv_params conv_base(int B, int T, int C, int wm)
@@ -218,7 +218,7 @@ static const tk_arg ssu_dec_args[] = {
 };
 static const tk_variant ssu_dec_v = {SG_SSU_KERNEL, "NH64_HD64_DS128_NG4_Sf32_dec_Z0", "e", NULL, NULL,
                                      1, 1, 16, 1, 0, 1, 0, 1,
-                                     (int)(sizeof ssu_dec_args / sizeof ssu_dec_args[0]), ssu_dec_args};
+                                     (int)(sizeof ssu_dec_args / sizeof ssu_dec_args[0]), ssu_dec_args, 90};
 /* the verify variant with z: z_ptr, the intermediate buffer and its indices; stride_z_dim is 1 */
 static const tk_arg ssu_ver_args[] = {
     {"state_ptr", TK_PTR, 1, 0}, {"x_ptr", TK_PTR, 1, 0}, {"dt_ptr", TK_PTR, 1, 0},
@@ -335,7 +335,7 @@ static void test_ssu_verify(void)
     LS_CHECK_EQ_INT(sg_ssu_plan(&p, &pl, err, sizeof err), 0);
     LS_CHECK(strcmp(pl.key, "NH64_HD64_DS128_NG4_Sbf16_ver_Z1") == 0);
     static const tk_variant v = {SG_SSU_KERNEL, "NH64_HD64_DS128_NG4_Sbf16_ver_Z1", "e", NULL, NULL, 1, 1, 16,
-                                 1, 0, 1, 0, 1, (int)(sizeof ssu_ver_args / sizeof ssu_ver_args[0]), ssu_ver_args};
+                                 1, 0, 1, 0, 1, (int)(sizeof ssu_ver_args / sizeof ssu_ver_args[0]), ssu_ver_args, 90};
     /* the z variant compiles stride_z_dim as constexpr 1 */
     tk_arg args[sizeof ssu_ver_args / sizeof ssu_ver_args[0]];
     memcpy(args, ssu_ver_args, sizeof args);

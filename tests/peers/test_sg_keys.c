@@ -60,5 +60,8 @@ int main(void) {
         }
     }
     printf("%d calls resolved, %d failed, %d variants in the table\n", hit, miss, sg_n_variants);
+    /* every cubin says its arch, so tk_launch can refuse it on another GPU (peers/peer_arch.h) */
+    for (int i = 0; i < sg_n_variants; i++)
+        if (sg_variants[i].arch != 90) { printf("variant %s[%s]: arch %d, not 90\n", sg_variants[i].kernel, sg_variants[i].key, sg_variants[i].arch); miss++; }
     return miss != 0;
 }
