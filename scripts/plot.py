@@ -10,7 +10,8 @@ device when those vary inside the chart), the run's copy ceiling (copy_peak_gbps
 horizontal line, titled with GPU name and state dtype. Repetitions are reduced to their median
 GB/s; rows without a GB/s value (empty cell) are left out.
 With --compare: one PNG, one panel per case family (conv1d_update, gdn, kda, mamba2_ssu, pool):
-bars of the % change of the cases that are not SAME (at most 20 per panel, largest first),
+bars of the % change of the cases that are not SAME (at most 20 per panel, SLOWER first, then the
+largest changes),
 coloured by compare.py's decision; SAME cases are counted in the panel title, not drawn. The
 figure title names BEFORE -> AFTER and the verdict counts.
 Files are named <csv stem>-<op>_<dtype>.png (op "gdn/verify" -> gdn_verify; prefixed by the
@@ -128,15 +129,15 @@ PANEL_COLS = 2
 def comparison_panels(cmp, max_bars=MAX_BARS):
     """[(family, shown, n_same, n_hidden, n_total)]: one panel per case family (the key's first
     part: conv1d_update, gdn, kda, mamba2_ssu, pool) in first-appearance order. A panel shows the
-    cases that are not SAME, at most max_bars of them, largest |change| first; SAME cases are
-    counted, not drawn, so a full sweep gives a few readable panels instead of 540 bars."""
+    cases that are not SAME, at most max_bars of them, SLOWER first, then largest |change|; SAME
+    cases are counted, not drawn, so a full sweep gives a few readable panels, not 540 bars."""
     fams = {}
     for r in cmp.results:
         fams.setdefault(r.key[0].split("/")[0], []).append(r)
     panels = []
     for fam, res in fams.items():
         changed = sorted((r for r in res if r.decision != "SAME"),
-                         key=lambda r: -abs(r.change_pct))
+                         key=lambda r: (r.decision != "SLOWER", -abs(r.change_pct)))
         panels.append((fam, changed[:max_bars], len(res) - len(changed),
                        max(0, len(changed) - max_bars), len(res)))
     return panels
@@ -151,8 +152,8 @@ def plot_comparison(plt, cmp, path):
     label_of = dict(zip(keys, bar_labels(keys)))
     cols = min(PANEL_COLS, len(panels))
     rows_n = math.ceil(len(panels) / cols)
-    row_h = [max(1.6, 0.26 * max([len(panels[i][1]) for i in range(r * cols, min(len(panels), (r + 1) * cols))]
-                                   + [1]) + 1.1) for r in range(rows_n)]
+    bars = [len(p[1]) for p in panels]
+    row_h = [max(1.6, 0.26 * max(bars[r * cols:(r + 1) * cols] + [1]) + 1.1) for r in range(rows_n)]
     fig, axes = plt.subplots(rows_n, cols, figsize=(9.0 * cols, sum(row_h) + 1.0), squeeze=False,
                              gridspec_kw={"height_ratios": row_h})
     for i, (fam, shown, n_same, n_hidden, n_total) in enumerate(panels):
