@@ -16,9 +16,9 @@
  *    thread, the shortest dependent chain (x, weights and the guessed state beside the index);
  *  - conv_cm_tile (channel-major state: large-batch decode and every verify; prefetches its
  *    rows' state into L2 before the PDL wait);
- *  - conv_pair (conv_pair.cuh; conv.variant=pair): 2 channels per thread for any token count,
- *    either orientation and weight dtype, every token's x issued at once (small-batch verify,
- *    window-major decode);
+ *  - conv_pair / conv_quad (conv_pair.cuh; conv.variant=pair / quad): 2 / 4 channels per thread
+ *    for any token count, either orientation and weight dtype, every token's x issued at once
+ *    (small-batch verify, window-major decode);
  *  - conv_scalar: one thread per (row, channel), arbitrary strides, fp32 or bf16 state — the
  *    fallback for everything else.
  * The window is held in fp32 registers; state values are bf16 (or fp32) inputs copied
@@ -422,7 +422,7 @@ static int launch_vec8_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
     return 0;
 }
 
-template <int W, bool WMAJ>
+template <int CPT, int W, bool WMAJ>
 static int launch_pair_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
 {
     const dim3 grid(pl.grid_x, pl.grid_y);
@@ -430,17 +430,17 @@ static int launch_pair_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
     const bool wf = a.p.weight_dtype == LS_F32, inter = a.p.inter != NULL;
     if (a.p.tokens == 1 && !inter) { /* decode: the one-token instance (fewer registers) */
         if (wf)
-            LS_CUDA_LAUNCH((conv_pair<W, WMAJ, float, false, 1>), grid, pl.block, 0, st, pl.pdl, a);
+            LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, float, false, 1>), grid, pl.block, 0, st, pl.pdl, a);
         else
-            LS_CUDA_LAUNCH((conv_pair<W, WMAJ, uint16_t, false, 1>), grid, pl.block, 0, st, pl.pdl, a);
+            LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, uint16_t, false, 1>), grid, pl.block, 0, st, pl.pdl, a);
     } else if (wf && inter)
-        LS_CUDA_LAUNCH((conv_pair<W, WMAJ, float, true, TB>), grid, pl.block, 0, st, pl.pdl, a);
+        LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, float, true, TB>), grid, pl.block, 0, st, pl.pdl, a);
     else if (wf)
-        LS_CUDA_LAUNCH((conv_pair<W, WMAJ, float, false, TB>), grid, pl.block, 0, st, pl.pdl, a);
+        LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, float, false, TB>), grid, pl.block, 0, st, pl.pdl, a);
     else if (inter)
-        LS_CUDA_LAUNCH((conv_pair<W, WMAJ, uint16_t, true, TB>), grid, pl.block, 0, st, pl.pdl, a);
+        LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, uint16_t, true, TB>), grid, pl.block, 0, st, pl.pdl, a);
     else
-        LS_CUDA_LAUNCH((conv_pair<W, WMAJ, uint16_t, false, TB>), grid, pl.block, 0, st, pl.pdl, a);
+        LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, uint16_t, false, TB>), grid, pl.block, 0, st, pl.pdl, a);
     return 0;
 }
 
@@ -482,7 +482,8 @@ static int launch_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
     switch (pl.kernel) {
     case LS_K_CONV_VEC2: LS_CUDA_LAUNCH((conv_vec2<W>), dim3(pl.grid_x, pl.grid_y), pl.block, 0, st, pl.pdl, a); return 0;
     case LS_K_CONV_VEC8: return pl.state_wmaj ? launch_vec8_w<W, true>(a, pl, st) : launch_vec8_w<W, false>(a, pl, st);
-    case LS_K_CONV_PAIR: return pl.state_wmaj ? launch_pair_w<W, true>(a, pl, st) : launch_pair_w<W, false>(a, pl, st);
+    case LS_K_CONV_PAIR: return pl.state_wmaj ? launch_pair_w<2, W, true>(a, pl, st) : launch_pair_w<2, W, false>(a, pl, st);
+    case LS_K_CONV_QUAD: return pl.state_wmaj ? launch_pair_w<4, W, true>(a, pl, st) : launch_pair_w<4, W, false>(a, pl, st);
     case LS_K_CONV_TILE: return launch_tile_w<W>(a, pl, st);
     case LS_K_CONV_SCALAR: return launch_scalar_w<W>(a, pl, st);
     default: return ls_fail("conv_update: plan names kernel %s", ls_kernel_name(pl.kernel));
