@@ -13,16 +13,16 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_PDL] = {"pdl", "on|off",
                      "programmatic dependent launch: each kernel overlaps its start with the previous kernel of the stream"},
     [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad",
-                              "conv update kernel (auto: vec2 for small-batch decode, vec8 below B = 64, tile above and "
-                              "for verify; a forced kernel that does not fit the shape falls back to vec8, then scalar; "
-                              "scalar: the fallback kernel everywhere, for tests; pair / quad: 2 / 4 channels per thread "
-                              "with every token's x loaded at once, any T, either state orientation, either weight "
-                              "dtype)"},
+                              "conv update kernel (auto: vec2 for small-batch decode, vec8 below B = 64, tile above "
+                              "and for verify; a forced kernel that does not fit the shape falls back to vec8, then "
+                              "scalar; scalar: the fallback kernel everywhere, for tests; pair / quad: 2 / 4 channels "
+                              "per thread with every token's x loaded at once, any T, either state orientation, either "
+                              "weight dtype)"},
     [LS_KNOB_CONV_PREFETCH] = {"conv.prefetch", "on|off",
                                "conv tile kernel: prefetch the rows' state into L2 before the PDL wait"},
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
-                                "conv vec2/vec8/pair/quad: guess each row's slot before the PDL wait (needs params.slots; miss: "
-                                "every guess wrong, for tests of the reload path)"},
+                                "conv vec2/vec8/pair/quad: guess each row's slot before the PDL wait (needs "
+                                "params.slots; miss: every guess wrong, for tests of the reload path)"},
     [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk",
                                "GDN/KDA kernel at large batch (auto: bulk from 16 heads per SM, register tiles below)"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",

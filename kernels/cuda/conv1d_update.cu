@@ -482,8 +482,10 @@ static int launch_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
     switch (pl.kernel) {
     case LS_K_CONV_VEC2: LS_CUDA_LAUNCH((conv_vec2<W>), dim3(pl.grid_x, pl.grid_y), pl.block, 0, st, pl.pdl, a); return 0;
     case LS_K_CONV_VEC8: return pl.state_wmaj ? launch_vec8_w<W, true>(a, pl, st) : launch_vec8_w<W, false>(a, pl, st);
-    case LS_K_CONV_PAIR: return pl.state_wmaj ? launch_pair_w<2, W, true>(a, pl, st) : launch_pair_w<2, W, false>(a, pl, st);
-    case LS_K_CONV_QUAD: return pl.state_wmaj ? launch_pair_w<4, W, true>(a, pl, st) : launch_pair_w<4, W, false>(a, pl, st);
+    case LS_K_CONV_PAIR:
+        return pl.state_wmaj ? launch_pair_w<2, W, true>(a, pl, st) : launch_pair_w<2, W, false>(a, pl, st);
+    case LS_K_CONV_QUAD:
+        return pl.state_wmaj ? launch_pair_w<4, W, true>(a, pl, st) : launch_pair_w<4, W, false>(a, pl, st);
     case LS_K_CONV_TILE: return launch_tile_w<W>(a, pl, st);
     case LS_K_CONV_SCALAR: return launch_scalar_w<W>(a, pl, st);
     default: return ls_fail("conv_update: plan names kernel %s", ls_kernel_name(pl.kernel));

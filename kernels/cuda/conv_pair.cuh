@@ -197,7 +197,8 @@ __global__ void __launch_bounds__(128) conv_pair(const conv_args a)
                 pair_step<CPT, W, WT>(p, cw, xw[i], win, yw);
                 stw<K>(yp + (int64_t)t * p.y_stride_t, yw);
                 if (INTER) {
-                    uint16_t *ip = (uint16_t *)p.inter + (int64_t)s * p.inter_stride_slot + (int64_t)t * p.inter_stride_t;
+                    uint16_t *ip =
+                        (uint16_t *)p.inter + (int64_t)s * p.inter_stride_slot + (int64_t)t * p.inter_stride_t;
                     if (a.inter_wmaj)
                         pair_store_win<CPT, N, true>(ip, p.inter_stride_w, c0, win);
                     else
