@@ -500,6 +500,7 @@ typedef struct bench_device {
     double copy_peak_gbps;
     void *flush_buf;
     size_t flush_bytes;
+    ls_clocks *clocks;       /* NVML clock guard; NULL on the host backend or without NVML */
 } bench_device;
 
 typedef struct bench_runner {

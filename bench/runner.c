@@ -34,6 +34,16 @@ static bench_runner *g_runner; /* the GB callback's way back (its ctx is the cas
 
 /* ------------------------------------------------------------------ devices */
 
+/* The clock guard of a device (docs/timing.md "Clocks"); without it the run goes on, its clock
+ * columns empty, and says so once. */
+static void open_clocks(bench_device *D)
+{
+    static int said;
+    D->clocks = ls_clocks_open(NULL, D->env.dev.pci_bus_id);
+    if (!D->clocks && !said++)
+        fprintf(stderr, "linstate-bench: clocks not sampled (%s)\n", ls_last_error());
+}
+
 /*
  * Start-up of one device: select it, bind this thread to its local CPUs (a failure is a warning:
  * the run is still valid, only less controlled), provenance, copy peak (1 GiB on a GPU; the host
@@ -56,6 +66,8 @@ static int device_init(bench_runner *R, bench_device *D, int index)
         return -1;
     }
     int host = !(be->caps & LS_RT_DEVICE_MEMORY);
+    if (!host)
+        open_clocks(D);
     int64_t l2 = D->env.dev.l2_bytes > 0 ? D->env.dev.l2_bytes : (int64_t)32 << 20;
     if (R->o->cache == LS_CACHE_FLUSH) {
         D->flush_bytes = (size_t)(2 * l2);
@@ -228,8 +240,9 @@ static int case_hold(const bench_runner *R, const bench_case *c)
     return !R->o->no_hold && (c->e->axes & BENCH_AXIS_GRAPH) != 0 && (c->pt->impl->caps & LS_IMPL_GRAPH);
 }
 
-/* Warm-up and timed samples of the set-up case into R->samples; 0 or -1. */
-static int time_case(bench_runner *R, bench_device *D, int *n)
+/* Warm-up and timed samples of the set-up case into R->samples, and the row's clock columns;
+ * 0 or -1. */
+static int time_case(bench_runner *R, bench_device *D, ls_row *row, int *n)
 {
     const bench_opts *o = R->o;
     int host = !(R->be->caps & LS_RT_DEVICE_MEMORY);
@@ -249,9 +262,17 @@ static int time_case(bench_runner *R, bench_device *D, int *n)
         .flush_bytes = D->flush_bytes,
         .hold = case_hold(R, R->cur),
         .reset = R->cur->e->reset, /* pool alloc/free/fork: restore the pool, untimed */
+        .clocks = D->clocks,
     };
     *n = 0;
-    return ls_time_launches(&cfg, R->cur->e->run, &R->ctx, R->samples, R->cap_samples, n);
+    ls_clocks_case_begin(D->clocks);
+    int rc = ls_time_launches(&cfg, R->cur->e->run, &R->ctx, R->samples, R->cap_samples, n);
+    ls_clocks_case_end(D->clocks, &row->sm_clock_min_mhz, &row->sm_clock_median_mhz,
+                       &row->samples_discarded);
+    if (rc == 0 && *n == 0 && row->samples_discarded > 0)
+        return ls_fail("all %d samples were taken while the GPU was throttled (discarded)",
+                       row->samples_discarded);
+    return rc;
 }
 
 static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
@@ -329,7 +350,7 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     int n = 0;
     if (strcmp(R->cur_status, "ok") == 0) {
         ls_clear_error();
-        int trc = time_case(R, D, &n);
+        int trc = time_case(R, D, row, &n);
         if (trc != 0 && R->ctx.unsupported) {
             fprintf(stderr, "linstate-bench: %s: the impl does not take this case: %s\n", c->name, ls_last_error());
             snprintf(row->status, sizeof row->status, "skipped:unsupported");
@@ -381,6 +402,8 @@ void bench_runner_register(bench_runner *R)
 void bench_runner_free(bench_runner *R)
 {
     release_case(R);
+    for (int i = 0; i < R->n_devs; i++)
+        ls_clocks_close(R->devs[i].clocks);
     for (int i = 0; i < R->n_devs; i++)
         if (R->devs[i].flush_buf) {
             R->be->set_device(R->devs[i].index);
