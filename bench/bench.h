@@ -181,6 +181,13 @@ typedef struct bench_impl_point {
 
 #define BENCH_MAX_POINTS 64
 
+/* --ceiling: when a row's copy-peak ceiling is measured (docs/timing.md "Copy-peak ceiling"). */
+typedef enum bench_ceiling {
+    BENCH_CEILING_AUTO = 0,  /* case on backends with device memory, start on the host */
+    BENCH_CEILING_START = 1, /* once per device at start-up */
+    BENCH_CEILING_CASE = 2   /* again before each case's setup, on fresh buffers */
+} bench_ceiling;
+
 typedef struct bench_opts {
     const char *models[BENCH_MAX_LIST];
     int n_models;
@@ -199,6 +206,7 @@ typedef struct bench_opts {
     int verify;
     const char *out;         /* NULL = results/<slug>/<timestamp>.csv */
     int profile, no_bind, no_hold, list, help;
+    bench_ceiling ceiling;   /* --ceiling */
     int repetitions;         /* 0 = Google Benchmark's default / --benchmark_repetitions */
     double min_time_s, max_time_s;
     int min_samples;
@@ -497,7 +505,8 @@ typedef struct bench_device {
     int index;
     bench_env env;
     ls_provenance prov;
-    double copy_peak_gbps;
+    double copy_peak_gbps;   /* measured at start-up: the run's first ceiling */
+    size_t copy_peak_bytes;  /* buffer size of each ceiling measurement */
     void *flush_buf;
     size_t flush_bytes;
     ls_clocks *clocks;       /* NVML clock guard; NULL on the host backend or without NVML */
@@ -517,6 +526,7 @@ typedef struct bench_runner {
     double cur_err;          /* its verification error (NaN when not verified) */
     int *reps;               /* repetitions measured, per plan case */
     char cur_kernel[192];    /* the impl's explain of the set-up case ("" when none) */
+    double cur_peak_gbps;    /* the set-up case's ceiling (start-up one under --ceiling start) */
     double *samples;
     int cap_samples;
     bench_results res;       /* every row so far, for the report (res.t0: set by the caller) */

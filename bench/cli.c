@@ -144,6 +144,9 @@ void bench_cli_usage(FILE *f)
         "  --devices all|0,1      devices to run on (default 0)\n"
         "  --verify, --no-verify  correctness gate before timing (default on)\n"
         "  --out FILE.csv         default results/<gpu-name-or-host>/<timestamp>.csv\n"
+        "  --ceiling case|start   copy-peak ceiling of each row: re-measured on fresh buffers\n"
+        "                         before each case's setup (case), or once at start-up (start);\n"
+        "                         default case on a GPU, start on the host backend\n"
         "  --profile              few iterations inside cudaProfilerStart/Stop (for nsys/ncu)\n"
         "  --no-bind              do not bind to the GPU's local CPUs\n"
         "  --no-hold              start each sample as soon as it is launched (default: queue it\n"
@@ -301,7 +304,7 @@ static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"model", "tp", "batch", "draft", "state-dtype", "cache",
                                              "graph", "family", "variant", "backend", "devices", "out",
-                                             "impl", "impl-path", "tune", "state-layout",
+                                             "impl", "impl-path", "tune", "state-layout", "ceiling",
                                              "repetitions", "min-samples", "min-time", "max-time"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(name, with_value[i]) == 0)
@@ -386,6 +389,13 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
             o->dtypes[i] = (ls_dtype)v[i];
         o->n_dtypes = n;
         o->given |= BENCH_GIVEN_DTYPE;
+    } else if (strcmp(name, "ceiling") == 0) {
+        if (strcmp(val, "case") == 0)
+            o->ceiling = BENCH_CEILING_CASE;
+        else if (strcmp(val, "start") == 0)
+            o->ceiling = BENCH_CEILING_START;
+        else
+            return bad(flag, val, "case or start");
     } else if (strcmp(name, "cache") == 0) {
         if (ls_cache_regime_parse(val, &o->cache) != 0)
             return bad(flag, val, "rotate, flush or hot");

@@ -61,7 +61,8 @@ static int device_init(bench_runner *R, bench_device *D, int index)
     }
     if (!R->o->no_bind && ls_bind_to_device(be, index, &D->prov) != 0)
         fprintf(stderr, "linstate-bench: warning: not bound to device %d's CPUs: %s\n", index, ls_last_error());
-    if (ls_measure_copy_peak(be, (size_t)1 << 30, &D->copy_peak_gbps) != 0) {
+    D->copy_peak_bytes = (be->caps & LS_RT_DEVICE_MEMORY) ? (size_t)1 << 30 : LS_COPY_PEAK_HOST_BYTES;
+    if (ls_measure_copy_peak(be, D->copy_peak_bytes, &D->copy_peak_gbps) != 0) {
         fprintf(stderr, "linstate-bench: device %d: copy peak: %s\n", index, ls_last_error());
         return -1;
     }
@@ -159,6 +160,33 @@ static void set_status(bench_runner *R, const char *status, const char *what)
     snprintf(R->cur_status, sizeof R->cur_status, "%s", status);
     if (what)
         fprintf(stderr, "linstate-bench: %s: %s: %s\n", R->cur->name, what, ls_last_error());
+}
+
+/* Whether ceilings are re-measured per case (--ceiling; auto: on backends with device memory). */
+static int ceiling_per_case(const bench_runner *R)
+{
+    return R->o->ceiling == BENCH_CEILING_CASE ||
+           (R->o->ceiling == BENCH_CEILING_AUTO && (R->be->caps & LS_RT_DEVICE_MEMORY));
+}
+
+/*
+ * The ceiling of the case about to be set up: the start-up one, or (per case) the same copy
+ * measured again now, after the previous case freed its memory and before this one allocates,
+ * on buffers allocated now (freed before the setup). Memory allocated after large frees can
+ * copy slower than memory held since the start (docs/timing.md); a ceiling taken at this moment
+ * shares the allocator's state with the case's own buffers. On failure: the start-up ceiling.
+ */
+static void measure_case_ceiling(bench_runner *R, bench_device *D)
+{
+    R->cur_peak_gbps = D->copy_peak_gbps;
+    if (!ceiling_per_case(R))
+        return;
+    double g = 0.0;
+    if (ls_measure_copy_peak(R->be, D->copy_peak_bytes, &g) == 0 && g > 0)
+        R->cur_peak_gbps = g;
+    else
+        fprintf(stderr, "linstate-bench: warning: ceiling not re-measured, start-up one used: %s\n",
+                ls_last_error());
 }
 
 /* Setup (NVTX phase "setup") and verification gate (phase "verify") of case c on device D. */
@@ -339,6 +367,8 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     if (fresh)
         release_case(R); /* on the device that owns its memory */
     select_device(R, D);
+    if (fresh)
+        measure_case_ceiling(R, D); /* outside the case's NVTX range */
     ls_nvtx_case_push(c->key, ls_mechanism_name(c->model->mechanism), c->batch, c->tokens);
     if (fresh)
         begin_case(R, c, D);
@@ -362,9 +392,10 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     fill_row(R, c, row);
     ls_stats st;
     if (strcmp(row->status, "ok") == 0 && ls_stats_compute(R->samples, n, &st) == 0)
-        ls_row_set_result(row, &st, c->e->bytes(&R->ctx), D->copy_peak_gbps);
+        ls_row_set_result(row, &st, c->e->bytes(&R->ctx), R->cur_peak_gbps);
     else
         row->bytes = c->e->bytes(&R->ctx);
+    row->copy_peak_drift_pct = ls_copy_peak_drift_pct(R->cur_peak_gbps, D->copy_peak_gbps);
     ls_nvtx_case_pop();
     if (ls_csv_write(R->csv, row) != 0) {
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());

@@ -118,6 +118,8 @@ int ls_measure_copy_peak(const ls_runtime *be, size_t bytes, double *gbps);
  * LS_COPY_PEAK_HOST_BYTES and says so on stderr; on a device that cannot hold 2 x bytes the
  * size is halved (with a note) down to the same floor. */
 #define LS_COPY_PEAK_HOST_BYTES ((size_t)64 << 20)
+/* A ceiling against the run's first, %: 100 (gbps / first - 1); NaN unless both are positive. */
+double ls_copy_peak_drift_pct(double gbps, double first_gbps);
 
 /* ------------------------------------------------------------------ clocks (NVML) */
 
