@@ -121,6 +121,10 @@ void bench_cli_usage(FILE *f)
         "  --batch 1,...,512      requests per call (default 1,2,4,8,16,32,64,128,256,512)\n"
         "  --draft 1,2,3,4,8      tokens per request; 1 = decode, >1 = verify (default 1,2,3,4,8)\n"
         "  --state-dtype fp32,bf16  SSM state dtype (default fp32)\n"
+        "  --pool-slots N,...     pool capacity of the kernel cases: each call touches B distinct\n"
+        "                         random slots of N, a different set per rotated layer; N < B is\n"
+        "                         not planned; keys get /S:N (default: the serving pool, max(B,\n"
+        "                         512) for decode and max(B, 48) for verify; host max(B, 16) / 48)\n"
         "  --cache rotate|flush|hot  L2 regime (default rotate: launches rotate over layers)\n"
         "  --graph on|off|both    time CUDA-graph replays (default off)\n"
         "  --family a,b           conv1d_update, gdn, kda, mamba2_ssu, pool, or family/op\n"
@@ -304,7 +308,7 @@ static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"model", "tp", "batch", "draft", "state-dtype", "cache",
                                              "graph", "family", "variant", "backend", "devices", "out",
-                                             "impl", "impl-path", "tune", "state-layout", "ceiling",
+                                             "impl", "impl-path", "tune", "state-layout", "ceiling", "pool-slots",
                                              "repetitions", "min-samples", "min-time", "max-time"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(name, with_value[i]) == 0)
@@ -375,6 +379,9 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         if ((rc = int_list(flag, val, 1, 65536, o->batch, &o->n_batch)))
             return rc;
         o->given |= BENCH_GIVEN_BATCH;
+    } else if (strcmp(name, "pool-slots") == 0) {
+        if ((rc = int_list(flag, val, 1, BENCH_MAX_POOL_SLOTS, o->pool_slots, &o->n_pool_slots)))
+            return rc;
     } else if (strcmp(name, "draft") == 0) {
         if ((rc = int_list(flag, val, 1, 64, o->draft, &o->n_draft)))
             return rc;
