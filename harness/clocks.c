@@ -86,11 +86,14 @@ ls_clocks *ls_clocks_open(const char *lib, const char *pci_bus_id)
         free(c);
         return NULL;
     }
-    /* The floor's reference: what the board runs at by default, else the most it can run at. */
+    /* The floor's reference: the applications clock the board is set to, else its default,
+     * else the most it can run at. */
     unsigned int mhz = 0;
+    nvml_clock_fn app = (nvml_clock_fn)dlsym(c->lib, "nvmlDeviceGetApplicationsClock");
     app_default = (nvml_clock_fn)dlsym(c->lib, "nvmlDeviceGetDefaultApplicationsClock");
     max_clock = (nvml_clock_fn)dlsym(c->lib, "nvmlDeviceGetMaxClockInfo");
-    if ((app_default && app_default(c->dev, NVML_CLOCK_SM, &mhz) == NVML_OK && mhz > 0) ||
+    if ((app && app(c->dev, NVML_CLOCK_SM, &mhz) == NVML_OK && mhz > 0) ||
+        (app_default && app_default(c->dev, NVML_CLOCK_SM, &mhz) == NVML_OK && mhz > 0) ||
         (max_clock && max_clock(c->dev, NVML_CLOCK_SM, &mhz) == NVML_OK && mhz > 0))
         c->ref_mhz = (int)mhz;
     return c;
@@ -119,17 +122,17 @@ void ls_clocks_case_begin(ls_clocks *c)
     c->before_throttled = 0;
 }
 
-/* 1 when a discarding reason is set now; a failed query counts as not throttled. */
-static int throttled_now(ls_clocks *c)
+/* The reason bits now (0 when the query fails: counted as not throttled). */
+static unsigned long long reasons_now(ls_clocks *c)
 {
     unsigned long long r = 0;
-    return c->reasons(c->dev, &r) == NVML_OK && (r & LS_CLOCKS_DISCARD_REASONS) != 0;
+    return c->reasons(c->dev, &r) == NVML_OK ? r : 0;
 }
 
 void ls_clocks_before(ls_clocks *c)
 {
     if (c)
-        c->before_throttled = throttled_now(c);
+        c->before_throttled = (reasons_now(c) & LS_CLOCKS_DISCARD_REASONS) != 0;
 }
 
 int ls_clocks_after(ls_clocks *c)
@@ -138,9 +141,11 @@ int ls_clocks_after(ls_clocks *c)
         return 1;
     unsigned int mhz = 0;
     int have_clock = c->clock_info(c->dev, NVML_CLOCK_SM, &mhz) == NVML_OK && mhz > 0;
-    int slow = have_clock && c->ref_mhz > 0 && (double)mhz < LS_CLOCK_FLOOR * c->ref_mhz;
-    int after_throttled = throttled_now(c); /* always read: one query per call, in order */
-    if (c->before_throttled || after_throttled || slow) {
+    unsigned long long r = reasons_now(c); /* always read: one query per call, in order */
+    /* A clock a user setting holds down (applications / locked clocks) is what was asked for. */
+    int slow = have_clock && c->ref_mhz > 0 && !(r & LS_CLOCKS_USER_SETTING) &&
+               (double)mhz < LS_CLOCK_FLOOR * c->ref_mhz;
+    if (c->before_throttled || (r & LS_CLOCKS_DISCARD_REASONS) || slow) {
         c->discarded++;
         return 0;
     }

@@ -128,14 +128,16 @@ double ls_copy_peak_drift_pct(double gbps, double first_gbps);
  * queried, never used to set anything. Around each sample the timing loop calls
  * ls_clocks_before (throttle reasons) and ls_clocks_after (reasons and the SM clock). A sample
  * is discarded when a reason of LS_CLOCKS_DISCARD_REASONS is set before or after it, or when the
- * SM clock after it is below LS_CLOCK_FLOOR x the reference clock (the default applications SM
- * clock, else the maximum SM clock; no floor check when neither is known). Idle, applications
- * clock setting, sync boost and display clock reasons never discard.
+ * SM clock after it is below LS_CLOCK_FLOOR x the reference clock (the applications SM clock the
+ * board is set to, else its default, else the maximum SM clock; no floor check when none is
+ * known, nor while LS_CLOCKS_USER_SETTING is set: a clock a user holds down is what was asked
+ * for). Idle, applications clock setting, sync boost and display clock reasons never discard.
  */
 #define LS_NVML_LIB "libnvidia-ml.so.1"
 /* SwPowerCap 0x4 | HwSlowdown 0x8 | SwThermalSlowdown 0x20 | HwThermalSlowdown 0x40 |
  * HwPowerBrakeSlowdown 0x80 (NVML's nvmlClocksEventReason / nvmlClocksThrottleReason bits). */
 #define LS_CLOCKS_DISCARD_REASONS 0xecull
+#define LS_CLOCKS_USER_SETTING 0x2ull /* ApplicationsClocksSetting (also user-locked clocks) */
 #define LS_CLOCK_FLOOR 0.90
 
 /* Opens NVML from lib (NULL: LS_NVML_LIB) for the device at pci_bus_id. NULL with the reason in

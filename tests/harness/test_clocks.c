@@ -67,8 +67,9 @@ static void test_discards(const char *lib)
         0, 0,     /* sample 2: clock 1500 < 0.9 x 1980 -> discarded */
         0x1, 0x2, /* sample 3: idle, applications clocks: kept */
         0x10, 0,  /* sample 4: sync boost: kept */
+        0, 0x2,   /* sample 5: clock 1500 held by a user setting: kept */
     };
-    static const unsigned clocks[] = {1980, 1980, 1500, 1980, 1800, 1900, 1980, 1980};
+    static const unsigned clocks[] = {1980, 1980, 1500, 1980, 1800, 1500, 1980, 1980};
     int rc, cc, inits0, shuts0, inits, shuts;
     counts(&rc, &cc, &inits0, &shuts0);
     ls_clocks *clk = ls_clocks_open(lib, "0000:19:00.0");
@@ -86,7 +87,7 @@ static void test_discards(const char *lib)
     int mn, med, disc;
     ls_clocks_case_end(clk, &mn, &med, &disc);
     LS_CHECK_EQ_INT(disc, 3);
-    LS_CHECK_EQ_INT(mn, 1800);  /* kept: 1980 1800 1900 1980 1980 */
+    LS_CHECK_EQ_INT(mn, 1500);  /* kept: 1980 1800 1500 1980 1980 */
     LS_CHECK_EQ_INT(med, 1980);
     counts(&rc, &cc, &inits, &shuts);
     LS_CHECK_EQ_INT(rc, 16);
