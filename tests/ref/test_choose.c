@@ -570,6 +570,10 @@ static void test_describe(void)
     LS_CHECK_EQ_INT(ls_choose(LS_OP_KDA, &d, NULL, &H200, &pl), 0);
     ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "delta_bulk grid=(8192,1) block=256 pdl") == 0);
+    d.state_layout = LS_STATE_VK;
+    LS_CHECK_EQ_INT(ls_choose(LS_OP_GDN, &d, NULL, &H200, &pl), 0);
+    ls_choose_describe(LS_OP_GDN, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "delta_vk8 grid=(32768,1) block=128 pdl") == 0);
     ls_ssu_params s = ssu(1, 1);
     pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
     ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
