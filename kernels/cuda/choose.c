@@ -23,8 +23,10 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
                                 "conv vec2/vec8/pair/quad: guess each row's slot before the PDL wait (needs "
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
-    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk",
-                               "GDN/KDA kernel at large batch (auto: bulk from 16 heads per SM, register tiles below)"},
+    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8",
+                               "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
+                               "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: vk8 from 8 such "
+                               "warps per SM, vk4 below). A value of the other layout means auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
@@ -189,7 +191,29 @@ static int pick_cta(int64_t warps_total, int kw, int sms, ls_plan *out)
 }
 
 /*
- * Generic shapes: the generic kernel. Vector path: NARROW tiles while the batch is too small to
+ * vk layout (delta_vk.cuh): warps of R value rows. Vector path (the kv conditions: K = V = 128,
+ * aligned): R = 8 once that gives every SM LS_DELTA_VK8_MIN_WARPS_PER_SM warps, R = 4 below
+ * (twice the warps for the small batches, whose time is latency, not bandwidth); vk4 / vk8
+ * force either. Other shapes: the generic vk kernel (R = 4).
+ */
+static int choose_delta_vk(const ls_delta_params *p, int per_row, const ls_tuning *t, int sms, ls_plan *out)
+{
+    const int64_t rh = (int64_t)p->batch * p->heads_v;
+    int rows = 4;
+    if (!ls_delta_fast_ok(p, per_row)) {
+        out->kernel = LS_K_DELTA_VK_GENERIC;
+    } else {
+        const int v = ls_tune_get(t, LS_KNOB_DELTA_VARIANT);
+        const int wide = v == LS_DELTA_VK8 ||
+                         (v != LS_DELTA_VK4 && rh * (LS_DELTA_DIM_FAST / 8) >= (int64_t)LS_DELTA_VK8_MIN_WARPS_PER_SM * sms);
+        rows = wide ? 8 : 4;
+        out->kernel = wide ? LS_K_DELTA_VK8 : LS_K_DELTA_VK4;
+    }
+    return pick_cta(rh * ceil_div(p->dv, rows), 1, sms, out);
+}
+
+/*
+ * vk layout: choose_delta_vk. kv layout, generic shapes: the generic kernel. Vector path: NARROW tiles while the batch is too small to
  * give each SM 8 warps of WIDE tiles (NARROW wins at B = 1, WIDE from B = 64 on); among WIDE
  * batches, auto takes the bulk kernel from 16 heads per SM (bulk wins at B = 512, the register
  * tiles at B = 64, level at B = 128: results/h200/kernels.md, "Head-per-CTA bulk-copy").
@@ -205,7 +229,9 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
         return ls_fail("cuda %s: dk=%d unsupported (at most 128)", op, p->dk);
     const int64_t rh = (int64_t)p->batch * p->heads_v;
     int rc;
-    if (!ls_delta_fast_ok(p, per_row)) {
+    if (p->state_layout == LS_STATE_VK) {
+        rc = choose_delta_vk(p, per_row, t, sms, out);
+    } else if (!ls_delta_fast_ok(p, per_row)) {
         out->kernel = LS_K_DELTA_GENERIC;
         rc = pick_cta(rh * ceil_div(p->dv, 16), 1, sms, out);
     } else {
@@ -382,6 +408,9 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_DELTA_WIDE] = "delta_rule_wide",
         [LS_K_DELTA_BULK] = "delta_bulk",
         [LS_K_DELTA_GENERIC] = "delta_rule_generic",
+        [LS_K_DELTA_VK4] = "delta_vk4",
+        [LS_K_DELTA_VK8] = "delta_vk8",
+        [LS_K_DELTA_VK_GENERIC] = "delta_vk_generic",
         [LS_K_SSU_WIDE] = "ssu_wide",
         [LS_K_SSU_NARROW] = "ssu_narrow",
         [LS_K_SSU_GENERIC] = "ssu_generic",

@@ -38,7 +38,7 @@ enum { LS_PDL_ON = 0, LS_PDL_OFF };
 enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD };
 enum { LS_ONOFF_ON = 0, LS_ONOFF_OFF };
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
-enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK };
+enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8 };
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 
 extern const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT];
@@ -67,6 +67,9 @@ typedef enum ls_kernel_id {
     LS_K_DELTA_WIDE,      /* delta_rule_kernel, vector path, 2 warps per 32-column tile */
     LS_K_DELTA_BULK,      /* delta_bulk_kernel: one head per CTA, state by bulk copies */
     LS_K_DELTA_GENERIC,   /* delta_rule_kernel, generic (any K <= 128, V) */
+    LS_K_DELTA_VK4,       /* delta_vk_kernel (vk layout), vector path, 4 value rows per warp */
+    LS_K_DELTA_VK8,       /* delta_vk_kernel (vk layout), vector path, 8 value rows per warp */
+    LS_K_DELTA_VK_GENERIC,/* delta_vk_kernel (vk layout), generic (any K <= 128, V), 4 rows */
     LS_K_SSU_WIDE,        /* ssu_kernel, vector path, 64 state floats per lane */
     LS_K_SSU_NARROW,      /* ssu_kernel, vector path, half the rows per lane */
     LS_K_SSU_GENERIC,     /* ssu_kernel, generic (any ds <= 256) */
@@ -103,6 +106,7 @@ typedef struct ls_choose_dev {
 #define LS_CONV_TILE_CHANNELS 256  /* channels per warp tile of conv_cm_tile */
 #define LS_DELTA_DIM_FAST 128      /* delta vector path: K = V = 128 */
 #define LS_DELTA_BULK_MIN_CTAS_PER_SM 16 /* auto: bulk kernel from this many heads per SM */
+#define LS_DELTA_VK8_MIN_WARPS_PER_SM 8  /* auto, vk layout: 8 rows per warp from this many warps per SM */
 #define LS_STATE_THREADS 256
 #define LS_STATE_UNROLL 4
 #define LS_STATE_CHUNK_VECS (LS_STATE_THREADS * LS_STATE_UNROLL)

@@ -301,6 +301,56 @@ static void test_delta(void)
     p = delta(1, 1);
     p.dk = 256;
     LS_CHECK(ls_choose_delta(&p, 0, NULL, &H200, &pl) != 0);
+
+    /* vk layout: its own kernel at every batch; 4 rows per warp until 8 rows per warp give every
+     * SM 8 warps (16 warps per (row, head): B*16*16 >= 8*132 from B = 5 at HV 16) */
+    p = delta(1, 1);
+    p.state_layout = LS_STATE_VK;
+    pl = plan_delta(&p, 0, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK4);
+    LS_CHECK_EQ_INT(pl.block, 32); /* 512 warps: one per CTA spreads them over the SMs */
+    LS_CHECK_EQ_INT(pl.grid_x, 16 * 32);
+    p.batch = 4;
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK4);
+    p.batch = 5;
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK8);
+    p = delta(512, 4);
+    p.state_layout = LS_STATE_VK;
+    pl = plan_delta(&p, 0, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK8); /* never the bulk or kv kernels, verify alike */
+    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 16 / 4);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=bulk").kernel, LS_K_DELTA_VK8); /* kv values: auto */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=regs").kernel, LS_K_DELTA_VK8);
+    pl = plan_delta(&p, 0, "delta.variant=vk4");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK4);
+    LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 32 / 4);
+    p = delta(1, 1);
+    p.state_layout = LS_STATE_VK;
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=vk8").kernel, LS_K_DELTA_VK8);
+    p.state_dtype = LS_BF16;
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK4);
+    /* the vk values leave the kv layout at auto */
+    p = delta(512, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=vk4").kernel, LS_K_DELTA_BULK);
+    p = delta(1, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=vk8").kernel, LS_K_DELTA_NARROW);
+    /* generic vk: odd head sizes or a misaligned KDA gate, 4 rows per warp over ceil(V / 4) */
+    p = delta(3, 1);
+    p.state_layout = LS_STATE_VK;
+    p.dk = 100, p.dv = 36;
+    pl = plan_delta(&p, 0, "delta.variant=vk8");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK_GENERIC);
+    LS_CHECK_EQ_INT((int64_t)pl.grid_x * (pl.block / 32), 3 * 16 * 9);
+    p = delta(512, 1);
+    p.state_layout = LS_STATE_VK;
+    p.a = (const uint16_t *)((char *)A16 + 8);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK_GENERIC);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_VK8);
+    p = delta(1, 1);
+    p.state_layout = LS_STATE_VK;
+    p.dk = 256;
+    LS_CHECK(ls_choose_delta(&p, 0, NULL, &H200, &pl) != 0);
     p = delta(1, 1);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "pdl=off").pdl, 0);
 }
@@ -447,6 +497,10 @@ static void test_knobs(void)
     LS_CHECK_EQ_INT(t.v[LS_KNOB_SSU_SPECULATE], LS_SSPEC_MISS);
     LS_CHECK_EQ_INT(t.v[LS_KNOB_CONV_SPECULATE], LS_CSPEC_MISS);
     LS_CHECK_EQ_INT(t.v[LS_KNOB_PDL], LS_PDL_OFF);
+    t = tune("delta.variant=vk4");
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], LS_DELTA_VK4);
+    t = tune("delta.variant=vk8");
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], LS_DELTA_VK8);
     t = tune("conv.variant=vec2,conv.variant=vec8,conv.variant=tile");
     LS_CHECK_EQ_INT(t.v[LS_KNOB_CONV_VARIANT], LS_CONV_TILE);
     LS_CHECK_EQ_INT(tune("conv.variant=pair").v[LS_KNOB_CONV_VARIANT], LS_CONV_PAIR);
@@ -516,6 +570,10 @@ static void test_describe(void)
     LS_CHECK_EQ_INT(ls_choose(LS_OP_KDA, &d, NULL, &H200, &pl), 0);
     ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "delta_bulk grid=(8192,1) block=256 pdl") == 0);
+    d.state_layout = LS_STATE_VK;
+    LS_CHECK_EQ_INT(ls_choose(LS_OP_GDN, &d, NULL, &H200, &pl), 0);
+    ls_choose_describe(LS_OP_GDN, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "delta_vk8 grid=(32768,1) block=128 pdl") == 0);
     ls_ssu_params s = ssu(1, 1);
     pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
     ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
