@@ -249,6 +249,10 @@ int main(void)
         printf("SKIP: impl %s not built: %s\n", LS_STATE_OPS_IMPL, ls_last_error());
         return 77;
     }
+    if (strcmp(im->runtime, be->name) != 0) {
+        printf("SKIP: impl %s runs on %s, the test runtime is %s\n", im->name, im->runtime, be->name);
+        return 77;
+    }
     ls_tuning_default(im, &tune);
     printf("impl %s (%s)\n", im->name, im->version);
 #else
