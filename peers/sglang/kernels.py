@@ -60,6 +60,28 @@ def packed_decode():
                           packed_decode_key(h, hv, K, V, sd), args, num_warps=1, num_stages=3)
 
 
+def kda_packed_decode():
+    """fused_recurrent_kda_packed_decode_kernel, as fused_recurrent_kda_packed_decode launches it
+    for KDA decode on CUDA (TritonKDAKernel.packed_decode; the CUDA kda_packed_decode takes over
+    when kda_packed_decode.covered(), B >= 8): grid (NV, B, HV), BV = min(pow2(V), 32), num_warps 1,
+    num_stages 3, no PDL; strides are constexprs of a contiguous [B, 2HK+HV*V] mixed_qkv, [B, HV*K]
+    a, [B, HV] b, a per-layer state pool [slots, HV, V, K] and [B] indices; lower_bound None (no
+    safe gate: Kimi-Linear)."""
+    for h, hv in KDA_HEADS:
+        for sd, sty in STATE_DTYPES.items():
+            args = dict(
+                mixed_qkv=Ptr("bf16"), a=Ptr("bf16"), b=Ptr("bf16"), A_log=Ptr("fp32"),
+                dt_bias=Ptr("fp32"), lower_bound=None, o=Ptr("bf16"), h0=Ptr(sty), ht=Ptr(sty),
+                ssm_state_indices=Ptr("i32"), scale=K ** -0.5,
+                stride_mixed_qkv_tok=2 * h * K + hv * V, stride_a_tok=hv * K, stride_b_tok=hv,
+                stride_init_state_token=hv * V * K, stride_final_state_token=hv * V * K,
+                stride_indices_seq=1, H=h, HV=hv, K=K, V=V, BK=next_pow2(K),
+                BV=min(next_pow2(V), 32), SOFTPLUS_THRESHOLD=20.0, USE_QK_L2NORM_IN_KERNEL=True,
+                USE_LOWER_BOUND=False)
+            yield Variant("fused_recurrent_kda_packed_decode_kernel", FUSED_RECURRENT,
+                          packed_decode_key(h, hv, K, V, sd), args, num_warps=1, num_stages=3)
+
+
 def gating_key(kda, h, hv, k, v, sd, dsu, inter, bv):
     return f"{'KDA' if kda else 'GDN'}_H{h}_HV{hv}_K{k}_V{v}_S{sd}_DSU{dsu}_I{inter}_BV{bv}"
 
@@ -373,6 +395,7 @@ def pool_slot():
 
 def variants():
     yield from packed_decode()
+    yield from kda_packed_decode()
     yield from sigmoid_gating()
     yield from conv_update()
     yield from ssu()

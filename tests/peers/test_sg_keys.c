@@ -8,7 +8,8 @@
  * num_warps, and marshal for T = 1..8 (fake 16-byte-aligned pointers). The pool state ops
  * (sg_pool.c): every preset's pool at tp 1, 2, 4, 8 with fp32 and bf16 temporal state, spec
  * T = 1..8 and pools of 2 to 20001 slots (the i32/i64 layer strides) must plan every accept
- * scatter, the slot copy and the slot clear to a compiled key and marshal. No GPU.
+ * scatter, the slot copy and the slot clear to a compiled key and marshal; KDA decode on packed
+ * rows (kimi-linear at tp 1, 2, 4, 8, fp32/bf16 state) to the packed kernel. No GPU.
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,6 +46,20 @@ static void ssu(const ls_shape *s, ls_dtype sd, int ver, int z) {
     sg_ssu_args(&q, &pl, v, &c, err, sizeof err);
     for (int T = 1; T <= 8; T++) { q.tokens = T; if (ver) q.inter_stride_slot = 8 * item; sg_ssu_args(&q, &pl, v, &c, err, sizeof err);
       if (tk_marshal(&c, &pk, err, sizeof err)) { printf("marshal %s T=%d: %s\n", pl.key, T, err); miss++; } }
+    hit++;
+}
+/* KDA decode on packed mixed_qkv rows (B < 8): the packed kernel's key, grid (NV, B, HV) */
+static void kda_packed(const ls_shape *s, ls_dtype sd) {
+    ls_delta_params p = {.batch = 3, .tokens = 1, .heads_qk = s->heads_qk, .heads_v = s->heads_v, .dk = s->dk, .dv = s->dv, .state_dtype = sd, .state_layout = LS_STATE_VK};
+    long long hk = (long long)s->heads_qk * s->dk, row = 2 * hk + (long long)s->heads_v * s->dv;
+    p.q = (const uint16_t*)0x10000; p.k = p.q + hk; p.v = p.q + 2 * hk; p.q_stride_tok = p.k_stride_tok = p.v_stride_tok = row;
+    p.a = p.b = p.o = (uint16_t*)0x20000; p.A_log = p.dt_bias = (float*)0x30000; p.state = (void*)0x40000; p.slot_idx = (int32_t*)0x50000;
+    p.state_stride_slot = (long long)s->heads_v * s->dk * s->dv;
+    sg_plan pl; char err[256]; tk_call c; tk_packed pk;
+    if (sg_delta_plan(&p, 1, SG_DECODE_AUTO, &pl, err, sizeof err) || strcmp(pl.kernel, SG_KDA_PACKED_KERNEL)) { printf("kda packed plan %s\n", err); miss++; return; }
+    const tk_variant *v = tk_find(sg_variants, sg_n_variants, pl.kernel, pl.key);
+    if (!v) { printf("missing %s[%s]\n", pl.kernel, pl.key); miss++; return; }
+    if (sg_delta_args(&p, 1, &pl, v, &c, err, sizeof err) || tk_marshal(&c, &pk, err, sizeof err)) { printf("kda packed %s: %s\n", pl.key, err); miss++; return; }
     hit++;
 }
 static void pool(const ls_shape *s, ls_dtype td) {
@@ -87,6 +102,7 @@ int main(void) {
                 if (m->mechanism == LS_MECH_KDA) conv(3 * s.conv_channels, T, wm, m->conv_weight_dtype, m->conv_bias);
             }
             pool(&s, LS_F32); pool(&s, LS_BF16);
+            if (m->mechanism == LS_MECH_KDA) { kda_packed(&s, LS_F32); kda_packed(&s, LS_BF16); }
             if (m->mechanism == LS_MECH_MAMBA2) for (int sd = 0; sd < 2; sd++) for (int ver = 0; ver < 2; ver++) {
                 ssu(&s, sd ? LS_BF16 : LS_F32, ver, 0);
                 if (!strcmp(m->name, "nemotron-h-8b")) ssu(&s, sd ? LS_BF16 : LS_F32, ver, 1);
