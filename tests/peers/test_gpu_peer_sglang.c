@@ -9,10 +9,11 @@
  * T > 2 does not); fp32 and bf16 state; ~1/4 padding rows (-1) when B >= 3. o, state and inter
  * are poisoned and compared whole (unwritten bytes must keep the poison). Tolerances as
  * tests/gpu/test_gpu_delta.c. LS_GPU_TEST_QUICK=1: tp 2, B <= 3, T <= 3.
- * Decode (T = 1) also runs with q, k, v as one mixed_qkv row per request (SGLang's packed decode
- * kernels: GDN's, and KDA's below B = 8 / its CUDA kernel from B = 8), without padding rows: those
- * kernels write o = 0 for a padding row where the contract computes it from a zero state
- * (docs/peers.md, findings).
+ * KDA decode (T = 1) also runs with q, k, v as one mixed_qkv row per request (SGLang's packed
+ * Triton kernel below B = 8, its CUDA kernel from B = 8), without padding rows: those kernels
+ * write o = 0 for a padding row where the contract computes it from a zero state (docs/peers.md,
+ * findings). GDN's packed kernel is left to the bench's gate: it rounds beta to bf16 by design
+ * (peers/sglang/README.md), which these fp32-state tolerances would flag.
  */
 #include <math.h>
 #include <stdio.h>
@@ -144,7 +145,7 @@ int main(void)
                             continue;
                         if (Bs[bi] >= 64 && tps[ti] != 2 && T != 1 && T != 4)
                             continue; /* host time of the reference */
-                        for (int packed = 0; packed <= (T == 1); packed++)
+                        for (int packed = 0; packed <= (T == 1 && m->mechanism == LS_MECH_KDA); packed++)
                             run_case(m->mechanism == LS_MECH_KDA, m->name, tps[ti], s.heads_qk, s.heads_v,
                                      s.dk, s.dv, Bs[bi], T, dts[di], packed, ls_test_rand_u64(&seed));
                     }
