@@ -10,7 +10,7 @@
 #include "../peer_arch.h"
 #include "tk.h"
 
-#define TK_MAX_LOADED 512
+#define TK_MAX_LOADED 1024 /* > the variants of one peer (sglang: 601), one context */
 
 typedef struct loaded {
     const tk_variant *v;
