@@ -132,26 +132,33 @@ static int sg_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s)
     return tk_launch(&c, s, err_buf, sizeof err_buf);
 }
 
-/* Pool state ops: SGLang's pool kernels over the whole pool (sg_pool_ops.c). */
+/* Pool state ops: SGLang's pool kernels over the whole pool (sg_pool_ops.c). Several launches
+ * per call, so another GPU arch is refused before the first (nothing written). */
+static int pool_arch_refused(void)
+{
+    return tk_device_refuses(sg_n_variants > 0 ? sg_variants[0].arch : 0, "sglang pool ops (Triton AOT cubins)",
+                             err_buf, sizeof err_buf);
+}
+
 static int sg_state_copy(const ls_state_params *p, const ls_tuning *t, ls_stream s)
 {
     (void)t;
     err_buf[0] = 0;
-    return sg_pool_copy(p, s, err_buf, sizeof err_buf);
+    return pool_arch_refused() ? LS_OP_UNSUPPORTED : sg_pool_copy(p, s, err_buf, sizeof err_buf);
 }
 
 static int sg_state_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s)
 {
     (void)t;
     err_buf[0] = 0;
-    return sg_pool_accept(p, s, err_buf, sizeof err_buf);
+    return pool_arch_refused() ? LS_OP_UNSUPPORTED : sg_pool_accept(p, s, err_buf, sizeof err_buf);
 }
 
 static int sg_state_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s)
 {
     (void)t;
     err_buf[0] = 0;
-    return sg_pool_zero(p, s, err_buf, sizeof err_buf);
+    return pool_arch_refused() ? LS_OP_UNSUPPORTED : sg_pool_zero(p, s, err_buf, sizeof err_buf);
 }
 
 static int sg_explain(ls_op op, const void *params, const ls_tuning *t, const ls_device_info *dev,

@@ -33,18 +33,36 @@ static int cu_fail(CUresult r, const char *what, const tk_variant *v, char *err,
     return -1;
 }
 
+/* The current device's compute capability (major * 10 + minor), cached per device; 0 unknown. */
+static int device_cc(void)
+{
+    static int cached[64];
+    CUdevice dev;
+    int major = 0, minor = 0;
+    if (cuCtxGetDevice(&dev) != CUDA_SUCCESS || dev < 0)
+        return 0;
+    if (dev < 64 && cached[dev])
+        return cached[dev];
+    if (cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != CUDA_SUCCESS)
+        return 0;
+    if (dev < 64)
+        cached[dev] = major * 10 + minor;
+    return major * 10 + minor;
+}
+
+int tk_device_refuses(int arch, const char *who, char *err, size_t cap)
+{
+    int cc = device_cc();
+    return cc ? peer_arch_refuse(arch, cc, who, err, cap) : 0; /* unknown: the module load will say */
+}
+
 /* PEER_UNSUPPORTED when the current device cannot run v's cubin (peer_arch.h), else 0. */
 static int arch_refused(const tk_variant *v, char *err, size_t cap)
 {
-    CUdevice dev;
-    int major = 0, minor = 0;
-    if (v->arch <= 0 || cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
-        cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != CUDA_SUCCESS ||
-        cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != CUDA_SUCCESS)
-        return 0; /* unknown: cuModuleLoadData will say */
     char who[256];
     snprintf(who, sizeof who, "%s[%s] (Triton AOT cubin)", v->kernel, v->key);
-    return peer_arch_refuse(v->arch, major * 10 + minor, who, err, cap);
+    return tk_device_refuses(v->arch, who, err, cap);
 }
 
 /* The loaded module of v in the current context; NULL with err set (*unsupported = 1 when the

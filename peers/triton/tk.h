@@ -89,6 +89,11 @@ const tk_variant *tk_find(const tk_variant *tab, int n, const char *kernel, cons
  * (peers/peer_arch.h: an sm_90 cubin on a Blackwell GPU); or -1 with err set. */
 int tk_launch(const tk_call *c, void *stream, char *err, size_t cap);
 
+/* PEER_UNSUPPORTED (err set) when the current device cannot run cubins built for arch, else 0
+ * (also when it cannot tell). For an op that runs several launches: refuse before the first, so
+ * an unsupported call writes nothing. The device's capability is cached per device. */
+int tk_device_refuses(int arch, const char *who, char *err, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

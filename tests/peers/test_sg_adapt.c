@@ -233,7 +233,7 @@ static void test_kda_decode(void)
     p.v = p.q + 2 * 16 * 128;
     p.q_stride_tok = p.k_stride_tok = p.v_stride_tok = row;
     static const tk_variant kda_packed_v = {SG_KDA_PACKED_KERNEL, "H16_HV16_K128_V128_Sf32", "e", NULL, NULL,
-                                            1, 1, 64, 0, 0, 1, 0, 1, 10, packed_args};
+                                            1, 1, 64, 0, 0, 1, 0, 1, 10, packed_args, 90};
     for (int knob = SG_DECODE_AUTO; knob <= SG_DECODE_GATING; knob++) {
         LS_CHECK_EQ_INT(sg_delta_plan(&p, 1, knob, &pl, err, sizeof err), 0);
         LS_CHECK(strcmp(pl.kernel, SG_KDA_PACKED_KERNEL) == 0 && strcmp(pl.key, "H16_HV16_K128_V128_Sf32") == 0);

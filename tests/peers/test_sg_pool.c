@@ -25,7 +25,7 @@ static const tk_arg scatter_args[] = {
     {"src_step_size", TK_I32, 0, 0}, {"dst_req_size", TK_I32, 0, 0},
 };
 static const tk_variant scatter_v = {SG_SCATTER_KERNEL, "E262144_fp32_W0", "e", NULL, NULL, 4, 1, 0, 0,
-                                     0, 1, 0, 1, 13, scatter_args};
+                                     0, 1, 0, 1, 13, scatter_args, 90};
 static const tk_arg conv_args[] = {
     {"src_ptr", TK_PTR, 1, 0}, {"dst_ptr", TK_PTR, 1, 0}, {"dst_indices_raw_ptr", TK_PTR, 0, 0},
     {"step_indices_raw_ptr", TK_PTR, 0, 0}, {"src_indices_raw_ptr", TK_PTR, 0, 0},
@@ -35,18 +35,18 @@ static const tk_arg conv_args[] = {
     {"dst_req_size", TK_I32, 0, 0},
 };
 static const tk_variant conv_v = {SG_CONV_SCATTER_KERNEL, "E12288_KM13_W1", "e", NULL, NULL, 4, 1, 0, 0,
-                                  0, 1, 0, 1, 15, conv_args};
+                                  0, 1, 0, 1, 15, conv_args, 90};
 static const tk_arg copy_args[] = {
     {"ptr_arr", TK_PTR, 1, 0}, {"feat_arr", TK_PTR, 1, 0}, {"layer_stride_arr", TK_PTR, 1, 0},
     {"slot_stride_arr", TK_PTR, 1, 0}, {"src_arr", TK_PTR, 0, 0}, {"dst_arr", TK_PTR, 0, 0},
 };
-static const tk_variant copy_v = {SG_SLOT_COPY_KERNEL, "FB12", "e", NULL, NULL, 4, 1, 0, 0, 0, 1, 0, 1, 6, copy_args};
+static const tk_variant copy_v = {SG_SLOT_COPY_KERNEL, "FB12", "e", NULL, NULL, 4, 1, 0, 0, 0, 1, 0, 1, 6, copy_args, 90};
 static const tk_arg clear_args[] = {
     {"ptr_arr", TK_PTR, 1, 0}, {"feat_arr", TK_PTR, 1, 0}, {"layer_stride_arr", TK_PTR, 1, 0},
     {"slot_stride_arr", TK_PTR, 1, 0}, {"index_arr", TK_PTR, 0, 0},
 };
 static const tk_variant clear_v = {SG_SLOT_CLEAR_KERNEL, "FB12", "e", NULL, NULL, 4, 1, 0, 0, 0, 1, 0, 1, 5,
-                                   clear_args};
+                                   clear_args, 90};
 
 /* kimi-linear tp2 as a pool: three window-major conv buffers of 2048 x 3 bf16, temporal 16 x 128 x
  * 128 fp32; `layers` layers, `slots` slots, T draft tokens (0: no spec). */
