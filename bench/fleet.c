@@ -109,7 +109,7 @@ int bench_fleet_resolve(bench_opts *o, bench_env_fn env)
             copy_text(f->node, sizeof f->node, env_value(env, "NODE_NAME"));
         }
     }
-    if (o->rank_flag >= 0 || o->world_flag >= 0)
+    if (o->rank_flag >= 0 || !f->source) /* the rank's source names the fleet's */
         f->source = "flags";
     if (o->rank_flag >= 0)
         rank = o->rank_flag;
