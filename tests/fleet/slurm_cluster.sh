@@ -121,7 +121,7 @@ PlugStackConfig=$d/plugstack.conf
 InactiveLimit=0
 KillWait=2
 MinJobAge=2
-NodeName=$node NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 State=UNKNOWN
+NodeName=$node NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=8 RealMemory=1000 State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
   : >"$d/plugstack.conf"
