@@ -576,7 +576,8 @@ int bench_fleet_device(const bench_opts *o, int device_count, int *device);
  * cases with one key: its variants, impls, tunings and layouts stay on one rank, next to each
  * other); indices are renumbered. No-op in other modes. */
 void bench_fleet_shard(const bench_fleet *f, bench_plan *p);
-/* DIR/<host>_<gpu uuid | backend>[_rank<r>of<n>].csv, unsafe characters as '_'. */
+/* DIR/<host>_<gpu uuid | backend>[_job<job id>][_rank<r>of<n>].csv (job and rank in fleet mode,
+ * the job when there is one), every character outside [A-Za-z0-9.-] as '_'. */
 void bench_fleet_out_path(const char *dir, const char *host, const char *gpu_uuid, const char *backend,
                           const bench_fleet *f, char *buf, size_t cap);
 /* Copies rank, world, job_id and node into a device's provenance (nothing when not a fleet). */

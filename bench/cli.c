@@ -145,7 +145,7 @@ void bench_cli_usage(FILE *f)
         "  --devices all|0,1      devices to run on (default 0)\n"
         "  --verify, --no-verify  correctness gate before timing (default on)\n"
         "  --out FILE.csv         default results/<gpu-name-or-host>/<timestamp>.csv\n"
-        "  --out-dir DIR          write DIR/<host>_<gpu-uuid|backend>[_rank<r>of<n>].csv instead\n"
+        "  --out-dir DIR          write DIR/<host>_<gpu-uuid|backend>[_job<id>_rank<r>of<n>].csv\n"
         "                         (one folder for every rank of a fleet; scripts/merge.py joins them)\n"
         "  --fleet shard|replicate  one process per GPU: shard splits the planned cases across\n"
         "                         ranks, replicate runs all of them on every rank; rank and world\n"

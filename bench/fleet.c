@@ -188,6 +188,10 @@ void bench_fleet_out_path(const char *dir, const char *host, const char *gpu_uui
     append_safe(name, sizeof name, "_");
     append_safe(name, sizeof name, gpu_uuid && *gpu_uuid ? gpu_uuid : backend);
     if (f->mode != BENCH_FLEET_NONE) {
+        if (f->job_id[0]) { /* two jobs on one GPU (or host) write one folder without clashing */
+            append_safe(name, sizeof name, "_job");
+            append_safe(name, sizeof name, f->job_id);
+        }
         char r[48];
         snprintf(r, sizeof r, "_rank%dof%d", f->rank, f->world);
         append_safe(name, sizeof name, r);

@@ -11,7 +11,7 @@
 # batch step or a Kubernetes Indexed Job (rank from the launcher), or alone (rank 0 of 1). Both
 # binaries get the same arguments and --fleet MODE (default replicate; shard splits the same plan
 # the same way for both, so each case's before and after still share a GPU). Writes
-#   DIR/before/<host>_<gpu>_rank<r>of<n>.csv, DIR/after/... (every round's rows, appended)
+#   DIR/before/<host>_<gpu>[_job<id>]_rank<r>of<n>.csv, DIR/after/... (every round's rows, appended)
 # and, per round, DIR/<side>/round<k>/ and its stderr DIR/<side>/round<k>.log. Then, on any machine:
 #   scripts/merge.py DIR/before --out DIR/before.csv && scripts/merge.py DIR/after --out DIR/after.csv
 #   scripts/compare.py DIR/before.csv DIR/after.csv   # joins on case and gpu_uuid: per GPU

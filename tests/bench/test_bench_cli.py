@@ -486,7 +486,7 @@ def check_fleet(bench, header, tmp):
                                        out_dir], tmp, env=launcher_env(SLURM_PROCID="1", SLURM_NTASKS="2",
                                                                        SLURM_JOB_ID="4242", SLURMD_NODENAME="n7"))
     files = os.listdir(out_dir) if os.path.isdir(out_dir) else []
-    if rc != 0 or len(files) != 1 or not files[0].endswith("_host_rank1of2.csv"):
+    if rc != 0 or len(files) != 1 or not files[0].endswith("_host_job4242_rank1of2.csv"):
         fail("--out-dir: rc %d, files %r: %s" % (rc, files, err))
     rows = read_csv(os.path.join(out_dir, files[0]), header)
     want = {"rank": "1", "world_size": "2", "job_id": "4242", "node": "n7", "gpu_uuid": "", "pci_bus_id": ""}

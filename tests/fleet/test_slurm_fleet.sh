@@ -22,7 +22,7 @@ done
 echo "== srun -n 2, shard"
 srun -n 2 "$bench" "${args[@]}" --fleet shard --out-dir "$d/shard" 2>"$d/shard.err" >/dev/null \
   || { cat "$d/shard.err" >&2; ls_fail "srun shard"; }
-[ "$(ls "$d/shard" | grep -c '_host_rank[01]of2\.csv$')" -eq 2 ] || ls_fail "per-rank files: $(ls "$d/shard")"
+[ "$(ls "$d/shard" | grep -c '_host_job[0-9]*_rank[01]of2\.csv$')" -eq 2 ] || ls_fail "per-rank files: $(ls "$d/shard")"
 $merge "$d/shard" --out "$d/shard.csv" || ls_fail "merge shard"
 $check shard "$d/shard.csv" "$d/planned.txt" 2 "$node" --rank-lists "$d/lists"
 
