@@ -12,15 +12,17 @@
 const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_PDL] = {"pdl", "on|off",
                      "programmatic dependent launch: each kernel overlaps its start with the previous kernel of the stream"},
-    [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar",
-                              "conv update kernel (auto: vec2 for small-batch decode, vec8 below B = 64, tile above and "
-                              "for verify; a forced kernel that does not fit the shape falls back to vec8, then scalar; "
-                              "scalar: the fallback kernel everywhere, for tests)"},
+    [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad",
+                              "conv update kernel (auto: vec2 for small-batch decode, vec8 below B = 64, tile above "
+                              "and for verify; a forced kernel that does not fit the shape falls back to vec8, then "
+                              "scalar; scalar: the fallback kernel everywhere, for tests; pair / quad: 2 / 4 channels "
+                              "per thread with every token's x loaded at once, any T, either state orientation, either "
+                              "weight dtype)"},
     [LS_KNOB_CONV_PREFETCH] = {"conv.prefetch", "on|off",
                                "conv tile kernel: prefetch the rows' state into L2 before the PDL wait"},
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
-                                "conv vec2/vec8: guess each row's slot before the PDL wait (needs params.slots; miss: "
-                                "every guess wrong, for tests of the reload path)"},
+                                "conv vec2/vec8/pair/quad: guess each row's slot before the PDL wait (needs "
+                                "params.slots; miss: every guess wrong, for tests of the reload path)"},
     [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk",
                                "GDN/KDA kernel at large batch (auto: bulk from 16 heads per SM, register tiles below)"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
@@ -95,6 +97,9 @@ static void conv_row_grid(const ls_conv_params *p, int32_t groups, ls_plan *out)
  * B = 16 (one dependent chain: more threads with less math each), conv_vec8 below B = 64, the
  * warp-tile kernel from B = 64 and for every verify (coalesced 512-byte warp accesses).
  * Window-major state or inter: conv_vec8 (the other vector kernels are channel-major only).
+ * conv_pair / conv_quad (conv.variant=pair / quad) serve every shape the vector path takes; auto
+ * does not pick them until an H200 A/B decides where they win (small-batch verify, window-major
+ * decode).
  */
 int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
 {
@@ -130,8 +135,11 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
         out->prefetch = ls_tune_get(t, LS_KNOB_CONV_PREFETCH) == LS_ONOFF_ON;
         return 0;
     }
-    out->kernel = v == LS_CONV_VEC2 ? LS_K_CONV_VEC2 : LS_K_CONV_VEC8;
-    conv_row_grid(p, p->channels / (v == LS_CONV_VEC2 ? 2 : 8), out);
+    out->kernel = v == LS_CONV_VEC2 ? LS_K_CONV_VEC2
+                  : v == LS_CONV_PAIR ? LS_K_CONV_PAIR
+                  : v == LS_CONV_QUAD ? LS_K_CONV_QUAD
+                                      : LS_K_CONV_VEC8;
+    conv_row_grid(p, p->channels / (v == LS_CONV_VEC8 ? 8 : v == LS_CONV_QUAD ? 4 : 2), out);
     const int s = ls_tune_get(t, LS_KNOB_CONV_SPECULATE);
     out->spec = p->slots <= 0 ? LS_SPEC_OFF : s == LS_CSPEC_OFF ? LS_SPEC_OFF : s == LS_CSPEC_MISS ? LS_SPEC_MISS
                                                                                                    : LS_SPEC_ON;
@@ -368,6 +376,8 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_CONV_VEC8] = "conv_vec8",
         [LS_K_CONV_TILE] = "conv_cm_tile",
         [LS_K_CONV_SCALAR] = "conv_scalar",
+        [LS_K_CONV_PAIR] = "conv_pair",
+        [LS_K_CONV_QUAD] = "conv_quad",
         [LS_K_DELTA_NARROW] = "delta_rule_narrow",
         [LS_K_DELTA_WIDE] = "delta_rule_wide",
         [LS_K_DELTA_BULK] = "delta_bulk",
@@ -393,11 +403,13 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
         snprintf(extra, sizeof extra, " rows/lane=%d", plan->rows_per_lane);
     else if (plan->kernel == LS_K_STATE_OP)
         snprintf(extra, sizeof extra, " vec=%dB chunks=%lld", plan->vec_bytes, (long long)plan->chunks);
-    else if (plan->kernel == LS_K_CONV_VEC8 && (plan->state_wmaj || plan->inter_wmaj))
+    else if ((plan->kernel == LS_K_CONV_VEC8 || plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD) &&
+             (plan->state_wmaj || plan->inter_wmaj))
         snprintf(extra, sizeof extra, " state=%s inter=%s", plan->state_wmaj ? "wmaj" : "cmaj",
                  plan->inter_wmaj ? "wmaj" : "cmaj");
     static const char *const spec[] = {"off", "on", "miss"};
     const int has_spec = plan->kernel == LS_K_CONV_VEC2 || plan->kernel == LS_K_CONV_VEC8 ||
+                         plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD ||
                          plan->kernel == LS_K_SSU_WIDE || plan->kernel == LS_K_SSU_NARROW;
     int n = snprintf(buf, cap, "%s grid=(%u,%u) block=%d%s%s%s%s%s", ls_kernel_name(plan->kernel), plan->grid_x,
                      plan->grid_y, plan->block, plan->pdl ? " pdl" : "",

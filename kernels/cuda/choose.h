@@ -35,7 +35,7 @@ enum {
 
 /* Value indices, in the order of each knob's values string (ls_linstate_knobs). */
 enum { LS_PDL_ON = 0, LS_PDL_OFF };
-enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR };
+enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD };
 enum { LS_ONOFF_ON = 0, LS_ONOFF_OFF };
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
 enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK };
@@ -61,6 +61,8 @@ typedef enum ls_kernel_id {
     LS_K_CONV_VEC8,       /* conv_vec8: 8 channels per thread, either orientation */
     LS_K_CONV_TILE,       /* conv_cm_tile: warp tiles of 256 channels, channel-major */
     LS_K_CONV_SCALAR,     /* conv_scalar: one thread per channel, any layout (the fallback) */
+    LS_K_CONV_PAIR,       /* conv_pair: 2 channels per thread, every token's x at once, either orientation */
+    LS_K_CONV_QUAD,       /* conv_quad: conv_pair with 4 channels per thread */
     LS_K_DELTA_NARROW,    /* delta_rule_kernel, vector path, 1 warp per 16-column tile */
     LS_K_DELTA_WIDE,      /* delta_rule_kernel, vector path, 2 warps per 32-column tile */
     LS_K_DELTA_BULK,      /* delta_bulk_kernel: one head per CTA, state by bulk copies */
@@ -78,8 +80,8 @@ typedef struct ls_plan {
     int32_t block;        /* threads per CTA */
     int32_t pdl;          /* 1: launched with programmatic dependent launch */
     int32_t prefetch;     /* conv tile: prefetch the rows' state into L2 before the PDL wait */
-    int32_t spec;         /* an ls_spec: the slot guess of conv_vec2 / conv_vec8 / ssu (vector) */
-    int32_t groups;       /* conv: channel groups per row (C/2, C/8, tiles of 256, or C) */
+    int32_t spec;         /* an ls_spec: the slot guess of conv_vec2 / vec8 / pair / quad, ssu (vector) */
+    int32_t groups;       /* conv: channel groups per row (C/2 vec2 / pair, C/4 quad, C/8, tiles of 256, or C) */
     int32_t state_wmaj;   /* conv vector kernels: the state is window-major */
     int32_t inter_wmaj;   /* conv vector kernels: the inter windows are window-major */
     int32_t nch;          /* ssu: 32-column chunks per lane (4 or 8; 8 for the generic kernel) */
