@@ -6,13 +6,15 @@
                        [--impls OLD:NEW] [--tunings OLD:NEW]
                        [--tuning-old STR] [--tuning-new STR]
 
-Rows are joined on the key (case, variant, impl, tuning, cache_regime, graph, device_index).
+Rows are joined on the key (case, variant, impl, tuning, cache_regime, graph, GPU). The GPU is
+its gpu_uuid when every row of both files has one (so per-rank files of a fleet join the same
+physical GPU whatever device_index it had), else device_index (v1 files, host rows).
 Schema v1 rows have no impl/tuning columns: their impl is inferred from backend ("linstate"
 when backend == "cuda", "host" when backend == "host") and their tuning is "". Since a v1 file
 cannot say which tuning it ran, tuning leaves the key when a v1 file is compared with a v2 file.
 
 Selecting two sides (BEFORE and AFTER may be the same file; AFTER defaults to BEFORE):
-  --ignore-device     drops device_index from the key;
+  --ignore-device     drops the GPU (uuid or device_index) from the key;
   --variants OLD:NEW  variant OLD of BEFORE against variant NEW of AFTER (variant leaves the key);
   --impls OLD:NEW     impl OLD of BEFORE against impl NEW of AFTER (impl and tuning leave the
                       key: knobs are per impl);
@@ -99,6 +101,12 @@ class Run:
     def schemas(self):
         """Sorted distinct schema_version values of the rows ("1", "2")."""
         return sorted({r["schema_version"] for r in self.rows})
+
+    def gpu_uuids(self):
+        """Sorted distinct gpu_uuid values; None when some row has none (v1 files, files from
+        before the column was filled, host rows)."""
+        uuids = {r.get("gpu_uuid") or "" for r in self.rows}
+        return None if "" in uuids else sorted(uuids)
 
     def values(self, col, rows=None):
         """Sorted distinct values of a column over rows (default: every row)."""
@@ -222,10 +230,11 @@ class Key(NamedTuple):
     dev: object
 
 
-def row_key(row, ignore_device=False, drop_variant=False, drop_impl=False, drop_tuning=False):
-    """The join key of a row: (case, variant, impl, tuning, cache_regime, graph, device_index),
-    with device_index, variant, impl and/or tuning replaced by '*' when they are not part of
-    the identity. A gdn/kda row run on the vk state layout joins as "<case>/layout:vk" (kv, the
+def row_key(row, ignore_device=False, drop_variant=False, drop_impl=False, drop_tuning=False,
+            by_uuid=False):
+    """The join key of a row: (case, variant, impl, tuning, cache_regime, graph, GPU), the GPU
+    being gpu_uuid when by_uuid else device_index, with the GPU, variant, impl and/or tuning
+    replaced by '*' when they are not part of the identity. A gdn/kda row run on the vk state layout joins as "<case>/layout:vk" (kv, the
     original layout, keeps the bare case key), except when impls are set against each other:
     each impl runs its own layout there."""
     case = row["case"]
@@ -237,7 +246,7 @@ def row_key(row, ignore_device=False, drop_variant=False, drop_impl=False, drop_
                "*" if drop_tuning else row["tuning"],
                row["cache_regime"],
                row["graph"],
-               "*" if ignore_device else row["device_index"])
+               "*" if ignore_device else (row["gpu_uuid"] if by_uuid else row["device_index"]))
 
 
 def format_key(key):
@@ -315,6 +324,7 @@ class Drops:
     variant: bool = False
     impl: bool = False
     tuning: bool = False
+    by_uuid: bool = False  # the GPU field of the key is gpu_uuid, not device_index
 
 
 def tuning_difference(tunings):
@@ -361,7 +371,8 @@ def group_side(rows, side, drops):
     groups = {}
     for r in rows:
         if side.matches(r):
-            groups.setdefault(row_key(r, drops.device, drops.variant, drops.impl, drops.tuning),
+            groups.setdefault(row_key(r, drops.device, drops.variant, drops.impl, drops.tuning,
+                                      drops.by_uuid),
                               []).append(r)
     return groups
 
@@ -561,8 +572,14 @@ def compare_runs(before, after, threshold=5.0, alpha=0.05, ignore_device=False, 
     schemas = {s for run in (before, after) for s in run.schemas()}
     v1_files = [run.path for run in (before, after) if "1" in run.schemas()]
     mixed = "1" in schemas and len(schemas) > 1     # v1 (no tuning) against v2
+    bu, au = before.gpu_uuids(), after.gpu_uuids()
+    by_uuid = bu is not None and au is not None
+    if by_uuid and not ignore_device and not set(bu) & set(au):
+        raise InputError(f"no GPU in common: {before.path} ran on {', '.join(bu)}, {after.path} on "
+                         f"{', '.join(au)} (pass --ignore-device to compare across GPUs)")
     drops = Drops(device=ignore_device, variant=variants is not None, impl=impls is not None,
-                  tuning=impls is not None or bt is not None or at is not None or mixed)
+                  tuning=impls is not None or bt is not None or at is not None or mixed,
+                  by_uuid=by_uuid)
     brows = select_rows(before, old, "BEFORE", "--tuning-old")
     arows = select_rows(after, new, "AFTER", "--tuning-new")
     bg = group_side(brows, old, drops)
@@ -822,7 +839,7 @@ def add_compare_options(p):
     p.add_argument("--alpha", type=_alpha_arg, default=0.05,
                    help="significance level of the U test (default 0.05)")
     p.add_argument("--ignore-device", action="store_true",
-                   help="compare runs from different GPUs; device_index leaves the key")
+                   help="compare runs from different GPUs; the GPU (uuid or device_index) leaves the key")
     p.add_argument("--variants", type=_variants_arg, metavar="OLD:NEW",
                    help="compare variant OLD of BEFORE with variant NEW of AFTER")
     p.add_argument("--impls", type=_variants_arg, metavar="OLD:NEW",
