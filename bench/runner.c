@@ -28,7 +28,7 @@
 
 #include "bench.h"
 
-#define BENCH_MAX_SAMPLES 10000
+
 
 static bench_runner *g_runner; /* the GB callback's way back (its ctx is the case) */
 
@@ -241,7 +241,8 @@ static int time_case(bench_runner *R, bench_device *D, int *n)
         .n_rot = R->ctx.n_rot,
         .warmup = host ? 1 : 3,
         .min_samples = o->min_samples,
-        .max_samples = R->cap_samples,
+        .max_samples = o->max_samples < R->cap_samples ? o->max_samples : R->cap_samples,
+        .noise_target_pct = o->noise_target_pct,
         .min_time_s = o->min_time_s,
         .max_time_s = o->max_time_s,
         .profile = o->profile,
@@ -251,7 +252,8 @@ static int time_case(bench_runner *R, bench_device *D, int *n)
         .reset = R->cur->e->reset, /* pool alloc/free/fork: restore the pool, untimed */
     };
     *n = 0;
-    return ls_time_launches(&cfg, R->cur->e->run, &R->ctx, R->samples, R->cap_samples, n);
+    R->cur_stop = LS_STOP_NONE;
+    return ls_time_launches_why(&cfg, R->cur->e->run, &R->ctx, R->samples, R->cap_samples, n, &R->cur_stop);
 }
 
 static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
@@ -340,12 +342,16 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     }
     fill_row(R, c, row);
     ls_stats st;
-    if (strcmp(row->status, "ok") == 0 && ls_stats_compute(R->samples, n, &st) == 0)
+    if (strcmp(row->status, "ok") == 0 && ls_stats_compute(R->samples, n, &st) == 0) {
         ls_row_set_result(row, &st, c->e->bytes(&R->ctx), D->copy_peak_gbps);
-    else
+        row->noise_pct = st.noise_pct;
+        snprintf(row->stop_reason, sizeof row->stop_reason, "%s", ls_stop_reason_name(R->cur_stop));
+    } else {
         row->bytes = c->e->bytes(&R->ctx);
+    }
     ls_nvtx_case_pop();
-    if (ls_csv_write(R->csv, row) != 0) {
+    if (ls_csv_write(R->csv, row) != 0 ||
+        (R->samples_csv && strcmp(row->status, "ok") == 0 && ls_samples_write(R->samples_csv, row, R->samples, n) != 0)) {
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
         R->res.failures++;
     }
