@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402  (the CSV loader and the decision rule live there)
 
 DECISION_COLOURS = {"SLOWER": "#d62728", "FASTER": "#2ca02c", "SAME": "#7f7f7f",
-                    "UNSURE": "#ff7f0e"}
+                    "UNSURE": "#ff7f0e", "NOISY": "#bcbd22"}
 # Dimensions that split a chart into several lines when they vary inside it (draft count always).
 SERIES_DIMS = (("model", "model"), ("tp", "tp"), ("variant", "variant"), ("impl", "impl"),
                ("tuning", "tuning"), ("cache_regime", "cache"), ("graph", "graph"),
@@ -187,7 +187,8 @@ def main(argv=None):
             variants, impls, tunings = compare.selection_args(args)
             before, after = (compare.load_csv(f) for f in args.compare)
             cmp = compare.compare_runs(before, after, args.threshold, args.alpha,
-                                       args.ignore_device, variants, impls, tunings)
+                                       args.ignore_device, variants, impls, tunings,
+                                       compare.noise_floors_arg(args.noise_floor))
             if not cmp.results:
                 raise compare.InputError(f"{args.compare[0]} and {args.compare[1]}: no case "
                                          f"compared (no common key with ok rows)")
