@@ -697,6 +697,39 @@ class Plot(Base):
         self.assertEqual(rc, 0, out + err)
         self.assertTrue(is_png(os.path.join(self.dir, "compare-b-vs-a.png")))
 
+    def samples_csv(self, name, lines):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(",".join(plot.SAMPLES_COLUMNS) + "\n")
+            f.writelines(l + "\n" for l in lines)
+        return path
+
+    def test_samples_distributions(self):
+        lines = []
+        for b in (1, 4):
+            for rep in (0, 1):
+                lines += [f'"gdn/decode/m/tp2/B:{b}/T:1/fp32","fused","linstate","pdl=on","kv",'
+                          f'"rotate",0,0,{rep},{i},{10.0 * b + (i % 7) * 0.1}' for i in range(30)]
+        lines += [f'"pool/fork/m/tp2/B:1/T:1/fp32","fork_from","linstate","","","rotate",0,0,0,'
+                  f'{i},{5.0 + (i % 3)}' for i in range(45)]
+        path = self.samples_csv("s.csv", lines)
+        groups = plot.load_samples(path)
+        self.assertEqual([len(v) for v in groups.values()], [60, 60, 45])  # repetitions pooled
+        self.assertIn(("gdn/decode", "gdn/decode/m/tp2/B:4/T:1/fp32 fused linstate pdl=on layout:kv"),
+                      groups)
+        out_dir = os.path.join(self.dir, "p")
+        rc, out, err = run(PY, PLOT, "--samples", path, "--out", out_dir)
+        self.assertEqual(rc, 0, out + err)
+        pngs = sorted(os.listdir(out_dir))
+        self.assertEqual(pngs, ["s-samples-gdn_decode.png", "s-samples-pool_fork.png"])
+        self.assertTrue(all(is_png(os.path.join(out_dir, p)) for p in pngs))
+        # bad input: one line, exit 2
+        bad = self.samples_csv("bad.csv", ['"x/y","v","i","","","rotate",0,0,0,0,-1'])
+        rc, out, err = run(PY, PLOT, "--samples", bad, "--out", out_dir)
+        self.assert_one_line_error(rc, out, err, "bad.csv:2", "us")
+        rc, out, err = run(PY, PLOT, "--samples", self.csv("run.csv", suite()), "--out", out_dir)
+        self.assert_one_line_error(rc, out, err, "not a samples file")
+
     def test_bad_input_exit_2(self):
         rc, out, err = run(PY, PLOT, self.csv("bad.csv", suite(schema_version="7")),
                            "--out", self.dir)
