@@ -215,7 +215,7 @@ int main(int argc, char **argv)
     R.csv = csv;
     if (o.samples_out && (make_parent_dirs(o.samples_out) != 0 || !(R.samples_csv = ls_samples_open(o.samples_out)))) {
         fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
-        ls_csv_close(csv);
+        ls_csv_discard(csv);
         bench_runner_free(&R);
         bench_plan_free(&plan);
         free(filter);

@@ -310,6 +310,21 @@ int ls_csv_close(ls_csv *c)
     return rc;
 }
 
+void ls_csv_discard(ls_csv *c)
+{
+    if (!c)
+        return;
+    fclose(c->f);
+    if (c->handlers) {
+        sig_armed = 0;
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    }
+    remove(c->tmp);
+    free(c->buf);
+    free(c);
+}
+
 /* ------------------------------------------------------------------ row helpers */
 
 void ls_row_init(ls_row *r, const ls_provenance *prov)

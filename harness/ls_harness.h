@@ -203,6 +203,7 @@ typedef struct ls_csv ls_csv;
 ls_csv *ls_csv_open(const char *path);
 int ls_csv_write(ls_csv *c, const ls_row *r);
 int ls_csv_close(ls_csv *c);
+void ls_csv_discard(ls_csv *c);   /* closes and removes PATH.tmp: nothing reaches PATH */
 void ls_csv_install_signal_handlers(ls_csv *c);
 const char *ls_csv_header(void);  /* the exact header line, no newline */
 

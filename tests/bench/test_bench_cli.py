@@ -473,9 +473,12 @@ def check_noise(bench, header, tmp):
     if {r["repetition"] for r in rows} != {"0", "1"}:
         fail("repetitions missing: %r" % [r["repetition"] for r in rows])
     # An unwritable sidecar fails before measuring anything, one line naming it.
-    rc, _, err = run(bench, base + ["--out", out_csv, "--samples-out", os.path.join(tmp, "n.csv", "x.csv")], tmp)
+    gone = os.path.join(tmp, "gone.csv")
+    rc, _, err = run(bench, base + ["--out", gone, "--samples-out", os.path.join(tmp, "n.csv", "x.csv")], tmp)
     if rc == 0 or "--samples-out" not in err:
         fail("unwritable --samples-out: rc %d: %s" % (rc, err[-500:]))
+    if os.path.exists(gone) or os.path.exists(gone + ".tmp"):
+        fail("unwritable --samples-out: the main CSV was still written")
 
 
 def main():

@@ -54,7 +54,10 @@ static char err_buf[256];
 /* The wrapped impl's view of a tuning: the same values without plant.pct (the last knob). */
 static ls_tuning inner(const ls_tuning *t)
 {
-    ls_tuning in = *t;
+    ls_tuning in;
+    memset(&in, 0, sizeof in); /* no tuning given: every knob at its default (index 0) */
+    if (t)
+        in = *t;
     in.n = wrapped->n_knobs;
     return in;
 }
