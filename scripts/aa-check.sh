@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/aa-check.sh [--build DIR] [--out DIR] [--backend cuda|host] [--compare-dir DIR] [-- BENCH ARGS...]
+# scripts/aa-check.sh [--build DIR] [--out DIR] [--backend cuda|host] [--compare-dir DIR]
+#                     [--interleave|--no-interleave] [--rounds N] [-- BENCH ARGS...]
 #
 # Checks that scripts/compare.py stays quiet on no change and catches a planted one (issue 13):
 #   1. A/A: the same build runs the same sweep twice (two processes, one after the other);
@@ -13,23 +14,32 @@
 #
 #   cuda (default when BUILD has the linstate plugin and nvidia-smi lists a GPU): the full default
 #        sweep, plant.pct 5 (gdn calls with B >= 512: gdn decode/verify at B = 512).
-#   host: a small sweep (qwen3-next, conv/gdn decode, pool copy/accept, B 1,4), plant.pct 50 on
+#   host: a small sweep (qwen3-next + kimi-linear, conv/gdn decode, pool copy/accept, B 1,4), plant.pct 50 on
 #        every gdn call. A busy shared host can make the planted rows NOISY: there, they must only
 #        not be FASTER; the A/A and the other rows are checked as on the GPU. (CTest scripts_aa_check.)
 # --compare-dir DIR judges with DIR/compare.py instead (e.g. an older one, to show it fails).
+# --interleave (default on host) runs the sweeps case by case, each case for A, A' and planted in
+# turn (one linstate-bench process per case and run), so that the drifting load of a shared
+# machine hits every side alike; --no-interleave (default on cuda) runs three whole sweeps.
+# --rounds N (interleaved only; default 3 on host, 1 on cuda): N processes per case and side, so
+# each side has N repetitions and compare.py sees how far a case moves between processes.
 # BENCH ARGS replace the sweep's axes (e.g. -- --family gdn --batch 512). Exit 0 when every check
 # passes, 1 when one fails, 2 on bad usage or a missing binary/plugin.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build="" out="" backend="" extra=() cmpdir="$root/scripts"
+build="" out="" backend="" extra=() cmpdir="$root/scripts" interleave="" rounds=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=${2:?--build needs a directory}; shift 2 ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
     --backend) backend=${2:?--backend needs cuda or host}; shift 2 ;;
     --compare-dir) cmpdir=${2:?--compare-dir needs a directory}; shift 2 ;;
+    --interleave) interleave=1; shift ;;
+    --no-interleave) interleave=0; shift ;;
+    --rounds) rounds=${2:?--rounds needs a count}; shift 2
+              [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "aa-check.sh: --rounds: bad value '$rounds' (1-99)" >&2; exit 2; } ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "aa-check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -45,10 +55,10 @@ if [ -z "$backend" ]; then
   [ -f "$build/tests/plugin/libls_test_planted_linstate.so" ] && nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && backend=cuda
 fi
 case "$backend" in
-  cuda) impl=linstate; pct=5; axes=() ;;
-  host) impl=host; pct=50
-        axes=(--model qwen3-next-80b-a3b --family conv1d_update/decode,gdn/decode,pool/copy,pool/accept
-              --batch 1,4 --draft 1,2) ;;
+  cuda) impl=linstate; pct=5; axes=(); interleave=${interleave:-0}; rounds=${rounds:-1} ;;
+  host) impl=host; pct=50; interleave=${interleave:-1}; rounds=${rounds:-3}
+        axes=(--model qwen3-next-80b-a3b,kimi-linear-48b-a3b --family conv1d_update/decode,gdn/decode,pool/copy,pool/accept
+              --batch 1,4 --draft 1,2 --max-time 0.1) ;;
   *) echo "aa-check.sh: --backend: bad value '$backend' (cuda or host)" >&2; exit 2 ;;
 esac
 [ ${#extra[@]} -gt 0 ] && axes=("${extra[@]}")
@@ -58,21 +68,44 @@ out=${out:-$build/aa-check}
 mkdir -p "$out" || exit 2
 export PYTHONDONTWRITEBYTECODE=1
 
-run_sweep() { # NAME ARGS...: one sweep into $out/NAME.csv, wall time printed
-  local name=$1; shift
-  local t0=$SECONDS
-  if ! "$bench" --backend "$backend" "${axes[@]}" "$@" --out "$out/$name.csv" >"$out/$name.txt" 2>"$out/$name.log"; then
-    echo "aa-check.sh: the $name sweep failed (see $out/$name.log)" >&2
-    tail -5 "$out/$name.log" >&2
-    exit 1
-  fi
-  echo "run $name: $((SECONDS - t0)) s ($(($(wc -l <"$out/$name.csv") - 1)) rows) -> $out/$name.csv"
+# The three runs: NAME and its extra arguments.
+run_args() {
+  case "$1" in
+    planted) printf '%s\n' --impl-path "$plugin" --impl "${impl}_planted" --tune "${impl}_planted:plant.pct=$pct" ;;
+  esac
 }
+bench_run() { # NAME OUTFILE ARGS...: one linstate-bench run of NAME's sweep
+  local name=$1 file=$2; shift 2
+  local a; mapfile -t a < <(run_args "$name")
+  "$bench" --backend "$backend" "${axes[@]}" "${a[@]}" "$@" --out "$file" >>"$out/$name.txt" 2>>"$out/$name.log" || {
+    echo "aa-check.sh: the $name sweep failed (see $out/$name.log)" >&2; tail -5 "$out/$name.log" >&2; exit 1; }
+}
+ere_escape() { printf '%s' "$1" | sed -e 's/[][\.^$*+?(){}|]/\\&/g'; }
 
-echo "aa-check: backend $backend, impl $impl, planted ${impl}_planted plant.pct=$pct, build $build"
-run_sweep aa-1
-run_sweep aa-2
-run_sweep planted --impl-path "$plugin" --impl "${impl}_planted" --tune "${impl}_planted:plant.pct=$pct"
+names=(aa-1 aa-2 planted)
+for n in "${names[@]}"; do rm -f "$out/$n.csv" "$out/$n.txt" "$out/$n.log"; done
+if [ "$interleave" = 1 ]; then
+  # Case by case, each case run for every NAME in turn: the machine's load drifts over seconds,
+  # and interleaving makes every drift hit the two A/A sides (and the planted side) alike.
+  mapfile -t keys < <("$bench" --backend "$backend" "${axes[@]}" --list 2>/dev/null)
+  [ ${#keys[@]} -gt 0 ] || { echo "aa-check.sh: the sweep lists no case" >&2; exit 2; }
+  t0=$SECONDS
+  for key in "${keys[@]}"; do
+    filter="^$(ere_escape "$key")(/(impl|tune|dev|repeats|iterations|min_time|threads):[^/]*|/(manual|real|process)_time)*\$"
+    for ((round = 0; round < rounds; round++)); do for n in "${names[@]}"; do
+      bench_run "$n" "$out/$n.part.csv" --benchmark_filter="$filter"
+      if [ -f "$out/$n.csv" ]; then tail -n +2 "$out/$n.part.csv" >>"$out/$n.csv"; else cp "$out/$n.part.csv" "$out/$n.csv"; fi
+      rm -f "$out/$n.part.csv"
+    done; done
+  done
+  echo "runs aa-1, aa-2, planted interleaved case by case, $rounds process(es) each: $((SECONDS - t0)) s (${#keys[@]} cases)"
+else
+  for n in "${names[@]}"; do
+    t0=$SECONDS
+    bench_run "$n" "$out/$n.csv"
+    echo "run $n: $((SECONDS - t0)) s ($(($(wc -l <"$out/$n.csv") - 1)) rows) -> $out/$n.csv"
+  done
+fi
 
 [ -f "$cmpdir/compare.py" ] || { echo "aa-check.sh: --compare-dir: no compare.py in '$cmpdir'" >&2; exit 2; }
 python3 "$cmpdir/compare.py" "$out/aa-1.csv" "$out/aa-2.csv" >"$out/compare-aa.txt"

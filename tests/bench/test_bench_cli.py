@@ -436,7 +436,9 @@ def check_noise(bench, header, tmp):
         rc, _, err = run(bench, base + extra + ["--out", out_csv], tmp)
         rows = read_csv(out_csv, header) if rc == 0 else fail("%s: rc %d: %s" % (extra, rc, err[-2000:]))
         for r in rows:
-            if r["status"] != "ok" or r["stop_reason"] != reason or int(r["samples"]) != n:
+            # a contention spike may keep a noise stop going past the minimum: >= there
+            count_ok = int(r["samples"]) >= n if reason == "noise" else int(r["samples"]) == n
+            if r["status"] != "ok" or r["stop_reason"] != reason or not count_ok:
                 fail("%s: %s: status %s stop_reason %r samples %s, expected %s after %d" %
                      (extra, r["case"], r["status"], r["stop_reason"], r["samples"], reason, n))
             noise = float(r["noise_pct"])
