@@ -266,6 +266,29 @@ class CompareNoise(Base):
         self.assertIn("10 SLOWER", out)
         self.assertIn("run scatter 0.00%", out)
 
+    def test_committed_h200_aa_is_quiet(self):
+        """Two default sweeps of one build on one H200 (committed): the old rule (threshold 5 %,
+        p10/p90 separation) said 6 SLOWER and 9 FASTER, all pool/fork; this one says none."""
+        d = os.path.join(synth.ROOT, "results", "h200", "impls-45c3dc9")
+        a, b = (os.path.join(d, f) for f in ("default-sweep-after.csv", "default-sweep-after-aa.csv"))
+        if not (os.path.exists(a) and os.path.exists(b)):
+            self.skipTest("committed A/A sweeps not present")
+        rc, out, err = run(PY, COMPARE, a, b)
+        self.assertEqual(rc, 0, out[-3000:] + err)
+        self.assertRegex(out, r"\n0 SLOWER, 0 FASTER, [0-9]+ SAME, 0 UNSURE, [0-9]+ NOISY")
+        # ... and a planted +5 % on the steadiest gdn case of the second sweep is caught
+        key = "gdn/decode/qwen3-next-80b-a3b/tp2/B:512/T:1/fp32"
+        rows = [r for r in synth.csv.DictReader(open(b, newline=""))]
+        for r in rows:
+            if r["case"] == key:
+                for c in ("time_us_median", "time_us_p10", "time_us_p90", "time_us_mean"):
+                    r[c] = repr(float(r[c]) * 1.05)
+        planted = self.csv("planted.csv", rows, list(rows[0].keys()))
+        rc, out, err = run(PY, COMPARE, a, planted)
+        self.assertEqual(rc, 1, out[-3000:] + err)
+        self.assertEqual(decision_of(out, key), "SLOWER")
+        self.assertRegex(out, r"\n1 SLOWER, 0 FASTER, ")
+
     def test_noise_floor_option_errors(self):
         before = self.csv("b.csv", suite())
         for bad in ("pool/fork", "=3", "pool/fork=-1", "pool/fork=x"):
