@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/aa-check.sh [--build DIR] [--out DIR] [--backend cuda|host] [--compare-dir DIR]
-#                     [--interleave|--no-interleave] [--rounds N] [-- BENCH ARGS...]
+#                     [--interleave|--no-interleave] [--rounds N] [--plant-pct 5|10|50]
+#                     [-- BENCH ARGS...]
 #
 # Checks that scripts/compare.py stays quiet on no change and catches a planted one (issue 13):
 #   1. A/A: the same build runs the same sweep twice (two processes, one after the other);
@@ -17,6 +18,7 @@
 #   host: a small sweep (qwen3-next + kimi-linear, conv/gdn decode, pool copy/accept, B 1,4), plant.pct 50 on
 #        every gdn call. A busy shared host can make the planted rows NOISY: there, they must only
 #        not be FASTER; the A/A and the other rows are checked as on the GPU. (CTest scripts_aa_check.)
+# --plant-pct P sets the planted slowdown (knob plant.pct; default 5 on cuda, 50 on host).
 # --compare-dir DIR judges with DIR/compare.py instead (e.g. an older one, to show it fails).
 # --interleave (default on host) runs the sweeps case by case, each case for A, A' and planted in
 # turn (one linstate-bench process per case and run), so that the drifting load of a shared
@@ -27,7 +29,7 @@
 # passes, 1 when one fails, 2 on bad usage or a missing binary/plugin.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build="" out="" backend="" extra=() cmpdir="$root/scripts" interleave="" rounds=""
+build="" out="" backend="" extra=() cmpdir="$root/scripts" interleave="" rounds="" pct_arg=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=${2:?--build needs a directory}; shift 2 ;;
@@ -36,10 +38,12 @@ while [ $# -gt 0 ]; do
     --compare-dir) cmpdir=${2:?--compare-dir needs a directory}; shift 2 ;;
     --interleave) interleave=1; shift ;;
     --no-interleave) interleave=0; shift ;;
+    --plant-pct) pct_arg=${2:?--plant-pct needs 5, 10 or 50}; shift 2
+                 [[ "$pct_arg" =~ ^(5|10|50)$ ]] || { echo "aa-check.sh: --plant-pct: bad value '$pct_arg' (5, 10 or 50)" >&2; exit 2; } ;;
     --rounds) rounds=${2:?--rounds needs a count}; shift 2
               [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "aa-check.sh: --rounds: bad value '$rounds' (1-99)" >&2; exit 2; } ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "aa-check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -62,6 +66,7 @@ case "$backend" in
   *) echo "aa-check.sh: --backend: bad value '$backend' (cuda or host)" >&2; exit 2 ;;
 esac
 [ ${#extra[@]} -gt 0 ] && axes=("${extra[@]}")
+[ -n "$pct_arg" ] && pct=$pct_arg
 plugin=$build/tests/plugin/libls_test_planted_$impl.so
 [ -f "$plugin" ] || { echo "aa-check.sh: no planted plugin $plugin (built with the tests)" >&2; exit 2; }
 out=${out:-$build/aa-check}
