@@ -160,6 +160,7 @@ int bench_pool_state_verify(struct bench_ctx *x, double *max_rel_err);
 /* ------------------------------------------------------------------ CLI options */
 
 #define BENCH_MAX_LIST 32
+#define BENCH_MAX_SAMPLES 10000 /* samples per measurement at most (--max-samples) */
 
 typedef enum bench_graph_mode { BENCH_GRAPH_OFF = 0, BENCH_GRAPH_ON = 1, BENCH_GRAPH_BOTH = 2 } bench_graph_mode;
 
@@ -239,7 +240,9 @@ typedef struct bench_opts {
     bench_ceiling ceiling;   /* --ceiling */
     int repetitions;         /* 0 = Google Benchmark's default / --benchmark_repetitions */
     double min_time_s, max_time_s;
-    int min_samples;
+    int min_samples, max_samples;
+    double noise_target_pct; /* --noise-target: stop once the median's noise is this small (0: off) */
+    const char *samples_out; /* --samples-out FILE: raw samples sidecar (NULL: none) */
     const char *filter;      /* --benchmark_filter value, also applied by the plan */
     unsigned given;          /* BENCH_GIVEN_* */
     const char *variants[BENCH_MAX_LIST]; /* --variant names; none: each row's default */
@@ -575,6 +578,8 @@ typedef struct bench_runner {
     double cur_peak_gbps;    /* the set-up case's ceiling (start-up one under --ceiling start) */
     double *samples;
     int cap_samples;
+    ls_stop_reason cur_stop; /* why the last measurement stopped */
+    ls_csv *samples_csv;     /* --samples-out sidecar, or NULL */
     bench_results res;       /* every row so far, for the report (res.t0: set by the caller) */
 } bench_runner;
 

@@ -35,6 +35,8 @@ void bench_opts_init(bench_opts *o)
     o->graph = BENCH_GRAPH_OFF;
     o->verify = 1;
     o->min_samples = 20;
+    o->max_samples = BENCH_MAX_SAMPLES;
+    o->noise_target_pct = 0.5;
     o->min_time_s = 0.03;
     o->max_time_s = 0.2;
     o->rank_flag = o->world_flag = -1;
@@ -170,6 +172,11 @@ void bench_cli_usage(FILE *f)
         "  --min-samples N        samples per measurement at least (default 20)\n"
         "  --min-time SECONDS     measured time per case at least (default 0.03)\n"
         "  --max-time SECONDS     wall-clock cap per measurement (default 0.2)\n"
+        "  --max-samples N        samples per measurement at most (default and limit 10000)\n"
+        "  --noise-target PCT     after the minimums, sample until the median's noise (95 %% CI\n"
+        "                         half-width / median, CSV noise_pct) is <= PCT (default 0.5;\n"
+        "                         0: stop at the minimums); CSV stop_reason says which rule ended\n"
+        "  --samples-out FILE.csv also write every raw sample (case key, repetition, index, us)\n"
         "\n"
         "Host backend: axes not given default to --tp 8 --batch 1,4 --draft 1,4 (a smoke sweep;\n"
         "the host reference is float64 and slow).\n"
@@ -320,6 +327,7 @@ static int takes_value(const char *name)
                                              "graph", "family", "variant", "backend", "devices", "out",
                                              "impl", "impl-path", "tune", "state-layout", "ceiling", "pool-slots",
                                              "repetitions", "min-samples", "min-time", "max-time",
+                                             "max-samples", "noise-target", "samples-out",
                                              "out-dir", "fleet", "rank", "world"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(name, with_value[i]) == 0)
@@ -483,6 +491,20 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         return parse_seconds(flag, val, &o->min_time_s);
     } else if (strcmp(name, "max-time") == 0) {
         return parse_seconds(flag, val, &o->max_time_s);
+    } else if (strcmp(name, "max-samples") == 0) {
+        if (parse_int(val, 1, BENCH_MAX_SAMPLES, &o->max_samples) != 0)
+            return bad(flag, val, "an integer from 1 to 10000");
+    } else if (strcmp(name, "noise-target") == 0) {
+        char *end;
+        errno = 0;
+        double v = strtod(val, &end);
+        if (errno || end == val || *end || !(v >= 0) || v > 100)
+            return bad(flag, val, "a percentage from 0 (off) to 100");
+        o->noise_target_pct = v;
+    } else if (strcmp(name, "samples-out") == 0) {
+        if (!*val)
+            return bad(flag, val, "a file name");
+        o->samples_out = val;
     } else {
         fprintf(stderr, "linstate-bench: unknown flag '%s' (see --help)\n", flag);
         return 2;
@@ -542,6 +564,11 @@ int bench_cli_parse(int argc, char **argv, bench_opts *o)
     if (o->out && o->out_dir) {
         fprintf(stderr, "linstate-bench: --out-dir %s: give --out or --out-dir, not both\n", o->out_dir);
         return 2;
+    }
+    if (o->min_samples > o->max_samples) {
+        char v[32];
+        snprintf(v, sizeof v, "%d", o->max_samples);
+        return bad("--max-samples", v, "must be >= --min-samples");
     }
     if (o->min_time_s > o->max_time_s) {
         char v[32];

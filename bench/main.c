@@ -252,6 +252,14 @@ int main(int argc, char **argv)
     R.csv = csv;
     for (int i = 0; i < R.n_devs; i++)
         bench_fleet_provenance(&o.fleet, &R.devs[i].prov);
+    if (o.samples_out && (make_parent_dirs(o.samples_out) != 0 || !(R.samples_csv = ls_samples_open(o.samples_out)))) {
+        fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
+        ls_csv_discard(csv);
+        bench_runner_free(&R);
+        bench_plan_free(&plan);
+        free(filter);
+        return 1;
+    }
 
     const ls_provenance *p0 = &R.devs[0].prov;
     ls_gb_add_context("linstate_backend", be->name);
@@ -267,6 +275,15 @@ int main(int argc, char **argv)
     R.csv = NULL;
     if (close_rc)
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+    if (R.samples_csv) {
+        int src = ls_csv_close(R.samples_csv);
+        R.samples_csv = NULL;
+        if (src)
+            fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
+        else
+            fprintf(stderr, "linstate-bench: wrote samples %s\n", o.samples_out);
+        close_rc |= src;
+    }
     bench_report_table(&R.res, stdout);
     if (o.quick)
         bench_report_quick(&R.res, stdout);

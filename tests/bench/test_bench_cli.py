@@ -2,7 +2,7 @@
 """End-to-end tests of the linstate-bench binary on the host backend.
 
 usage: test_bench_cli.py CHECK BENCH_BINARY HEADER_TOOL
-CHECK is one of: smoke errors list filter json repetitions sigint variants quick impls fleet. Each check runs the binary in a
+CHECK is one of: smoke errors list filter json repetitions sigint variants quick impls fleet noise. Each check runs the binary in a
 temporary directory (always with --out there) and exits non-zero with a message on failure.
 """
 import csv
@@ -121,6 +121,12 @@ def check_errors(bench, header, tmp):
         (["--draft", "1,1"], "'1'"),                     # never two repetitions under one key
         (["--model", "nemotron-h-8b,nemotron-h-8b"], "nemotron-h-8b"),
         (["--family", "gdn,gdn"], "gdn"),
+        (["--noise-target", "-1"], "'-1'"),
+        (["--noise-target", "half"], "'half'"),
+        (["--max-samples", "0"], "'0'"),
+        (["--max-samples", "20000"], "'20000'"),
+        (["--min-samples", "50", "--max-samples", "10"], "'10'"),
+        (["--samples-out", ""], "--samples-out"),
     ]
     out_csv = os.path.join(tmp, "never.csv")
     for args, value in cases:
@@ -496,6 +502,65 @@ def check_fleet(bench, header, tmp):
     rows = read_csv(os.path.join(tmp, "plain.csv"), header)
     if rc != 0 or any(r["rank"] or r["world_size"] or r["job_id"] or r["node"] for r in rows):
         fail("without --fleet the fleet columns stay empty: %r" % rows[:1])
+
+
+def check_noise(bench, header, tmp):
+    """noise_pct and stop_reason in every ok row, per stopping rule; the --samples-out sidecar."""
+    base = ["--backend", "host", "--tp", "8", "--batch", "1", "--draft", "1", "--model", "nemotron-h-8b",
+            "--family", "conv1d_update,pool/copy", "--min-time", "0.0001", "--max-time", "5"]
+    out_csv = os.path.join(tmp, "n.csv")
+    for extra, reason, n in ((["--noise-target", "100", "--min-samples", "7"], "noise", 7),
+                             (["--noise-target", "0", "--min-samples", "7"], "min_time", 7),
+                             (["--noise-target", "0.000001", "--min-samples", "6", "--max-samples", "9"],
+                              "max_samples", 9)):
+        rc, _, err = run(bench, base + extra + ["--out", out_csv], tmp)
+        rows = read_csv(out_csv, header) if rc == 0 else fail("%s: rc %d: %s" % (extra, rc, err[-2000:]))
+        for r in rows:
+            # a contention spike may keep a noise stop going past the minimum: >= there
+            count_ok = int(r["samples"]) >= n if reason == "noise" else int(r["samples"]) == n
+            if r["status"] != "ok" or r["stop_reason"] != reason or not count_ok:
+                fail("%s: %s: status %s stop_reason %r samples %s, expected %s after %d" %
+                     (extra, r["case"], r["status"], r["stop_reason"], r["samples"], reason, n))
+            noise = float(r["noise_pct"])
+            if not noise >= 0 or (reason == "max_samples" and not noise > 0.000001):
+                fail("%s: %s: noise_pct %r" % (extra, r["case"], r["noise_pct"]))
+    # A wall budget too small for the minimums: time_limit.
+    rc, _, err = run(bench, base[:-4] + ["--min-samples", "10000", "--min-time", "0.001", "--max-time", "0.002",
+                                         "--max-samples", "10000", "--out", out_csv], tmp)
+    rows = read_csv(out_csv, header)
+    if rc != 0 or any(r["stop_reason"] != "time_limit" for r in rows):
+        fail("time_limit: rc %d, %r" % (rc, [r["stop_reason"] for r in rows]))
+    # The sidecar: one line per sample of every ok row, joined by the row's key and repetition.
+    side = os.path.join(tmp, "sub", "samples.csv")
+    rc, _, err = run(bench, base + ["--min-samples", "5", "--noise-target", "0", "--repetitions", "2",
+                                    "--out", out_csv, "--samples-out", side], tmp)
+    if rc != 0 or not os.path.exists(side) or os.path.exists(side + ".tmp"):
+        fail("--samples-out: rc %d, file %s: %s" % (rc, os.path.exists(side), err[-2000:]))
+    rows = read_csv(out_csv, header)
+    with open(side, newline="") as f:
+        samples = list(csv.DictReader(f))
+    want = ["case", "variant", "impl", "tuning", "state_layout", "cache_regime", "graph", "device_index",
+            "repetition", "sample", "us"]
+    if not samples or list(samples[0].keys()) != want:
+        fail("sidecar header %r" % (list(samples[0].keys()) if samples else None))
+    for r in rows:
+        mine = [s for s in samples if s["case"] == r["case"] and s["repetition"] == r["repetition"]
+                and s["impl"] == r["impl"] and s["variant"] == r["variant"]]
+        if len(mine) != int(r["samples"]) or [int(s["sample"]) for s in mine] != list(range(len(mine))):
+            fail("%s rep %s: %d sidecar samples, row says %s" % (r["case"], r["repetition"], len(mine), r["samples"]))
+        us = sorted(float(s["us"]) for s in mine)
+        med = us[len(us) // 2] if len(us) % 2 else 0.5 * (us[len(us) // 2 - 1] + us[len(us) // 2])
+        if abs(med - float(r["time_us_median"])) > 1e-6 * med:
+            fail("%s: sidecar median %g, row median %s" % (r["case"], med, r["time_us_median"]))
+    if {r["repetition"] for r in rows} != {"0", "1"}:
+        fail("repetitions missing: %r" % [r["repetition"] for r in rows])
+    # An unwritable sidecar fails before measuring anything, one line naming it.
+    gone = os.path.join(tmp, "gone.csv")
+    rc, _, err = run(bench, base + ["--out", gone, "--samples-out", os.path.join(tmp, "n.csv", "x.csv")], tmp)
+    if rc == 0 or "--samples-out" not in err:
+        fail("unwritable --samples-out: rc %d: %s" % (rc, err[-500:]))
+    if os.path.exists(gone) or os.path.exists(gone + ".tmp"):
+        fail("unwritable --samples-out: the main CSV was still written")
 
 
 def main():
