@@ -206,7 +206,9 @@ void ls_csv_install_signal_handlers(ls_csv *c)
 
 /* ------------------------------------------------------------------ file life cycle */
 
-ls_csv *ls_csv_open(const char *path)
+/* The one file writer: a private temporary (outfile.c) with the given header line, moved on close
+ * (main CSV and the --samples-out sidecar alike). */
+static ls_csv *open_with_header(const char *path, const char *header)
 {
     ls_csv *c = calloc(1, sizeof *c);
     char *buf = malloc(CSV_BUF_BYTES);
@@ -231,7 +233,7 @@ ls_csv *ls_csv_open(const char *path)
         goto fail;
     }
     setvbuf(c->f, c->buf, _IOFBF, CSV_BUF_BYTES);
-    fprintf(c->f, "%s\n", ls_csv_header());
+    fprintf(c->f, "%s\n", header);
     if (fflush(c->f) != 0) {
         ls_fail("CSV: cannot write '%s': %s", c->out.tmp, strerror(errno));
         fclose(c->f);
@@ -254,13 +256,61 @@ const char *ls_csv_tmp_path(const ls_csv *c)
  * would follow a torn one) and ls_csv_close keeps the temporary instead of moving it. */
 static int write_failed(ls_csv *c, int err)
 {
-    if (!c->failed && sig_state)
-        sig_state = 2;
+    if (!c->failed && c->handlers && sig_state)
+        sig_state = 2; /* a signal now leaves the rows in the temporary */
     c->failed = 1;
     ls_fail("CSV: write to '%s' failed: %s; rows written so far are kept there, not moved to '%s'", c->out.tmp,
             strerror(err ? err : EIO), c->out.path);
     snprintf(c->failure, sizeof c->failure, "%s", ls_last_error());
     return -1;
+}
+
+ls_csv *ls_csv_open(const char *path)
+{
+    return open_with_header(path, ls_csv_header());
+}
+
+/* ------------------------------------------------------------------ raw samples sidecar */
+
+static const char samples_header[] =
+    "case,variant,impl,tuning,state_layout,cache_regime,graph,device_index,repetition,sample,us";
+
+const char *ls_samples_header(void)
+{
+    return samples_header;
+}
+
+ls_csv *ls_samples_open(const char *path)
+{
+    return open_with_header(path, samples_header);
+}
+
+int ls_samples_write(ls_csv *c, const ls_row *r, const double *us, int n)
+{
+    if (!c || !r || !r->prov || (n > 0 && !us))
+        return ls_fail("ls_samples_write: NULL %s", !c ? "file" : !r || !r->prov ? "row" : "samples");
+    if (c->failed)
+        return ls_fail("CSV: not written after an earlier write failure (samples kept in '%s')", c->out.tmp);
+    FILE *f = c->f;
+    for (int i = 0; i < n; i++) {
+        CELL_STR(f, r->case_key);
+        fputc(',', f);
+        CELL_STR(f, r->variant);
+        fputc(',', f);
+        CELL_STR(f, r->impl);
+        fputc(',', f);
+        CELL_STR(f, r->tuning);
+        fputc(',', f);
+        CELL_STR(f, r->state_layout);
+        fputc(',', f);
+        CELL_STR(f, r->cache_regime);
+        fprintf(f, ",%d,%d,%d,%d,", r->graph, r->prov->device_index, r->repetition, i);
+        put_dbl(f, us[i]);
+        fputc('\n', f);
+    }
+    if (fflush(f) != 0 || ferror(f))
+        return write_failed(c, errno);
+    return 0;
 }
 
 int ls_csv_write(ls_csv *c, const ls_row *r)
