@@ -6,7 +6,7 @@
  * the accept step restores the chosen step; SGLang's fused KDA verify kernel works so).
  *
  * Variants (registry.c), one case key, the same minimum bytes (docs/bytes.md):
- *   fused        — the impl's conv_delta op, one call;
+ *   one-kernel   — the impl's conv_delta op, one call;
  *   back-to-back — the impl's conv_update, then its gdn / kda, on the same params through
  *                  ls_conv_delta_split: the conv output goes through a [B, T, C] scratch (one
  *                  conv and q/k/v token strides for an impl with LS_IMPL_QKV_STRIDES, else three

@@ -62,10 +62,10 @@ static const bench_entry registry[] = {
     {"kda", "verify", "fused_inplace", 1, KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
      bench_kda_setup, bench_kda_run, NULL, bench_kda_verify, NULL, bench_kda_bytes, BENCH_OP(LS_OP_KDA), bench_delta_launch},
     /* conv update of the packed q|k|v channels + the recurrence: one fused op ... */
-    {"conv_delta", "decode", "fused", 1, GDN | KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+    {"conv_delta", "decode", "one-kernel", 1, GDN | KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
      bench_conv_delta_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
      BENCH_OP(LS_OP_CONV_DELTA), bench_conv_delta_launch},
-    {"conv_delta", "verify", "fused", 1, GDN | KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+    {"conv_delta", "verify", "one-kernel", 1, GDN | KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
      bench_conv_delta_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
      BENCH_OP(LS_OP_CONV_DELTA), bench_conv_delta_launch},
     /* ... or the impl's conv_update then gdn / kda, timed as one call (same key, same bytes) */
