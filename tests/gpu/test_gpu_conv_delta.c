@@ -194,9 +194,37 @@ static void run_matrix(int quick, uint64_t seed)
         }
 }
 
+/* Bad input: one line naming the field, nothing launched; K > 128 is not an error but
+ * LS_OP_UNSUPPORTED (the state column lives in registers), cuda only. */
+static void check_bad_input(const ls_runtime *be)
+{
+    uint16_t d16[64];
+    float df[64];
+    int32_t slot = 0;
+    ls_conv_delta_params p = {.kda = 0};
+    ls_conv_params *c = &p.conv;
+    ls_delta_params *d = &p.delta;
+    c->batch = d->batch = 1, c->tokens = d->tokens = 1, c->width = 4, c->silu = 1;
+    c->weight_dtype = LS_BF16, c->state_dtype = LS_BF16;
+    c->x = d16, c->weight = d16, c->state = d16, c->slot_idx = d->slot_idx = &slot;
+    d->heads_qk = d->heads_v = 1, d->dk = 200, d->dv = 16, d->scale = 1.0f, d->state_dtype = LS_F32;
+    c->channels = 2 * 200 + 16;
+    c->x_stride_c = 1, c->x_stride_t = c->x_stride_b = c->channels;
+    c->state_stride_c = 3, c->state_stride_w = 1, c->state_stride_slot = 3 * c->channels;
+    d->a = d->b = d->o = d16, d->A_log = df, d->dt_bias = d16, d->state = df;
+    d->state_stride_slot = 200 * 16;
+    LS_CHECK_EQ_INT(gt_impl()->conv_delta(&p, gt_tuning(), NULL), LS_OP_UNSUPPORTED);
+    c->y = d16;
+    LS_CHECK(gt_impl()->conv_delta(&p, gt_tuning(), NULL) != 0);
+    LS_CHECK(strstr(ls_last_error(), "conv.y") != NULL);
+    (void)be;
+}
+
 int main(void)
 {
-    gt_init();
+    const ls_runtime *be = gt_init();
+    if (be == ls_runtime_cuda())
+        check_bad_input(be);
     const int quick = gt_quick();
     const uint64_t seed = 0xc0dede17a0002ull;
     gt_set_tuning("pdl=off");
