@@ -26,6 +26,9 @@
                             * a run callback never waits for the device, so its samples can also
                             * be queued behind a stream hold (the others sync: never held) */
 
+#define BENCH_AXIS_POOL 16u /* pool capacity from --pool-slots (the kernels): B random slots of
+                             * N per call, a different set per rotated layer */
+
 #define BENCH_MECH_BIT(m) (1u << (unsigned)(m))
 #define BENCH_MECH_ALL (BENCH_MECH_BIT(LS_MECH_MAMBA2) | BENCH_MECH_BIT(LS_MECH_GDN) | BENCH_MECH_BIT(LS_MECH_KDA))
 
@@ -194,11 +197,27 @@ typedef struct bench_impl_point {
 
 #define BENCH_MAX_POINTS 64
 
+/* --ceiling: when a row's copy-peak ceiling is measured (docs/timing.md "Copy-peak ceiling"). */
+typedef enum bench_ceiling {
+    BENCH_CEILING_AUTO = 0,  /* case on backends with device memory, start on the host */
+    BENCH_CEILING_START = 1, /* once per device at start-up */
+    BENCH_CEILING_CASE = 2   /* again before each case's setup, on fresh buffers */
+} bench_ceiling;
+
+#define BENCH_MAX_POOL_SLOTS (1 << 20)
+/* The serving pool the kernel cases default to (docs/presets.md "Serving pool"): SGLang's running
+ * requests without the radix cache, 512, or 48 with speculative decoding (T > 1); on the host
+ * backend (a smoke run) 16 for decode. Never under the batch. */
+#define BENCH_SERVING_SLOTS 512
+#define BENCH_SERVING_SLOTS_SPEC 48
+#define BENCH_SERVING_SLOTS_HOST 16
+
 typedef struct bench_opts {
     const char *models[BENCH_MAX_LIST];
     int n_models;
     int tp[BENCH_MAX_LIST], n_tp;
     int batch[BENCH_MAX_LIST], n_batch;
+    int pool_slots[BENCH_MAX_LIST], n_pool_slots; /* --pool-slots; none: the serving default */
     int draft[BENCH_MAX_LIST], n_draft;
     ls_dtype dtypes[2];
     int n_dtypes;
@@ -212,6 +231,7 @@ typedef struct bench_opts {
     int verify;
     const char *out;         /* NULL = results/<slug>/<timestamp>.csv */
     int profile, no_bind, no_hold, list, help;
+    bench_ceiling ceiling;   /* --ceiling */
     int repetitions;         /* 0 = Google Benchmark's default / --benchmark_repetitions */
     double min_time_s, max_time_s;
     int min_samples;
@@ -274,6 +294,8 @@ typedef struct bench_case {
     ls_state_layout layout;  /* delta-rule state layout (gdn, kda; kv elsewhere) */
     int has_layout;          /* 1 for gdn/kda cases: the `state_layout` column is filled */
     int graph;
+    int32_t pool_slots;      /* BENCH_AXIS_POOL entries: --pool-slots N (key suffix /S:N); 0 =
+                              * the serving default (bench_case_capacity) */
     int device;
     int index;               /* 0-based position in the plan */
     const bench_impl_point *pt; /* impl and tuning (points into the opts) */
@@ -358,6 +380,7 @@ typedef struct bench_ctx {
     int rotated;             /* `rotated` column: n_rot for kernels, 1 for pool paths */
     int32_t *slots;          /* host: the batch's slot per request row (random, distinct) */
     int32_t *slots_dev;      /* backend copy of slots */
+    int layer_slots;         /* 1: slots_dev holds n_rot lists of B, one per rotated layer */
     void *allocs[BENCH_MAX_ALLOCS]; /* backend allocations freed at teardown */
     int n_allocs;
     void *host_allocs[BENCH_MAX_ALLOCS]; /* host allocations freed at teardown */
@@ -413,6 +436,15 @@ int bench_pool_create(bench_ctx *x, int layers, ls_dtype dt, int spec_tokens, in
 int bench_pool_create_desc(bench_ctx *x, const ls_state_desc *d, int32_t capacity, ls_zero_policy zero);
 /* Allocates n slots from the pool into x->slots in random order and uploads them (slots_dev). */
 int bench_take_slots(bench_ctx *x, int32_t n);
+/* Pool capacity S of a kernel case: c->pool_slots, or the serving default for its batch and T
+ * (BENCH_SERVING_SLOTS*, the host one when env's backend has no device memory). */
+int32_t bench_case_capacity(const bench_case *c, const bench_env *env);
+/* Kernel cases: takes every slot of the pool (a full serving pool) and draws, per rotated layer
+ * (x->n_rot), B distinct random slots of them; x->slots / slots_dev are layer 0's (the
+ * verification gate's), bench_layer_slots gives layer l's. 0 or -1. */
+int bench_take_layer_slots(bench_ctx *x, int32_t B);
+/* Backend slot list of rotated layer l (after bench_take_layer_slots; else slots_dev). */
+const int32_t *bench_layer_slots(const bench_ctx *x, int l);
 /* Picks up to BENCH_VERIFY_ROWS distinct request rows of the batch (sorted). Returns the count. */
 int bench_pick_rows(bench_ctx *x, int *rows);
 /* Frees everything the context owns (pool, arena). */
@@ -512,9 +544,11 @@ typedef struct bench_device {
     int index;
     bench_env env;
     ls_provenance prov;
-    double copy_peak_gbps;
+    double copy_peak_gbps;   /* measured at start-up: the run's first ceiling */
+    size_t copy_peak_bytes;  /* buffer size of each ceiling measurement */
     void *flush_buf;
     size_t flush_bytes;
+    ls_clocks *clocks;       /* NVML clock guard; NULL on the host backend or without NVML */
 } bench_device;
 
 typedef struct bench_runner {
@@ -531,6 +565,7 @@ typedef struct bench_runner {
     double cur_err;          /* its verification error (NaN when not verified) */
     int *reps;               /* repetitions measured, per plan case */
     char cur_kernel[192];    /* the impl's explain of the set-up case ("" when none) */
+    double cur_peak_gbps;    /* the set-up case's ceiling (start-up one under --ceiling start) */
     double *samples;
     int cap_samples;
     bench_results res;       /* every row so far, for the report (res.t0: set by the caller) */

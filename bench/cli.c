@@ -121,6 +121,10 @@ void bench_cli_usage(FILE *f)
         "  --batch 1,...,512      requests per call (default 1,2,4,8,16,32,64,128,256,512)\n"
         "  --draft 1,2,3,4,8      tokens per request; 1 = decode, >1 = verify (default 1,2,3,4,8)\n"
         "  --state-dtype fp32,bf16  SSM state dtype (default fp32)\n"
+        "  --pool-slots N,...     pool capacity of the kernel cases: each call touches B distinct\n"
+        "                         random slots of N, a different set per rotated layer; N < B is\n"
+        "                         not planned; keys get /S:N (default: the serving pool, max(B,\n"
+        "                         512) for decode and max(B, 48) for verify; host max(B, 16) / 48)\n"
         "  --cache rotate|flush|hot  L2 regime (default rotate: launches rotate over layers)\n"
         "  --graph on|off|both    time CUDA-graph replays (default off)\n"
         "  --family a,b           conv1d_update, gdn, kda, mamba2_ssu, pool, or family/op\n"
@@ -144,6 +148,9 @@ void bench_cli_usage(FILE *f)
         "  --devices all|0,1      devices to run on (default 0)\n"
         "  --verify, --no-verify  correctness gate before timing (default on)\n"
         "  --out FILE.csv         default results/<gpu-name-or-host>/<timestamp>.csv\n"
+        "  --ceiling case|start   copy-peak ceiling of each row: re-measured on fresh buffers\n"
+        "                         before each case's setup (case), or once at start-up (start);\n"
+        "                         default case on a GPU, start on the host backend\n"
         "  --profile              few iterations inside cudaProfilerStart/Stop (for nsys/ncu)\n"
         "  --no-bind              do not bind to the GPU's local CPUs\n"
         "  --no-hold              start each sample as soon as it is launched (default: queue it\n"
@@ -301,7 +308,7 @@ static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"model", "tp", "batch", "draft", "state-dtype", "cache",
                                              "graph", "family", "variant", "backend", "devices", "out",
-                                             "impl", "impl-path", "tune", "state-layout",
+                                             "impl", "impl-path", "tune", "state-layout", "ceiling", "pool-slots",
                                              "repetitions", "min-samples", "min-time", "max-time"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(name, with_value[i]) == 0)
@@ -372,6 +379,9 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         if ((rc = int_list(flag, val, 1, 65536, o->batch, &o->n_batch)))
             return rc;
         o->given |= BENCH_GIVEN_BATCH;
+    } else if (strcmp(name, "pool-slots") == 0) {
+        if ((rc = int_list(flag, val, 1, BENCH_MAX_POOL_SLOTS, o->pool_slots, &o->n_pool_slots)))
+            return rc;
     } else if (strcmp(name, "draft") == 0) {
         if ((rc = int_list(flag, val, 1, 64, o->draft, &o->n_draft)))
             return rc;
@@ -386,6 +396,13 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
             o->dtypes[i] = (ls_dtype)v[i];
         o->n_dtypes = n;
         o->given |= BENCH_GIVEN_DTYPE;
+    } else if (strcmp(name, "ceiling") == 0) {
+        if (strcmp(val, "case") == 0)
+            o->ceiling = BENCH_CEILING_CASE;
+        else if (strcmp(val, "start") == 0)
+            o->ceiling = BENCH_CEILING_START;
+        else
+            return bad(flag, val, "case or start");
     } else if (strcmp(name, "cache") == 0) {
         if (ls_cache_regime_parse(val, &o->cache) != 0)
             return bad(flag, val, "rotate, flush or hot");

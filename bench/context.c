@@ -301,6 +301,48 @@ int bench_take_slots(bench_ctx *x, int32_t n)
     return 0;
 }
 
+int32_t bench_case_capacity(const bench_case *c, const bench_env *env)
+{
+    int host = env && env->be && !(env->be->caps & LS_RT_DEVICE_MEMORY);
+    int32_t s = c->pool_slots;
+    if (s <= 0)
+        s = c->tokens > 1 ? BENCH_SERVING_SLOTS_SPEC : host ? BENCH_SERVING_SLOTS_HOST : BENCH_SERVING_SLOTS;
+    return s > c->batch ? s : c->batch;
+}
+
+int bench_take_layer_slots(bench_ctx *x, int32_t B)
+{
+    int32_t S = ls_pool_capacity(x->pool);
+    int L = x->n_rot;
+    if (B > S)
+        return ls_fail("bench: batch %d over the pool's %d slots", B, S);
+    int32_t *all = bench_host_alloc(x, (size_t)S * sizeof *all);
+    int32_t *h = bench_host_alloc(x, (size_t)L * (size_t)B * sizeof *h);
+    if (!all || !h || ls_pool_alloc(x->pool, S, all) != 0)
+        return -1;
+    /* Per layer, a partial Fisher-Yates over every slot: B distinct ones in random order. */
+    for (int l = 0; l < L; l++)
+        for (int32_t i = 0; i < B; i++) {
+            int32_t j = i + (int32_t)(bench_rand_u64(&x->rng) % (uint64_t)(S - i));
+            int32_t t = all[i];
+            all[i] = all[j];
+            all[j] = t;
+            h[(size_t)l * B + i] = all[i];
+        }
+    int32_t *d = bench_dev_alloc(x, (size_t)L * (size_t)B * sizeof *d);
+    if (!d || x->be->copy_h2d(d, h, (size_t)L * (size_t)B * sizeof *h) != 0)
+        return -1;
+    x->slots = h;
+    x->slots_dev = d;
+    x->layer_slots = 1;
+    return 0;
+}
+
+const int32_t *bench_layer_slots(const bench_ctx *x, int l)
+{
+    return x->layer_slots ? x->slots_dev + (size_t)l * (size_t)x->c->batch : x->slots_dev;
+}
+
 int bench_pick_rows(bench_ctx *x, int *rows)
 {
     int B = x->c->batch, n = B < BENCH_VERIFY_ROWS ? B : BENCH_VERIFY_ROWS;
@@ -330,5 +372,6 @@ void bench_ctx_release(bench_ctx *x)
         free(x->host_allocs[i]);
     x->n_allocs = x->n_host_allocs = 0;
     x->slots = x->slots_dev = NULL;
+    x->layer_slots = 0;
     x->priv = NULL;
 }

@@ -13,8 +13,9 @@
  *     [S+1, C, W-1] is copied (be->copy_d2d) into a clone and the conv runs on the clone, so the
  *     real state is untouched; both the copy and the conv are timed. One clone buffer serves every
  *     rotated layer, as PyTorch's caching allocator hands the freed block back each layer.
- * GDN verify pools (in-place and clone alike) hold S = max(48, B) slots: docs/pool.md's S = 48 for
- * Qwen3-Next + NEXTN at tp 2, which sets the clone's size. Bytes (docs/bytes.md) are the same minimum
+ * Pools hold the case's capacity (bench_case_capacity: --pool-slots, else the serving pool, e.g.
+ * max(48, B) for verify, docs/pool.md's S = 48 for Qwen3-Next + NEXTN at tp 2, which sets the
+ * clone's size); each call touches B random slots of it, its own set per rotated layer. Bytes (docs/bytes.md) are the same minimum
  * for every variant of a case — the clone's extra traffic is not counted and concat's single read
  * of the slot indices is ignored — so GB/s compares like with like.
  * Every rotated layer has its own inputs x, output y, weights and bias, as in a real forward pass
@@ -27,7 +28,6 @@
 
 #include "bench.h"
 
-#define GDN_VERIFY_SLOTS 48 /* docs/pool.md: S with EAGLE/NEXTN (max running requests forced to 48) */
 
 /* How a case's conv launches use the pool (the registry row's variant). */
 typedef enum conv_mode { CONV_POOL = 0, CONV_CONCAT = 1, CONV_CLONE = 2 } conv_mode;
@@ -82,14 +82,6 @@ int bench_conv_concat_desc(ls_state_desc *d)
     d->conv[0].channels = channels;
     d->n_conv = 1;
     return 0;
-}
-
-/* Pool capacity S: B, or max(48, B) for GDN verify (the clone copies all S+1 slots). */
-static int32_t conv_capacity(const bench_case *c)
-{
-    if (c->model->mechanism == LS_MECH_GDN && c->tokens > 1)
-        return c->batch > GDN_VERIFY_SLOTS ? c->batch : GDN_VERIFY_SLOTS;
-    return c->batch;
 }
 
 /* Bytes one rotated layer holds besides its pool share: per conv tensor x and y (bf16
@@ -156,7 +148,7 @@ static int setup_tensor(bench_ctx *x, conv_priv *p, const ls_state_desc *d, int 
         q->state_stride_slot = item;
         q->state_stride_c = sc;
         q->state_stride_w = sw;
-        q->slot_idx = x->slots_dev;
+        q->slot_idx = bench_layer_slots(x, l);
         q->slots = ls_pool_slots(x->pool); /* the view's slot count: lets a backend guess early */
         if (T > 1) {
             q->inter = ls_pool_spec_conv(x->pool, i, l); /* the real spec buffer, also for the clone */
@@ -169,12 +161,12 @@ static int setup_tensor(bench_ctx *x, conv_priv *p, const ls_state_desc *d, int 
     return 0;
 }
 
-/* Pool (descriptor per mode, capacity per conv_capacity), slots, and every tensor's params. */
+/* Pool (descriptor per mode, capacity per bench_case_capacity), slots, and every tensor's params. */
 static int conv_setup(bench_ctx *x, conv_mode mode)
 {
     const bench_case *c = x->c;
     int T = c->tokens, B = c->batch, spec = T > 1 ? T : 0, rc;
-    int32_t S = conv_capacity(c);
+    int32_t S = bench_case_capacity(c, x->env);
     ls_state_desc d;
     if (ls_state_desc_from_shape(&c->shape, LS_BF16, spec, &d) != 0 || (mode == CONV_CONCAT && bench_conv_concat_desc(&d) != 0))
         return -1;
@@ -186,7 +178,7 @@ static int conv_setup(bench_ctx *x, conv_mode mode)
     if ((rc = bench_pool_create_desc(x, &d, S, LS_ZERO_AT_FREE)) != 0)
         return rc;
     x->n_rot = x->rotated = n_rot;
-    if (bench_take_slots(x, B) != 0)
+    if (bench_take_layer_slots(x, B) != 0)
         return -1;
 
     conv_priv *p = bench_host_alloc(x, sizeof *p);

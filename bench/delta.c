@@ -59,14 +59,15 @@ int bench_delta_setup(bench_ctx *x, int kda)
     ls_state_desc d;
     if (ls_state_desc_from_shape(sh, c->state_dtype, spec, &d) != 0)
         return -1;
-    int64_t layer_pool = (int64_t)(B + 1) * ls_layer_bytes(&d) * (1 + spec) + delta_layer_inputs(c, kda);
+    int32_t S = bench_case_capacity(c, x->env);
+    int64_t layer_pool = (int64_t)(S + 1) * ls_layer_bytes(&d) * (1 + spec) + delta_layer_inputs(c, kda);
     int n_rot = bench_rotation_layers(x, c->e->bytes(x), layer_pool);
     if (n_rot == 0)
         return BENCH_OOM;
-    if ((rc = bench_pool_create(x, n_rot, c->state_dtype, spec, B, LS_ZERO_AT_FREE)) != 0)
+    if ((rc = bench_pool_create(x, n_rot, c->state_dtype, spec, S, LS_ZERO_AT_FREE)) != 0)
         return rc;
     x->n_rot = x->rotated = n_rot;
-    if (bench_take_slots(x, B) != 0)
+    if (bench_take_layer_slots(x, B) != 0)
         return -1;
 
     delta_priv *p = bench_host_alloc(x, sizeof *p);
@@ -137,7 +138,7 @@ int bench_delta_setup(bench_ctx *x, int kda)
         dp->o = o + (size_t)l * nv;
         dp->state = ls_pool_temporal(x->pool, l);
         dp->state_stride_slot = item;
-        dp->slot_idx = x->slots_dev;
+        dp->slot_idx = bench_layer_slots(x, l);
         dp->slots = ls_pool_slots(x->pool); /* the view's slot count: the index contract */
         if (spec) {
             dp->inter = ls_pool_spec_temporal(x->pool, l);

@@ -285,6 +285,8 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
                     int n_b = (e->axes & BENCH_AXIS_BATCH) ? o->n_batch : 1;
                     /* Without the graph axis (pool alloc, free, fork) only eager timing exists. */
                     int n_g = (e->axes & BENCH_AXIS_GRAPH) ? n_graphs : (graphs[0] == 0);
+                    int n_s = (e->axes & BENCH_AXIS_POOL) && o->n_pool_slots ? o->n_pool_slots : 1;
+                    for (int si = 0; si < n_s; si++)
                     for (int di = 0; di < n_dt; di++)
                         for (int k = 0; k < n_tok; k++)
                             for (int bi = 0; bi < n_b; bi++)
@@ -308,10 +310,17 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
                                         layouts_for(o, e, pi, lays);
                                         c.layout = lays[li];
                                         c.has_layout = (e->ops & (BENCH_OP(LS_OP_GDN) | BENCH_OP(LS_OP_KDA) | BENCH_OP(LS_OP_CONV_DELTA))) != 0;
+                                        c.pool_slots = (e->axes & BENCH_AXIS_POOL) && o->n_pool_slots
+                                                           ? o->pool_slots[si] : 0;
                                         if (!bench_quick_selects(o, c.e, m, c.batch, c.graph))
                                             continue;
+                                        if (c.pool_slots && c.pool_slots < c.batch)
+                                            continue; /* a batch needs B distinct slots */
                                         bench_case_key(e, m->name, c.tp, c.batch, c.tokens, c.state_dtype,
                                                        c.graph, c.key, sizeof c.key);
+                                        if (c.pool_slots) /* explicit capacity: part of the key */
+                                            snprintf(c.key + strlen(c.key), sizeof c.key - strlen(c.key),
+                                                     "/S:%d", (int)c.pool_slots);
                                         case_name(&c, n_devices);
                                         char full[sizeof c.name + 64];
                                         bench_gb_full_name(&c, o->repetitions, full, sizeof full);

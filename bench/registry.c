@@ -25,6 +25,7 @@
 #define T_ BENCH_AXIS_DRAFT
 #define D_ BENCH_AXIS_DTYPE
 #define G_ BENCH_AXIS_GRAPH
+#define P_ BENCH_AXIS_POOL
 #define CONV_OPS BENCH_OP(LS_OP_CONV_UPDATE)
 /* Every pool path: the pool's slot operations go through the impl's three state ops. */
 #define POOL_OPS (BENCH_OP(LS_OP_STATE_COPY) | BENCH_OP(LS_OP_STATE_ACCEPT) | BENCH_OP(LS_OP_STATE_ZERO))
@@ -33,33 +34,33 @@
 static const bench_entry registry[] = {
     /* family, op, variant, default?, mechanisms, axes, draft rule,
      *   setup, run, reset, verify, teardown, bytes, impl ops, launch params */
-    {"conv1d_update", "decode", "causal_silu", 1, MAMBA2 | GDN, B_ | G_, BENCH_DRAFT_DECODE,
+    {"conv1d_update", "decode", "causal_silu", 1, MAMBA2 | GDN, B_ | G_ | P_, BENCH_DRAFT_DECODE,
      bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
     /* KDA: q, k, v as three window-major tensors, three launches (AFTER) ... */
-    {"conv1d_update", "decode", "3-buffer", 1, KDA, B_ | G_, BENCH_DRAFT_DECODE,
+    {"conv1d_update", "decode", "3-buffer", 1, KDA, B_ | G_ | P_, BENCH_DRAFT_DECODE,
      bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
     /* ... or one window-major tensor of 3C channels, one launch (LATE, docs/csv.md) */
-    {"conv1d_update", "decode", "concat", 0, KDA, B_ | G_, BENCH_DRAFT_DECODE,
+    {"conv1d_update", "decode", "concat", 0, KDA, B_ | G_ | P_, BENCH_DRAFT_DECODE,
      bench_conv_concat_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
-    {"conv1d_update", "verify", "causal_silu", 1, MAMBA2, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+    {"conv1d_update", "verify", "causal_silu", 1, MAMBA2, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
      bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
     /* GDN: on the real state (after #13603) ... */
-    {"conv1d_update", "verify", "in-place", 1, GDN, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+    {"conv1d_update", "verify", "in-place", 1, GDN, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
      bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
     /* ... or on a clone of the whole layer buffer (AFTER, docs/csv.md) */
-    {"conv1d_update", "verify", "clone", 0, GDN, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+    {"conv1d_update", "verify", "clone", 0, GDN, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
      bench_conv_clone_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
-    {"conv1d_update", "verify", "3-buffer", 1, KDA, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+    {"conv1d_update", "verify", "3-buffer", 1, KDA, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
      bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
-    {"conv1d_update", "verify", "concat", 0, KDA, B_ | T_ | G_, BENCH_DRAFT_VERIFY,
+    {"conv1d_update", "verify", "concat", 0, KDA, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
      bench_conv_concat_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
-    {"gdn", "decode", "fused_gating", 1, GDN, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+    {"gdn", "decode", "fused_gating", 1, GDN, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
      bench_gdn_setup, bench_gdn_run, NULL, bench_gdn_verify, NULL, bench_gdn_bytes, BENCH_OP(LS_OP_GDN), bench_delta_launch},
-    {"gdn", "verify", "fused_gating", 1, GDN, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+    {"gdn", "verify", "fused_gating", 1, GDN, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,
      bench_gdn_setup, bench_gdn_run, NULL, bench_gdn_verify, NULL, bench_gdn_bytes, BENCH_OP(LS_OP_GDN), bench_delta_launch},
-    {"kda", "decode", "fused_inplace", 1, KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+    {"kda", "decode", "fused_inplace", 1, KDA, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
      bench_kda_setup, bench_kda_run, NULL, bench_kda_verify, NULL, bench_kda_bytes, BENCH_OP(LS_OP_KDA), bench_delta_launch},
-    {"kda", "verify", "fused_inplace", 1, KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+    {"kda", "verify", "fused_inplace", 1, KDA, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,
      bench_kda_setup, bench_kda_run, NULL, bench_kda_verify, NULL, bench_kda_bytes, BENCH_OP(LS_OP_KDA), bench_delta_launch},
     /* conv update of the packed q|k|v channels + the recurrence: one fused op ... */
     {"conv_delta", "decode", "one-kernel", 1, GDN | KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
@@ -81,9 +82,9 @@ static const bench_entry registry[] = {
     {"conv_delta", "verify", "back-to-back", 0, KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
      bench_conv_delta_b2b_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
      CONV_OPS | BENCH_OP(LS_OP_KDA), bench_conv_delta_launch},
-    {"mamba2_ssu", "decode", "tied", 1, MAMBA2, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+    {"mamba2_ssu", "decode", "tied", 1, MAMBA2, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
      bench_ssu_setup, bench_ssu_run, NULL, bench_ssu_verify, NULL, bench_ssu_bytes, BENCH_OP(LS_OP_SSU), bench_ssu_launch},
-    {"mamba2_ssu", "verify", "tied", 1, MAMBA2, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+    {"mamba2_ssu", "verify", "tied", 1, MAMBA2, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,
      bench_ssu_setup, bench_ssu_run, NULL, bench_ssu_verify, NULL, bench_ssu_bytes, BENCH_OP(LS_OP_SSU), bench_ssu_launch},
     {"pool", "alloc", "zero_at_alloc", 1, ALL, B_ | D_, BENCH_DRAFT_NONE,
      bench_pool_alloc_setup, bench_pool_alloc_run, bench_pool_alloc_reset, bench_pool_alloc_verify, NULL,

@@ -34,6 +34,16 @@ static bench_runner *g_runner; /* the GB callback's way back (its ctx is the cas
 
 /* ------------------------------------------------------------------ devices */
 
+/* The clock guard of a device (docs/timing.md "Clocks"); without it the run goes on, its clock
+ * columns empty, and says so once. */
+static void open_clocks(bench_device *D)
+{
+    static int said;
+    D->clocks = ls_clocks_open(NULL, D->env.dev.pci_bus_id);
+    if (!D->clocks && !said++)
+        fprintf(stderr, "linstate-bench: clocks not sampled (%s)\n", ls_last_error());
+}
+
 /*
  * Start-up of one device: select it, bind this thread to its local CPUs (a failure is a warning:
  * the run is still valid, only less controlled), provenance, copy peak (1 GiB on a GPU; the host
@@ -51,11 +61,14 @@ static int device_init(bench_runner *R, bench_device *D, int index)
     }
     if (!R->o->no_bind && ls_bind_to_device(be, index, &D->prov) != 0)
         fprintf(stderr, "linstate-bench: warning: not bound to device %d's CPUs: %s\n", index, ls_last_error());
-    if (ls_measure_copy_peak(be, (size_t)1 << 30, &D->copy_peak_gbps) != 0) {
+    D->copy_peak_bytes = (be->caps & LS_RT_DEVICE_MEMORY) ? (size_t)1 << 30 : LS_COPY_PEAK_HOST_BYTES;
+    if (ls_measure_copy_peak(be, D->copy_peak_bytes, &D->copy_peak_gbps) != 0) {
         fprintf(stderr, "linstate-bench: device %d: copy peak: %s\n", index, ls_last_error());
         return -1;
     }
     int host = !(be->caps & LS_RT_DEVICE_MEMORY);
+    if (!host)
+        open_clocks(D);
     int64_t l2 = D->env.dev.l2_bytes > 0 ? D->env.dev.l2_bytes : (int64_t)32 << 20;
     if (R->o->cache == LS_CACHE_FLUSH) {
         D->flush_bytes = (size_t)(2 * l2);
@@ -149,6 +162,33 @@ static void set_status(bench_runner *R, const char *status, const char *what)
         fprintf(stderr, "linstate-bench: %s: %s: %s\n", R->cur->name, what, ls_last_error());
 }
 
+/* Whether ceilings are re-measured per case (--ceiling; auto: on backends with device memory). */
+static int ceiling_per_case(const bench_runner *R)
+{
+    return R->o->ceiling == BENCH_CEILING_CASE ||
+           (R->o->ceiling == BENCH_CEILING_AUTO && (R->be->caps & LS_RT_DEVICE_MEMORY));
+}
+
+/*
+ * The ceiling of the case about to be set up: the start-up one, or (per case) the same copy
+ * measured again now, after the previous case freed its memory and before this one allocates,
+ * on buffers allocated now (freed before the setup). Memory allocated after large frees can
+ * copy slower than memory held since the start (docs/timing.md); a ceiling taken at this moment
+ * shares the allocator's state with the case's own buffers. On failure: the start-up ceiling.
+ */
+static void measure_case_ceiling(bench_runner *R, bench_device *D)
+{
+    R->cur_peak_gbps = D->copy_peak_gbps;
+    if (!ceiling_per_case(R))
+        return;
+    double g = 0.0;
+    if (ls_measure_copy_peak(R->be, D->copy_peak_bytes, &g) == 0 && g > 0)
+        R->cur_peak_gbps = g;
+    else
+        fprintf(stderr, "linstate-bench: warning: ceiling not re-measured, start-up one used: %s\n",
+                ls_last_error());
+}
+
 /* Setup (NVTX phase "setup") and verification gate (phase "verify") of case c on device D. */
 static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
 {
@@ -228,8 +268,9 @@ static int case_hold(const bench_runner *R, const bench_case *c)
     return !R->o->no_hold && (c->e->axes & BENCH_AXIS_GRAPH) != 0 && (c->pt->impl->caps & LS_IMPL_GRAPH);
 }
 
-/* Warm-up and timed samples of the set-up case into R->samples; 0 or -1. */
-static int time_case(bench_runner *R, bench_device *D, int *n)
+/* Warm-up and timed samples of the set-up case into R->samples, and the row's clock columns;
+ * 0 or -1. */
+static int time_case(bench_runner *R, bench_device *D, ls_row *row, int *n)
 {
     const bench_opts *o = R->o;
     int host = !(R->be->caps & LS_RT_DEVICE_MEMORY);
@@ -249,9 +290,17 @@ static int time_case(bench_runner *R, bench_device *D, int *n)
         .flush_bytes = D->flush_bytes,
         .hold = case_hold(R, R->cur),
         .reset = R->cur->e->reset, /* pool alloc/free/fork: restore the pool, untimed */
+        .clocks = D->clocks,
     };
     *n = 0;
-    return ls_time_launches(&cfg, R->cur->e->run, &R->ctx, R->samples, R->cap_samples, n);
+    ls_clocks_case_begin(D->clocks);
+    int rc = ls_time_launches(&cfg, R->cur->e->run, &R->ctx, R->samples, R->cap_samples, n);
+    ls_clocks_case_end(D->clocks, &row->sm_clock_min_mhz, &row->sm_clock_median_mhz,
+                       &row->samples_discarded);
+    if (rc == 0 && *n == 0 && row->samples_discarded > 0)
+        return ls_fail("all %d samples were taken while the GPU was throttled (discarded)",
+                       row->samples_discarded);
+    return rc;
 }
 
 static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
@@ -318,6 +367,8 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     if (fresh)
         release_case(R); /* on the device that owns its memory */
     select_device(R, D);
+    if (fresh)
+        measure_case_ceiling(R, D); /* outside the case's NVTX range */
     ls_nvtx_case_push(c->key, ls_mechanism_name(c->model->mechanism), c->batch, c->tokens);
     if (fresh)
         begin_case(R, c, D);
@@ -329,7 +380,7 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     int n = 0;
     if (strcmp(R->cur_status, "ok") == 0) {
         ls_clear_error();
-        int trc = time_case(R, D, &n);
+        int trc = time_case(R, D, row, &n);
         if (trc != 0 && R->ctx.unsupported) {
             fprintf(stderr, "linstate-bench: %s: the impl does not take this case: %s\n", c->name, ls_last_error());
             snprintf(row->status, sizeof row->status, "skipped:unsupported");
@@ -341,9 +392,10 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     fill_row(R, c, row);
     ls_stats st;
     if (strcmp(row->status, "ok") == 0 && ls_stats_compute(R->samples, n, &st) == 0)
-        ls_row_set_result(row, &st, c->e->bytes(&R->ctx), D->copy_peak_gbps);
+        ls_row_set_result(row, &st, c->e->bytes(&R->ctx), R->cur_peak_gbps);
     else
         row->bytes = c->e->bytes(&R->ctx);
+    row->copy_peak_drift_pct = ls_copy_peak_drift_pct(R->cur_peak_gbps, D->copy_peak_gbps);
     ls_nvtx_case_pop();
     if (ls_csv_write(R->csv, row) != 0) {
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
@@ -381,6 +433,8 @@ void bench_runner_register(bench_runner *R)
 void bench_runner_free(bench_runner *R)
 {
     release_case(R);
+    for (int i = 0; i < R->n_devs; i++)
+        ls_clocks_close(R->devs[i].clocks);
     for (int i = 0; i < R->n_devs; i++)
         if (R->devs[i].flush_buf) {
             R->be->set_device(R->devs[i].index);

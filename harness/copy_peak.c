@@ -2,6 +2,7 @@
  * copy_peak.c — the bandwidth yardstick of a run: a large device-to-device copy measured at
  * start-up, so every row's GB/s can be read as a share of what this GPU, in this run, can copy.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -75,4 +76,9 @@ int ls_measure_copy_peak(const ls_runtime *be, size_t bytes, double *gbps)
     be->mem_free(src);
     be->mem_free(dst);
     return rc ? -1 : 0;
+}
+
+double ls_copy_peak_drift_pct(double gbps, double first_gbps)
+{
+    return gbps > 0 && first_gbps > 0 ? 100.0 * (gbps / first_gbps - 1.0) : NAN;
 }

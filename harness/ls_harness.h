@@ -47,6 +47,8 @@ typedef int (*ls_launch_fn)(void *ctx, int rot, ls_stream s);
  * allocate (it runs outside the timed region). Returns 0 or non-zero on error. */
 typedef int (*ls_reset_fn)(void *ctx);
 
+typedef struct ls_clocks ls_clocks; /* NVML clock guard (below) */
+
 typedef struct ls_timing_config {
     const ls_runtime *be;
     ls_stream stream;
@@ -64,6 +66,11 @@ typedef struct ls_timing_config {
     ls_reset_fn reset;       /* NULL, or called (with the launch ctx) before every warm-up round,
                               * the eager round before a graph capture, and every sample: before
                               * the flush, the hold and the start event, so never timed */
+    ls_clocks *clocks;       /* NULL, or the clock guard read around every sample (not in
+                              * profile mode): a sample it flags as throttled is dropped and
+                              * counted there; it still counts toward max_samples (so a
+                              * throttled GPU cannot keep the loop going), never toward
+                              * min_samples or min_time_s */
 } ls_timing_config;
 
 /* Whether samples under cfg are held: cfg->hold set, the backend has a stream hold, and not in
@@ -111,6 +118,40 @@ int ls_measure_copy_peak(const ls_runtime *be, size_t bytes, double *gbps);
  * LS_COPY_PEAK_HOST_BYTES and says so on stderr; on a device that cannot hold 2 x bytes the
  * size is halved (with a note) down to the same floor. */
 #define LS_COPY_PEAK_HOST_BYTES ((size_t)64 << 20)
+/* A ceiling against the run's first, %: 100 (gbps / first - 1); NaN unless both are positive. */
+double ls_copy_peak_drift_pct(double gbps, double first_gbps);
+
+/* ------------------------------------------------------------------ clocks (NVML) */
+
+/*
+ * The clock guard (clocks.c, docs/timing.md "Clocks"): NVML loaded at run time with dlopen, only
+ * queried, never used to set anything. Around each sample the timing loop calls
+ * ls_clocks_before (throttle reasons) and ls_clocks_after (reasons and the SM clock). A sample
+ * is discarded when a reason of LS_CLOCKS_DISCARD_REASONS is set before or after it, or when the
+ * SM clock after it is below LS_CLOCK_FLOOR x the reference clock (the applications SM clock the
+ * board is set to, else its default, else the maximum SM clock; no floor check when none is
+ * known, nor while LS_CLOCKS_USER_SETTING is set: a clock a user holds down is what was asked
+ * for). Idle, applications clock setting, sync boost and display clock reasons never discard.
+ */
+#define LS_NVML_LIB "libnvidia-ml.so.1"
+/* SwPowerCap 0x4 | HwSlowdown 0x8 | SwThermalSlowdown 0x20 | HwThermalSlowdown 0x40 |
+ * HwPowerBrakeSlowdown 0x80 (NVML's nvmlClocksEventReason / nvmlClocksThrottleReason bits). */
+#define LS_CLOCKS_DISCARD_REASONS 0xecull
+#define LS_CLOCKS_USER_SETTING 0x2ull /* ApplicationsClocksSetting (also user-locked clocks) */
+#define LS_CLOCK_FLOOR 0.90
+
+/* Opens NVML from lib (NULL: LS_NVML_LIB) for the device at pci_bus_id. NULL with the reason in
+ * ls_last_error() when the library, a needed symbol or the device is missing. */
+ls_clocks *ls_clocks_open(const char *lib, const char *pci_bus_id);
+void ls_clocks_close(ls_clocks *c);
+int ls_clocks_reference_mhz(const ls_clocks *c);   /* 0 when unknown */
+/* Per case: begin clears the counts; before/after bracket one sample (after returns 1 to keep
+ * it, 0 when it is discarded); end gives the SM clock min and median over the kept samples
+ * (-1 when none was read) and the discard count. All are no-ops (end: -1s) on NULL. */
+void ls_clocks_case_begin(ls_clocks *c);
+void ls_clocks_before(ls_clocks *c);
+int ls_clocks_after(ls_clocks *c);
+void ls_clocks_case_end(ls_clocks *c, int *min_mhz, int *median_mhz, int *discarded);
 
 /* ------------------------------------------------------------------ provenance */
 

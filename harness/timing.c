@@ -11,7 +11,8 @@
  * hold, start event, launches, stop event, release: the launches wait queued on the GPU, so
  * the host's launch latency stays outside the region too. The optional reset hook
  * (cfg.reset: e.g. a pool path putting back the slots it consumed) runs before the flush and the
- * hold of every sample, and before every warm-up round, so it is never timed either.
+ * hold of every sample, and before every warm-up round, so it is never timed either. So are the
+ * clock guard's NVML reads (cfg.clocks) just before and after each sample.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -282,20 +283,35 @@ static int sample_profile(ls_timer *t, double *samples_us, int cap, int *n_out)
     return rc;
 }
 
+/* One sample bracketed by the clock guard (cfg.clocks); *kept = 0 when it flags the sample as
+ * throttled (ls_clocks_after). The guard's NVML reads are outside the timed region. */
+static int guarded_sample(ls_timer *t, double *us, int *kept)
+{
+    ls_clocks_before(t->cfg.clocks);
+    if (ls_timer_sample(t, us))
+        return -1;
+    *kept = ls_clocks_after(t->cfg.clocks);
+    return 0;
+}
+
 /* The stopping rules of ls_harness.h; t0 is when timing began (the wall budget covers warm-up). */
 static int sample_until_done(ls_timer *t, double t0, double *samples_us, int cap, int *n_out)
 {
     const ls_timing_config *c = &t->cfg;
     int limit = c->max_samples < cap ? c->max_samples : cap;
     double measured_s = 0.0;
-    while (*n_out < limit) {
+    for (int taken = 0; taken < limit;) {
         double us;
-        if (ls_timer_sample(t, &us))
+        int kept;
+        if (guarded_sample(t, &us, &kept))
             return -1;
-        samples_us[(*n_out)++] = us;
-        measured_s += us * c->n_rot * 1e-6;
-        if (*n_out >= c->min_samples && measured_s >= c->min_time_s)
-            break;
+        taken++;
+        if (kept) {
+            samples_us[(*n_out)++] = us;
+            measured_s += us * c->n_rot * 1e-6;
+            if (*n_out >= c->min_samples && measured_s >= c->min_time_s)
+                break;
+        }
         if (c->max_time_s > 0 && wall_s() - t0 >= c->max_time_s)
             break;
     }

@@ -12,17 +12,21 @@
 const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_PDL] = {"pdl", "on|off",
                      "programmatic dependent launch: each kernel overlaps its start with the previous kernel of the stream"},
-    [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar",
-                              "conv update kernel (auto: vec2 for small-batch decode, vec8 below B = 64, tile above and "
-                              "for verify; a forced kernel that does not fit the shape falls back to vec8, then scalar; "
-                              "scalar: the fallback kernel everywhere, for tests)"},
+    [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad",
+                              "conv update kernel (auto: vec2 for small-batch decode, vec8 below B = 64, tile above "
+                              "and for verify; a forced kernel that does not fit the shape falls back to vec8, then "
+                              "scalar; scalar: the fallback kernel everywhere, for tests; pair / quad: 2 / 4 channels "
+                              "per thread with every token's x loaded at once, any T, either state orientation, either "
+                              "weight dtype)"},
     [LS_KNOB_CONV_PREFETCH] = {"conv.prefetch", "on|off",
                                "conv tile kernel: prefetch the rows' state into L2 before the PDL wait"},
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
-                                "conv vec2/vec8: guess each row's slot before the PDL wait (needs params.slots; miss: "
-                                "every guess wrong, for tests of the reload path)"},
-    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk",
-                               "GDN/KDA kernel at large batch (auto: bulk from 16 heads per SM, register tiles below)"},
+                                "conv vec2/vec8/pair/quad: guess each row's slot before the PDL wait (needs "
+                                "params.slots; miss: every guess wrong, for tests of the reload path)"},
+    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8",
+                               "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
+                               "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: vk8 from 8 such "
+                               "warps per SM, vk4 below). A value of the other layout means auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
@@ -95,6 +99,9 @@ static void conv_row_grid(const ls_conv_params *p, int32_t groups, ls_plan *out)
  * B = 16 (one dependent chain: more threads with less math each), conv_vec8 below B = 64, the
  * warp-tile kernel from B = 64 and for every verify (coalesced 512-byte warp accesses).
  * Window-major state or inter: conv_vec8 (the other vector kernels are channel-major only).
+ * conv_pair / conv_quad (conv.variant=pair / quad) serve every shape the vector path takes; auto
+ * does not pick them until an H200 A/B decides where they win (small-batch verify, window-major
+ * decode).
  */
 int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
 {
@@ -130,8 +137,11 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
         out->prefetch = ls_tune_get(t, LS_KNOB_CONV_PREFETCH) == LS_ONOFF_ON;
         return 0;
     }
-    out->kernel = v == LS_CONV_VEC2 ? LS_K_CONV_VEC2 : LS_K_CONV_VEC8;
-    conv_row_grid(p, p->channels / (v == LS_CONV_VEC2 ? 2 : 8), out);
+    out->kernel = v == LS_CONV_VEC2 ? LS_K_CONV_VEC2
+                  : v == LS_CONV_PAIR ? LS_K_CONV_PAIR
+                  : v == LS_CONV_QUAD ? LS_K_CONV_QUAD
+                                      : LS_K_CONV_VEC8;
+    conv_row_grid(p, p->channels / (v == LS_CONV_VEC8 ? 8 : v == LS_CONV_QUAD ? 4 : 2), out);
     const int s = ls_tune_get(t, LS_KNOB_CONV_SPECULATE);
     out->spec = p->slots <= 0 ? LS_SPEC_OFF : s == LS_CSPEC_OFF ? LS_SPEC_OFF : s == LS_CSPEC_MISS ? LS_SPEC_MISS
                                                                                                    : LS_SPEC_ON;
@@ -181,7 +191,29 @@ static int pick_cta(int64_t warps_total, int kw, int sms, ls_plan *out)
 }
 
 /*
- * Generic shapes: the generic kernel. Vector path: NARROW tiles while the batch is too small to
+ * vk layout (delta_vk.cuh): warps of R value rows. Vector path (the kv conditions: K = V = 128,
+ * aligned): R = 8 once that gives every SM LS_DELTA_VK8_MIN_WARPS_PER_SM warps, R = 4 below
+ * (twice the warps for the small batches, whose time is latency, not bandwidth); vk4 / vk8
+ * force either. Other shapes: the generic vk kernel (R = 4).
+ */
+static int choose_delta_vk(const ls_delta_params *p, int per_row, const ls_tuning *t, int sms, ls_plan *out)
+{
+    const int64_t rh = (int64_t)p->batch * p->heads_v;
+    int rows = 4;
+    if (!ls_delta_fast_ok(p, per_row)) {
+        out->kernel = LS_K_DELTA_VK_GENERIC;
+    } else {
+        const int v = ls_tune_get(t, LS_KNOB_DELTA_VARIANT);
+        const int wide = v == LS_DELTA_VK8 ||
+                         (v != LS_DELTA_VK4 && rh * (LS_DELTA_DIM_FAST / 8) >= (int64_t)LS_DELTA_VK8_MIN_WARPS_PER_SM * sms);
+        rows = wide ? 8 : 4;
+        out->kernel = wide ? LS_K_DELTA_VK8 : LS_K_DELTA_VK4;
+    }
+    return pick_cta(rh * ceil_div(p->dv, rows), 1, sms, out);
+}
+
+/*
+ * vk layout: choose_delta_vk. kv layout, generic shapes: the generic kernel. Vector path: NARROW tiles while the batch is too small to
  * give each SM 8 warps of WIDE tiles (NARROW wins at B = 1, WIDE from B = 64 on); among WIDE
  * batches, auto takes the bulk kernel from 16 heads per SM (bulk wins at B = 512, the register
  * tiles at B = 64, level at B = 128: results/h200/kernels.md, "Head-per-CTA bulk-copy").
@@ -197,7 +229,9 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
         return ls_fail("cuda %s: dk=%d unsupported (at most 128)", op, p->dk);
     const int64_t rh = (int64_t)p->batch * p->heads_v;
     int rc;
-    if (!ls_delta_fast_ok(p, per_row)) {
+    if (p->state_layout == LS_STATE_VK) {
+        rc = choose_delta_vk(p, per_row, t, sms, out);
+    } else if (!ls_delta_fast_ok(p, per_row)) {
         out->kernel = LS_K_DELTA_GENERIC;
         rc = pick_cta(rh * ceil_div(p->dv, 16), 1, sms, out);
     } else {
@@ -368,10 +402,15 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_CONV_VEC8] = "conv_vec8",
         [LS_K_CONV_TILE] = "conv_cm_tile",
         [LS_K_CONV_SCALAR] = "conv_scalar",
+        [LS_K_CONV_PAIR] = "conv_pair",
+        [LS_K_CONV_QUAD] = "conv_quad",
         [LS_K_DELTA_NARROW] = "delta_rule_narrow",
         [LS_K_DELTA_WIDE] = "delta_rule_wide",
         [LS_K_DELTA_BULK] = "delta_bulk",
         [LS_K_DELTA_GENERIC] = "delta_rule_generic",
+        [LS_K_DELTA_VK4] = "delta_vk4",
+        [LS_K_DELTA_VK8] = "delta_vk8",
+        [LS_K_DELTA_VK_GENERIC] = "delta_vk_generic",
         [LS_K_SSU_WIDE] = "ssu_wide",
         [LS_K_SSU_NARROW] = "ssu_narrow",
         [LS_K_SSU_GENERIC] = "ssu_generic",
@@ -393,11 +432,13 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
         snprintf(extra, sizeof extra, " rows/lane=%d", plan->rows_per_lane);
     else if (plan->kernel == LS_K_STATE_OP)
         snprintf(extra, sizeof extra, " vec=%dB chunks=%lld", plan->vec_bytes, (long long)plan->chunks);
-    else if (plan->kernel == LS_K_CONV_VEC8 && (plan->state_wmaj || plan->inter_wmaj))
+    else if ((plan->kernel == LS_K_CONV_VEC8 || plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD) &&
+             (plan->state_wmaj || plan->inter_wmaj))
         snprintf(extra, sizeof extra, " state=%s inter=%s", plan->state_wmaj ? "wmaj" : "cmaj",
                  plan->inter_wmaj ? "wmaj" : "cmaj");
     static const char *const spec[] = {"off", "on", "miss"};
     const int has_spec = plan->kernel == LS_K_CONV_VEC2 || plan->kernel == LS_K_CONV_VEC8 ||
+                         plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD ||
                          plan->kernel == LS_K_SSU_WIDE || plan->kernel == LS_K_SSU_NARROW;
     int n = snprintf(buf, cap, "%s grid=(%u,%u) block=%d%s%s%s%s%s", ls_kernel_name(plan->kernel), plan->grid_x,
                      plan->grid_y, plan->block, plan->pdl ? " pdl" : "",

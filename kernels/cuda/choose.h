@@ -35,10 +35,10 @@ enum {
 
 /* Value indices, in the order of each knob's values string (ls_linstate_knobs). */
 enum { LS_PDL_ON = 0, LS_PDL_OFF };
-enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR };
+enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD };
 enum { LS_ONOFF_ON = 0, LS_ONOFF_OFF };
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
-enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK };
+enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8 };
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 
 extern const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT];
@@ -61,10 +61,15 @@ typedef enum ls_kernel_id {
     LS_K_CONV_VEC8,       /* conv_vec8: 8 channels per thread, either orientation */
     LS_K_CONV_TILE,       /* conv_cm_tile: warp tiles of 256 channels, channel-major */
     LS_K_CONV_SCALAR,     /* conv_scalar: one thread per channel, any layout (the fallback) */
+    LS_K_CONV_PAIR,       /* conv_pair: 2 channels per thread, every token's x at once, either orientation */
+    LS_K_CONV_QUAD,       /* conv_quad: conv_pair with 4 channels per thread */
     LS_K_DELTA_NARROW,    /* delta_rule_kernel, vector path, 1 warp per 16-column tile */
     LS_K_DELTA_WIDE,      /* delta_rule_kernel, vector path, 2 warps per 32-column tile */
     LS_K_DELTA_BULK,      /* delta_bulk_kernel: one head per CTA, state by bulk copies */
     LS_K_DELTA_GENERIC,   /* delta_rule_kernel, generic (any K <= 128, V) */
+    LS_K_DELTA_VK4,       /* delta_vk_kernel (vk layout), vector path, 4 value rows per warp */
+    LS_K_DELTA_VK8,       /* delta_vk_kernel (vk layout), vector path, 8 value rows per warp */
+    LS_K_DELTA_VK_GENERIC,/* delta_vk_kernel (vk layout), generic (any K <= 128, V), 4 rows */
     LS_K_SSU_WIDE,        /* ssu_kernel, vector path, 64 state floats per lane */
     LS_K_SSU_NARROW,      /* ssu_kernel, vector path, half the rows per lane */
     LS_K_SSU_GENERIC,     /* ssu_kernel, generic (any ds <= 256) */
@@ -78,8 +83,8 @@ typedef struct ls_plan {
     int32_t block;        /* threads per CTA */
     int32_t pdl;          /* 1: launched with programmatic dependent launch */
     int32_t prefetch;     /* conv tile: prefetch the rows' state into L2 before the PDL wait */
-    int32_t spec;         /* an ls_spec: the slot guess of conv_vec2 / conv_vec8 / ssu (vector) */
-    int32_t groups;       /* conv: channel groups per row (C/2, C/8, tiles of 256, or C) */
+    int32_t spec;         /* an ls_spec: the slot guess of conv_vec2 / vec8 / pair / quad, ssu (vector) */
+    int32_t groups;       /* conv: channel groups per row (C/2 vec2 / pair, C/4 quad, C/8, tiles of 256, or C) */
     int32_t state_wmaj;   /* conv vector kernels: the state is window-major */
     int32_t inter_wmaj;   /* conv vector kernels: the inter windows are window-major */
     int32_t nch;          /* ssu: 32-column chunks per lane (4 or 8; 8 for the generic kernel) */
@@ -101,6 +106,7 @@ typedef struct ls_choose_dev {
 #define LS_CONV_TILE_CHANNELS 256  /* channels per warp tile of conv_cm_tile */
 #define LS_DELTA_DIM_FAST 128      /* delta vector path: K = V = 128 */
 #define LS_DELTA_BULK_MIN_CTAS_PER_SM 16 /* auto: bulk kernel from this many heads per SM */
+#define LS_DELTA_VK8_MIN_WARPS_PER_SM 8  /* auto, vk layout: 8 rows per warp from this many warps per SM */
 #define LS_STATE_THREADS 256
 #define LS_STATE_UNROLL 4
 #define LS_STATE_CHUNK_VECS (LS_STATE_THREADS * LS_STATE_UNROLL)

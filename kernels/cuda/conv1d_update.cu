@@ -16,6 +16,9 @@
  *    thread, the shortest dependent chain (x, weights and the guessed state beside the index);
  *  - conv_cm_tile (channel-major state: large-batch decode and every verify; prefetches its
  *    rows' state into L2 before the PDL wait);
+ *  - conv_pair / conv_quad (conv_pair.cuh; conv.variant=pair / quad): 2 / 4 channels per thread
+ *    for any token count, either orientation and weight dtype, every token's x issued at once
+ *    (small-batch verify, window-major decode);
  *  - conv_scalar: one thread per (row, channel), arbitrary strides, fp32 or bf16 state — the
  *    fallback for everything else.
  * The window is held in fp32 registers; state values are bf16 (or fp32) inputs copied
@@ -29,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_pair.cuh"
 #include "conv_vec.cuh"
 
 /* --------------------------------------------------------------------- vector path */
@@ -418,6 +422,28 @@ static int launch_vec8_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
     return 0;
 }
 
+template <int CPT, int W, bool WMAJ>
+static int launch_pair_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
+{
+    const dim3 grid(pl.grid_x, pl.grid_y);
+    constexpr int TB = PAIR_TOKENS;
+    const bool wf = a.p.weight_dtype == LS_F32, inter = a.p.inter != NULL;
+    if (a.p.tokens == 1 && !inter) { /* decode: the one-token instance (fewer registers) */
+        if (wf)
+            LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, float, false, 1>), grid, pl.block, 0, st, pl.pdl, a);
+        else
+            LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, uint16_t, false, 1>), grid, pl.block, 0, st, pl.pdl, a);
+    } else if (wf && inter)
+        LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, float, true, TB>), grid, pl.block, 0, st, pl.pdl, a);
+    else if (wf)
+        LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, float, false, TB>), grid, pl.block, 0, st, pl.pdl, a);
+    else if (inter)
+        LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, uint16_t, true, TB>), grid, pl.block, 0, st, pl.pdl, a);
+    else
+        LS_CUDA_LAUNCH((conv_pair<CPT, W, WMAJ, uint16_t, false, TB>), grid, pl.block, 0, st, pl.pdl, a);
+    return 0;
+}
+
 template <int W>
 static int launch_tile_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
 {
@@ -456,6 +482,10 @@ static int launch_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
     switch (pl.kernel) {
     case LS_K_CONV_VEC2: LS_CUDA_LAUNCH((conv_vec2<W>), dim3(pl.grid_x, pl.grid_y), pl.block, 0, st, pl.pdl, a); return 0;
     case LS_K_CONV_VEC8: return pl.state_wmaj ? launch_vec8_w<W, true>(a, pl, st) : launch_vec8_w<W, false>(a, pl, st);
+    case LS_K_CONV_PAIR:
+        return pl.state_wmaj ? launch_pair_w<2, W, true>(a, pl, st) : launch_pair_w<2, W, false>(a, pl, st);
+    case LS_K_CONV_QUAD:
+        return pl.state_wmaj ? launch_pair_w<4, W, true>(a, pl, st) : launch_pair_w<4, W, false>(a, pl, st);
     case LS_K_CONV_TILE: return launch_tile_w<W>(a, pl, st);
     case LS_K_CONV_SCALAR: return launch_scalar_w<W>(a, pl, st);
     default: return ls_fail("conv_update: plan names kernel %s", ls_kernel_name(pl.kernel));

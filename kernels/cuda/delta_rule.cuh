@@ -23,7 +23,8 @@
  * vector accesses with immediate row offsets, no predicates) and a generic one (any K <= 128,
  * any V: scalar predicated accesses).
  *
- * Large batches take the head-per-CTA bulk-copy kernel instead (delta_bulk.cuh). Which kernel
+ * Large batches take the head-per-CTA bulk-copy kernel instead (delta_bulk.cuh); the vk state
+ * layout ([V, K] per head) takes its own kernel (delta_vk.cuh). Which kernel
  * serves a launch, with which CTA size, is decided by ls_choose_delta (choose.c); the knob
  * delta.variant can force the register tiles or the bulk kernel for the WIDE batches.
  */
@@ -380,6 +381,7 @@ delta_rule_kernel(const ls_delta_params p)
 }
 
 #include "delta_bulk.cuh"
+#include "delta_vk.cuh"
 
 /* The plan's kernel (ls_choose_delta) for state type ST: layout x decode/verify instantiation. */
 template <typename ST, bool PER_ROW>
@@ -402,6 +404,9 @@ static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_
             LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, NARROW, true, false>), pl.grid_x, pl.block, 0, st, pl.pdl,
                            *p);
         return 0;
+    case LS_K_DELTA_VK4: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, true>(p, pl, st);
+    case LS_K_DELTA_VK8: return launch_vk_k<ST, PER_ROW, VK_ROWS_WIDE, true>(p, pl, st);
+    case LS_K_DELTA_VK_GENERIC: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, false>(p, pl, st);
     case LS_K_DELTA_GENERIC:
         LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, NARROW, false, false>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
         return 0;
@@ -410,8 +415,9 @@ static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_
 }
 
 /*
- * Shared launcher of ls_cuda_gdn / ls_cuda_kda: validate, plan (ls_choose_delta: kernel, CTA
- * size, PDL), launch the plan's instantiation (state dtype x kernel x decode/verify), check.
+ * Shared launcher of ls_cuda_gdn / ls_cuda_kda: validate, plan (ls_choose_delta: kernel for the
+ * state layout, CTA size, PDL), launch the plan's instantiation (state dtype x kernel x
+ * decode/verify), check.
  */
 template <bool PER_ROW>
 static int launch(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
@@ -423,9 +429,6 @@ static int launch(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
         (p->v_stride_tok && p->v_stride_tok != hvv)) /* no LS_IMPL_QKV_STRIDES */
         return ls_fail("cuda %s: q/k/v_stride_tok: these kernels read contiguous q, k, v rows only",
                        PER_ROW ? "kda" : "gdn");
-    if (p->state_layout != LS_STATE_KV) /* the impl declares LS_IMPL_KV only */
-        return ls_fail("cuda %s: state_layout %s: these kernels take kv ([K, V] per head) only",
-                       PER_ROW ? "kda" : "gdn", ls_state_layout_name(p->state_layout));
     const ls_choose_dev dev = ls_cuda_choose_dev();
     ls_plan pl;
     if (ls_choose_delta(p, PER_ROW ? 1 : 0, t, &dev, &pl))

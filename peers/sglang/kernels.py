@@ -11,6 +11,8 @@ SIGMOID_GATING = "sglang/kernels/ops/attention/linear/fused_sigmoid_gating_recur
 CONV = "sglang/kernels/ops/mamba/causal_conv1d_triton.py"
 SSU = "sglang/kernels/ops/mamba/triton_ops/mamba_ssm.py"
 KDA_CONV_VERIFY = "sglang/kernels/ops/attention/linear/fused_kda_conv_recurrent_verify.py"
+SCATTER = "sglang/kernels/ops/mamba/mamba_state_scatter_triton.py"
+SLOT = "sglang/srt/mem_cache/mamba_slot_fused.py"
 
 # Names the kernels import from other modules (imports are not executed). fla/op.py: exp is
 # tl.exp unless FLA_USE_FAST_OPS=1 (not set by SGLang).
@@ -23,6 +25,8 @@ SOURCES = {
     SSU: {"version": "__import__('packaging.version').version"},
     # its imports (is_arch_support_pdl, is_hip_runtime) serve the Python wrapper only
     KDA_CONV_VERIFY: {},
+    SCATTER: {},
+    SLOT: {},
 }
 
 K = V = 128
@@ -56,6 +60,28 @@ def packed_decode():
                 stride_indices_seq=1, H=h, HV=hv, K=K, V=V, BK=next_pow2(K),
                 BV=min(next_pow2(V), 32), SOFTPLUS_THRESHOLD=20.0, USE_QK_L2NORM_IN_KERNEL=True)
             yield Variant("fused_recurrent_gated_delta_rule_packed_decode_kernel", FUSED_RECURRENT,
+                          packed_decode_key(h, hv, K, V, sd), args, num_warps=1, num_stages=3)
+
+
+def kda_packed_decode():
+    """fused_recurrent_kda_packed_decode_kernel, as fused_recurrent_kda_packed_decode launches it
+    for KDA decode on CUDA (TritonKDAKernel.packed_decode; the CUDA kda_packed_decode takes over
+    when kda_packed_decode.covered(), B >= 8): grid (NV, B, HV), BV = min(pow2(V), 32), num_warps 1,
+    num_stages 3, no PDL; strides are constexprs of a contiguous [B, 2HK+HV*V] mixed_qkv, [B, HV*K]
+    a, [B, HV] b, a per-layer state pool [slots, HV, V, K] and [B] indices; lower_bound None (no
+    safe gate: Kimi-Linear)."""
+    for h, hv in KDA_HEADS:
+        for sd, sty in STATE_DTYPES.items():
+            args = dict(
+                mixed_qkv=Ptr("bf16"), a=Ptr("bf16"), b=Ptr("bf16"), A_log=Ptr("fp32"),
+                dt_bias=Ptr("fp32"), lower_bound=None, o=Ptr("bf16"), h0=Ptr(sty), ht=Ptr(sty),
+                ssm_state_indices=Ptr("i32"), scale=K ** -0.5,
+                stride_mixed_qkv_tok=2 * h * K + hv * V, stride_a_tok=hv * K, stride_b_tok=hv,
+                stride_init_state_token=hv * V * K, stride_final_state_token=hv * V * K,
+                stride_indices_seq=1, H=h, HV=hv, K=K, V=V, BK=next_pow2(K),
+                BV=min(next_pow2(V), 32), SOFTPLUS_THRESHOLD=20.0, USE_QK_L2NORM_IN_KERNEL=True,
+                USE_LOWER_BOUND=False)
+            yield Variant("fused_recurrent_kda_packed_decode_kernel", FUSED_RECURRENT,
                           packed_decode_key(h, hv, K, V, sd), args, num_warps=1, num_stages=3)
 
 
@@ -325,9 +351,102 @@ def kda_conv_verify():
                               launch_pdl=True)
 
 
+# ------------------------------------------------------------- pool state ops (accept, copy, zero)
+
+POOL_BLOCK = 1024  # BLOCK_SIZE of the scatter wrappers, _BLOCK of mamba_slot_fused.py
+POOL_KM1 = CONV_W - 1
+# Elements of one slot of one layer, per buffer (docs/presets.md): conv items C*(W-1) (bf16) of
+# every preset at tp 1, 2, 4, 8, and temporal items (nh*hd*ds or HV*K*V).
+# conv channels per buffer at tp 1, 2, 4, 8: qwen3-next, kimi-linear (each of q, k, v),
+# nemotron-h-8b, nemotron-nano-9b-v2, falcon-h1-7b
+POOL_CONV_CHANNELS = (8192, 4096, 2048, 1024, 512, 10240, 5120, 2560, 1280, 12288, 6144, 3072, 1536,
+                      3584, 896)
+POOL_CONV_ELEMS = sorted({c * POOL_KM1 for c in POOL_CONV_CHANNELS})
+_TEMPORAL = sorted({hv * K * V for _h, hv in GDN_HEADS + KDA_HEADS} |
+                   {nh * hd * ds for nh, hd, ds, _ng in SSU_SHAPES})
+# ls_state_params carries bytes, not dtypes: the adapter moves the temporal state as 4-byte
+# elements (fp32, the default; a bf16 state is the same bytes as half as many 4-byte elements).
+POOL_TEMPORAL_ELEMS = sorted(set(_TEMPORAL) | {e // 2 for e in _TEMPORAL})
+# The JIT types an int i32 below 2**31 and i64 above: the layer strides of a large pool pass it.
+# W0: both layer strides i32; W1: the spec (src) layer stride i64; W2: both i64.
+POOL_WIDTHS = (0, 1, 2)
+_I32_D, _I64_D, _PLAIN = 16, 2 ** 32, 3  # values the JIT specialises as i32 /16, i64 /16, i32
+
+
+def pool_scatter_key(elem, width):
+    return f"E{elem}_fp32_W{width}"
+
+
+def pool_conv_scatter_key(elem, width):
+    return f"E{elem}_KM1{POOL_KM1}_W{width}"
+
+
+def pool_slot_key(feat_blocks):
+    return f"FB{feat_blocks}"
+
+
+def _scatter_strides(width):
+    return dict(src_layer_stride=_I64_D if width >= 1 else _I32_D, src_req_stride=_I32_D,
+                src_step_stride=_I32_D, dst_layer_stride=_I64_D if width == 2 else _I32_D,
+                dst_req_stride=_I32_D,
+                # sizes are only compared: compiled as plain i32 (the JIT would add /16 or
+                # constexpr 1 for some values; no address depends on them)
+                src_req_size=_PLAIN, src_step_size=_PLAIN, dst_req_size=_PLAIN)
+
+
+def pool_scatter():
+    """update_mamba_state_after_mtp_verify -> scatter_mamba_states_after_mtp_verify on CUDA with
+    source rows given (src_indices_raw: our spec buffers are indexed by pool slot, so the source
+    row is the slot): temporal -> _fused_mamba_state_scatter_with_mask_kernel, one launch over every
+    layer; each conv tensor -> _fused_conv_window_scatter_with_mask_kernel (the per-type path; the
+    multi-type kernel takes the batch row as source and no source indices). Grid
+    (requests, layers, cdiv(elem, 1024)), default num_warps 4 / num_stages 3, no PDL. Indices are
+    int32 (the wrapper's .to(torch.int32)); their pointers are compiled without the /16
+    assumption (a slice of an index list need not be aligned). elem_per_entry (and KM1) are
+    constexprs: one variant per element count."""
+    idx = dict(dst_indices_raw_ptr=Ptr("i32", False), step_indices_raw_ptr=Ptr("i32", False),
+               src_indices_raw_ptr=Ptr("i32", False))
+    for width in POOL_WIDTHS:
+        for elem in POOL_TEMPORAL_ELEMS:
+            args = dict(src_ptr=Ptr("fp32"), dst_ptr=Ptr("fp32"), elem_per_entry=elem,
+                        BLOCK_SIZE=POOL_BLOCK, **idx, **_scatter_strides(width))
+            yield Variant("_fused_mamba_state_scatter_with_mask_kernel", SCATTER,
+                          pool_scatter_key(elem, width), args, num_warps=4, num_stages=3)
+        for elem in POOL_CONV_ELEMS:
+            # our windows are dense in the state's orientation: (dim, win) strides (KM1, 1) make
+            # the kernel's (e // KM1, e % KM1) decode address element e in either orientation
+            args = dict(src_ptr=Ptr("bf16"), dst_ptr=Ptr("bf16"), elem_per_entry=elem, KM1=POOL_KM1,
+                        src_dim_stride=_PLAIN, src_win_stride=1, BLOCK_SIZE=POOL_BLOCK, **idx,
+                        **_scatter_strides(width))
+            yield Variant("_fused_conv_window_scatter_with_mask_kernel", SCATTER,
+                          pool_conv_scatter_key(elem, width), args, num_warps=4, num_stages=3)
+
+
+def pool_slot():
+    """MambaPool.copy_from / clear_slots on CUDA with bf16 contiguous conv tensors (_conv_fuse_ok;
+    SGLANG_DISABLE_FUSED_MAMBA_SLOT_OPS unset): _fused_slot_copy_kernel / _fused_slot_clear_kernel
+    over every conv tensor and layer in one launch, grid (rows, conv tensors, layers), a device
+    descriptor of int64 rows (base address, feature length, layer and slot strides in elements).
+    MAX_FEAT_BLOCKS = cdiv(largest conv item, 1024) is the constexpr. The wrapper casts the slot
+    lists to int64; we compile int32 index pointers (linstate's indices, not cast)."""
+    blocks = sorted({-(-e // POOL_BLOCK) for e in POOL_CONV_ELEMS})
+    table = dict(ptr_arr=Ptr("i64"), feat_arr=Ptr("i64"), layer_stride_arr=Ptr("i64"),
+                 slot_stride_arr=Ptr("i64"))
+    for fb in blocks:
+        yield Variant("_fused_slot_copy_kernel", SLOT, pool_slot_key(fb),
+                      dict(table, src_arr=Ptr("i32", False), dst_arr=Ptr("i32", False),
+                           MAX_FEAT_BLOCKS=fb, BLOCK=POOL_BLOCK), num_warps=4, num_stages=3)
+        yield Variant("_fused_slot_clear_kernel", SLOT, pool_slot_key(fb),
+                      dict(table, index_arr=Ptr("i32", False), MAX_FEAT_BLOCKS=fb, BLOCK=POOL_BLOCK),
+                      num_warps=4, num_stages=3)
+
+
 def variants():
     yield from packed_decode()
+    yield from kda_packed_decode()
     yield from sigmoid_gating()
     yield from conv_update()
     yield from ssu()
     yield from kda_conv_verify()
+    yield from pool_scatter()
+    yield from pool_slot()

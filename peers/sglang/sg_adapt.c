@@ -54,15 +54,23 @@ int sg_delta_plan(const ls_delta_params *p, int kda, int decode_knob, sg_plan *o
         return -1;
     }
     const char *sd = p->state_dtype == LS_F32 ? "f32" : "bf16";
-    if (!kda && p->tokens == 1 && !p->inter && !p->disable_state_update && decode_knob == SG_DECODE_AUTO &&
+    /* packed decode (T = 1, state written, q/k/v one mixed_qkv row): GDN's when the knob allows it;
+     * KDA's always (TritonKDAKernel.packed_decode is SGLang's KDA decode on CUDA; its CUDA kernel
+     * takes B >= 8 before this plan is asked, sglang_impl.c) */
+    if (p->tokens == 1 && !p->inter && !p->disable_state_update && (kda || decode_knob == SG_DECODE_AUTO) &&
         sg_is_packed(p)) {
         int bv = (int)(next_pow2(p->dv) < 32 ? next_pow2(p->dv) : 32);
-        out->kernel = SG_PACKED_KERNEL;
+        out->kernel = kda ? SG_KDA_PACKED_KERNEL : SG_PACKED_KERNEL;
         out->packed = 1;
         snprintf(out->key, sizeof out->key, "H%d_HV%d_K%d_V%d_S%s", p->heads_qk, p->heads_v, p->dk, p->dv, sd);
         out->grid[0] = (unsigned)((p->dv + bv - 1) / bv);
-        out->grid[1] = (unsigned)p->batch * (unsigned)p->heads_v;
-        out->grid[2] = 1;
+        if (kda) { /* grid (NV, B, HV) */
+            out->grid[1] = (unsigned)p->batch;
+            out->grid[2] = (unsigned)p->heads_v;
+        } else { /* grid (NV, B * HV) */
+            out->grid[1] = (unsigned)p->batch * (unsigned)p->heads_v;
+            out->grid[2] = 1;
+        }
         return 0;
     }
     /* _select_recurrent_launch_config on sm_90: GDN target_verify (an intermediate buffer is

@@ -9,6 +9,7 @@
 #include "tk.h"
 
 #define SG_PACKED_KERNEL "fused_recurrent_gated_delta_rule_packed_decode_kernel"
+#define SG_KDA_PACKED_KERNEL "fused_recurrent_kda_packed_decode_kernel"
 #define SG_GATING_KERNEL "fused_sigmoid_gating_delta_rule_update_kernel"
 #define SG_CONV_KERNEL "_causal_conv1d_update_kernel"
 #define SG_SSU_KERNEL "_selective_scan_update_kernel"
@@ -17,7 +18,8 @@
 #define SG_CONV_BLOCK_N 256 /* causal_conv1d_update's BLOCK_N */
 
 /* gdn.decode knob: auto = SGLang's packed decode kernel when q, k, v are one mixed_qkv row,
- * else the sigmoid-gating kernel (SGLang's unpacked decode path); gating = always the latter. */
+ * else the sigmoid-gating kernel (SGLang's unpacked decode path); gating = always the latter.
+ * KDA decode takes its packed kernel whenever the rows are packed (no knob). */
 enum { SG_DECODE_AUTO = 0, SG_DECODE_GATING = 1 };
 
 typedef struct sg_plan {

@@ -3,12 +3,14 @@
  * of time for sm_90 by peers/triton/aot.py from the pinned wheel's source (peers/sglang/kernels.py
  * lists the variants) and launched through peers/triton/launch.c. The adapters (sg_adapt.c)
  * present the kernels with the views SGLang's wrappers would build. State layout: [V, K] (vk).
+ * The pool's state ops (copy, accept, zero) run SGLang's pool kernels (sg_pool_ops.c).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "ls_kernels.h"
 #include "sg_adapt.h"
+#include "sg_pool_ops.h"
 #ifdef LS_SGLANG_CUDA_KDA
 #include "ls_sglang_cuda.h"
 #endif
@@ -152,6 +154,28 @@ static int sg_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, ls_s
     return tk_launch(&c, s, err_buf, sizeof err_buf);
 }
 
+/* Pool state ops: SGLang's pool kernels over the whole pool (sg_pool_ops.c). */
+static int sg_state_copy(const ls_state_params *p, const ls_tuning *t, ls_stream s)
+{
+    (void)t;
+    err_buf[0] = 0;
+    return sg_pool_copy(p, s, err_buf, sizeof err_buf);
+}
+
+static int sg_state_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s)
+{
+    (void)t;
+    err_buf[0] = 0;
+    return sg_pool_accept(p, s, err_buf, sizeof err_buf);
+}
+
+static int sg_state_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s)
+{
+    (void)t;
+    err_buf[0] = 0;
+    return sg_pool_zero(p, s, err_buf, sizeof err_buf);
+}
+
 static int sg_explain(ls_op op, const void *params, const ls_tuning *t, const ls_device_info *dev,
                       char *buf, size_t cap)
 {
@@ -174,6 +198,8 @@ static int sg_explain(ls_op op, const void *params, const ls_tuning *t, const ls
     } else if (op == LS_OP_CONV_DELTA) {
         if (resolve_conv_delta((const ls_conv_delta_params *)params, &pl, &v) != 0)
             return -1;
+    } else if (op == LS_OP_STATE_COPY || op == LS_OP_STATE_ACCEPT || op == LS_OP_STATE_ZERO) {
+        return sg_pool_explain(op, (const ls_state_params *)params, buf, cap);
     } else {
         return -1;
     }
@@ -194,6 +220,9 @@ static const ls_impl impl = {
     .gdn = sg_gdn,
     .kda = sg_kda,
     .ssu = sg_ssu,
+    .state_copy = sg_state_copy,
+    .state_accept = sg_state_accept,
+    .state_zero = sg_state_zero,
     .last_error = sg_last_error,
     .explain = sg_explain,
     .conv_delta = sg_conv_delta,

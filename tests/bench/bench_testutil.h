@@ -24,6 +24,8 @@ typedef struct bt_case {
 /* The impl the next bt_setup uses (NULL: the runtime's default impl); tests that plant a faulty
  * impl set it. */
 static const ls_impl *bt_impl;
+/* --pool-slots of the next bt_setup (0: not given, the serving default). */
+static int bt_pool_slots;
 
 /* variant NULL = the default variant. Exits the test if the selection is not exactly one case. */
 static inline void bt_setup(bt_case *t, const ls_runtime *be, const char *family, const char *model, int batch,
@@ -44,6 +46,10 @@ static inline void bt_setup(bt_case *t, const ls_runtime *be, const char *family
     if (variant) {
         o.variants[0] = variant;
         o.n_variants = 1;
+    }
+    if (bt_pool_slots) {
+        o.pool_slots[0] = bt_pool_slots;
+        o.n_pool_slots = 1;
     }
     int dev = 0;
     memset(t, 0, sizeof *t);

@@ -300,7 +300,9 @@ static void layers_own_inputs(void)
     LS_REQUIRE(t.setup_rc == 0 && t.x.n_rot == 2);
     ls_state_desc d;
     LS_REQUIRE(ls_state_desc_from_shape(&t.c->shape, LS_F32, 4, &d) == 0);
-    int64_t share = (int64_t)2 * ls_layer_bytes(&d) * 5; /* (B + 1) slots, main + 4 spec */
+    /* (S + 1) slots of the serving pool (48 at T = 4), main + 4 spec */
+    int64_t share = (int64_t)(bench_case_capacity(t.c, &t.env) + 1) * ls_layer_bytes(&d) * 5;
+    LS_CHECK_EQ_INT(ls_pool_slots(t.x.pool), 49);
     bt_release(&t);
     bt_setup(&t, ls_runtime_host(), "gdn/verify", "qwen3-next-80b-a3b", 1, 4, LS_F32, NULL, 2 * share + 1024);
     LS_CHECK(t.setup_rc == 0 && t.x.n_rot == 1);

@@ -7,15 +7,17 @@
  * {1, 3, 64}, T in {1, 2, 4, 8} (decode; verify with inter windows, with and without
  * disable_state_update), bf16 state (the vector path) and fp32 state (the scalar path); B = 257
  * for two presets; synthetic W = 2, 3, 4 in both orientations (and mixed state/inter
- * orientation); a strided case (x as [B, C, T], C not a multiple of 8) for the scalar fallback.
+ * orientation); T = 3, 7, 9, 16, 17 (around conv_pair's and conv_quad's 8-token x chunk); a
+ * strided case (x as [B, C, T], C not a multiple of 8) for the scalar fallback.
  * Every case: a pool of slots larger than the batch, random distinct slots, some rows -1, state/
  * inter/y poisoned whole (0xFF) identically on host and device. y within 2 bf16 ulps (+1e-5);
  * state and inter windows bit-exact (they are copies of inputs); untouched bytes stay poison.
  * The matrix runs once per tuning (the impl's knobs, gt_set_tuning): each forced conv.variant
- * (tile, vec8, scalar, vec2; a forced kernel that does not fit a shape falls back, so vec2 runs
- * the single-token bf16-weight cases and tile the channel-major ones), vec8 and vec2 with the
- * slot guess always wrong (conv.speculate=miss: the reload path) and vec8 with it off, the tile
- * kernel without its L2 prefetch, the default choice without PDL, then the default tuning last.
+ * (tile, vec8, scalar, vec2, pair, quad; a forced kernel that does not fit a shape falls back,
+ * so vec2 runs the single-token bf16-weight cases and tile the channel-major ones), vec8, vec2,
+ * pair and quad with the slot guess always wrong (conv.speculate=miss: the reload path), vec8
+ * and pair with it off, the tile kernel without its L2 prefetch, the default choice without PDL,
+ * then the default tuning last.
  * Every case gives the pool's slot count (p.slots), so the vector kernels guess the slot before
  * the PDL wait.
  * LS_GPU_TEST_QUICK=1: tp 8 presets, B <= 3, fewer T (for compute-sanitizer).
@@ -246,6 +248,18 @@ static void run_matrix(int quick, uint64_t seed)
             k = synth_case(name, 4, 1, 264, W, 0, LS_F32, LS_BF16, wm, 0, 0, 1, 0, 0);
             run_case(&k, &seed);
         }
+    /* token counts around conv_pair's / conv_quad's 8-token x chunk (3, 7: one partial chunk;
+     * 9, 16, 17: a second chunk), both orientations, both weight dtypes, mixed inter
+     * orientation, one with disable_state_update and one without inter windows; 264 channels
+     * (a partial last block) */
+    static const int tk[] = {3, 7, 9, 16, 17};
+    for (int i = 0; i < 5; i++)
+        for (int wm = 0; wm < 2; wm++) {
+            const ls_dtype wdt = (i & 1) ? LS_F32 : LS_BF16;
+            conv_case k = synth_case("synth/tokens", 2, tk[i], 264, 4, i & 1, wdt, LS_BF16, wm, i != 4,
+                                     (i & 1) ? !wm : wm, i == 2, 1, 0);
+            run_case(&k, &seed);
+        }
     /* single-token decode with bf16 weights and no state write over 264 channels (conv_vec2's
      * partial last block, conv_vec8's 33 groups) */
     conv_case kd = synth_case("synth/decode-dsu-bf16w", 5, 1, 264, 4, 1, LS_BF16, LS_BF16, 0, 0, 0, 1, 1, 0);
@@ -274,7 +288,9 @@ int main(void)
     static const char *const tunings[] = {
         "conv.variant=tile",   "conv.variant=tile,conv.prefetch=off", "conv.variant=vec8",
         "conv.variant=vec8,conv.speculate=miss", "conv.variant=vec8,conv.speculate=off", "conv.variant=scalar",
-        "conv.variant=vec2",   "conv.variant=vec2,conv.speculate=miss", "pdl=off", "",
+        "conv.variant=vec2",   "conv.variant=vec2,conv.speculate=miss", "conv.variant=pair",
+        "conv.variant=pair,conv.speculate=miss", "conv.variant=pair,conv.speculate=off", "conv.variant=quad",
+        "conv.variant=quad,conv.speculate=miss", "pdl=off", "",
     };
     const int nt = (int)(sizeof tunings / sizeof tunings[0]);
     for (int v = 0; v < nt; v++) {

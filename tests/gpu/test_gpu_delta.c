@@ -23,9 +23,13 @@
  * state written); T = 2: inter and final state; T = 4, 8: verify (inter, no state write).
  * LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
  *
- * The matrix runs once per tuning (gt_set_tuning): delta.variant=regs and =bulk, and PDL off,
- * run the large-batch cases that reach their kernels (run_large); the default tuning, last, runs
- * everything above. The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
+ * State layouts: everything runs for both kv ([K, V] per head) and vk ([V, K], K innermost:
+ * the delta_vk kernels); the host reference transposes per head.
+ *
+ * The matrix runs once per tuning (gt_set_tuning): delta.variant=regs and =bulk (kv), vk4 and
+ * vk8 (vk), and PDL off (both layouts), run the large-batch cases (run_large); the default
+ * tuning, last, runs everything above (vk: vk4 up to B = 4, vk8 above, generic for the odd
+ * shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
  * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
  * value is rejected, naming it, is a host test: tests/ref/test_choose.c.) Every case gives the
  * pool's slot count (p.slots).
@@ -47,6 +51,7 @@ typedef struct dcase {
     ls_dtype sdt;
     int disable, use_inter;
     int gap;          /* extra whole heads of poison between slots (stride test) */
+    ls_state_layout lay;
 } dcase;
 
 static double g_worst_state_ratio, g_worst_o_ratio;
@@ -62,9 +67,9 @@ static void run_case(const ls_runtime *be, const dcase *c, uint64_t seed)
     const size_t nq = (size_t)B * T * H * K, nv = (size_t)B * T * HV * V, nb = (size_t)B * T * HV;
     const size_t na = c->per_channel ? nb * K : nb;
 
-    printf("%s %s tp%d H=%d HV=%d K=%d V=%d B=%d T=%d state=%s%s%s gap=%d\n",
+    printf("%s %s tp%d H=%d HV=%d K=%d V=%d B=%d T=%d state=%s layout=%s%s%s gap=%d\n",
            c->per_channel ? "kda" : "gdn", c->name, c->tp, H, HV, K, V, B, T, ls_dtype_name(c->sdt),
-           c->use_inter ? " inter" : "", c->disable ? " no-final-write" : "", c->gap);
+           ls_state_layout_name(c->lay), c->use_inter ? " inter" : "", c->disable ? " no-final-write" : "", c->gap);
 
     gt_buf q = gt_buf_new(nq * 2), k = gt_buf_new(nq * 2), v = gt_buf_new(nv * 2);
     gt_buf a = gt_buf_new(na * 2), bb = gt_buf_new(nb * 2), o = gt_buf_new(nv * 2);
@@ -104,7 +109,7 @@ static void run_case(const ls_runtime *be, const dcase *c, uint64_t seed)
     ls_delta_params p = {
         .batch = B, .tokens = T, .heads_qk = H, .heads_v = HV, .dk = K, .dv = V,
         .disable_state_update = c->disable, .scale = (float)(1.0 / sqrt((double)K)),
-        .state_dtype = c->sdt, .state_stride_slot = (int64_t)sstride,
+        .state_dtype = c->sdt, .state_stride_slot = (int64_t)sstride, .state_layout = c->lay,
         .inter_stride_slot = c->use_inter ? (int64_t)istride : 0,
         .slots = slots, /* the reference checks every index against it */
     };
@@ -143,13 +148,13 @@ static void run_case(const ls_runtime *be, const dcase *c, uint64_t seed)
 
 /* Case from a preset at a tp; T decides the mode (see the file comment). */
 static void preset_case(const ls_runtime *be, const ls_model *m, int tp, int B, int T, ls_dtype sdt,
-                        int gap, uint64_t *seed)
+                        int gap, ls_state_layout lay, uint64_t *seed)
 {
     ls_shape s;
     LS_REQUIRE(ls_shape_from_model(m, tp, &s) == 0);
     dcase c = {.per_channel = m->mechanism == LS_MECH_KDA, .name = m->name, .tp = tp,
                .H = s.heads_qk, .HV = s.heads_v, .K = s.dk, .V = s.dv, .B = B, .T = T, .sdt = sdt,
-               .disable = T > 2, .use_inter = T > 1, .gap = gap};
+               .disable = T > 2, .use_inter = T > 1, .gap = gap, .lay = lay};
     run_case(be, &c, ls_test_rand_u64(seed));
 }
 
@@ -171,7 +176,7 @@ static void check_bad_input(const ls_runtime *be)
 }
 
 /* The full matrix (see the file comment): the default tuning. */
-static void run_full(const ls_runtime *be, int quick, uint64_t seed)
+static void run_full(const ls_runtime *be, int quick, uint64_t seed, ls_state_layout lay)
 {
     static const int Bs[] = {1, 3, 64}, Ts[] = {1, 2, 4, 8};
     static const ls_dtype dts[] = {LS_F32, LS_BF16};
@@ -186,59 +191,60 @@ static void run_full(const ls_runtime *be, int quick, uint64_t seed)
                         continue;
                     if (Bs[bi] == 64 && Ts[ti] != 1 && Ts[ti] != 4)
                         continue; /* host time: the reference and the compare are O(B*T*state) */
-                    preset_case(be, m, 2, Bs[bi], Ts[ti], dts[di], (bi + ti) % 2, &seed);
+                    preset_case(be, m, 2, Bs[bi], Ts[ti], dts[di], (bi + ti) % 2, lay, &seed);
                 }
         for (int di = 0; di < 2; di++)
             for (int ti = 0; ti < 2; ti++) {
                 if (quick && ti)
                     continue;
-                preset_case(be, m, 1, 3, ti ? 4 : 1, dts[di], 0, &seed);
-                preset_case(be, m, 8, 3, ti ? 4 : 1, dts[di], 1, &seed);
+                preset_case(be, m, 1, 3, ti ? 4 : 1, dts[di], 0, lay, &seed);
+                preset_case(be, m, 8, 3, ti ? 4 : 1, dts[di], 1, lay, &seed);
             }
         if (!quick) { /* large batches (the bulk kernel): decode fp32 for GDN, bf16 for KDA; verify
                        * with inter windows (B = 140: just past the bulk threshold) */
-            preset_case(be, m, 2, 257, 1, m->mechanism == LS_MECH_GDN ? LS_F32 : LS_BF16, 1, &seed);
-            preset_case(be, m, 2, 140, 4, LS_F32, 0, &seed);
+            preset_case(be, m, 2, 257, 1, m->mechanism == LS_MECH_GDN ? LS_F32 : LS_BF16, 1, lay, &seed);
+            preset_case(be, m, 2, 140, 4, LS_F32, 0, lay, &seed);
         }
     }
     /* odd shapes: the generic (predicated, scalar) kernel */
     for (int pc = 0; pc < 2; pc++)
         for (int di = 0; di < 2; di++) {
             dcase c = {.per_channel = pc, .name = "custom", .tp = 0, .H = 2, .HV = 6, .K = 64, .V = 48,
-                       .B = 5, .T = 3, .sdt = dts[di], .disable = 0, .use_inter = 1, .gap = 1};
+                       .B = 5, .T = 3, .sdt = dts[di], .disable = 0, .use_inter = 1, .gap = 1, .lay = lay};
             run_case(be, &c, ls_test_rand_u64(&seed));
             dcase d = {.per_channel = pc, .name = "custom", .tp = 0, .H = 1, .HV = 3, .K = 100, .V = 36,
-                       .B = 4, .T = 1, .sdt = dts[di], .disable = 0, .use_inter = 0, .gap = 0};
+                       .B = 4, .T = 1, .sdt = dts[di], .disable = 0, .use_inter = 0, .gap = 0, .lay = lay};
             run_case(be, &d, ls_test_rand_u64(&seed));
         }
 }
 
 /*
- * A forced delta.variant changes only the WIDE launches (B·HV >= 132 at tp 2 shapes:
- * B >= 9), so its matrix is the large-batch part: every GDN/KDA preset at tp 2, B = 64 with
+ * A forced regs / bulk changes only the kv WIDE launches (B·HV >= 132 at tp 2 shapes: B >= 9);
+ * vk4 / vk8 change vk launches at any batch, but auto already runs vk4 at B <= 4 and vk8 above,
+ * so the large batches are where forcing adds coverage. Matrix: every GDN/KDA preset at tp 2, B = 64 with
  * T = 1 and 4 in both state dtypes, T = 2 (inter + final write) and T = 8 in one dtype each;
  * B = 12 (a grid smaller than one wave) and B = 257 (several waves), T = 1. ~1/4 of the rows are
  * padding in every case (a padding row's state still evolves over the tokens of a verify).
  * LS_GPU_TEST_QUICK=1: B = 12 and B = 64 T = 1 only.
  */
-static void run_large(const ls_runtime *be, int quick, uint64_t seed)
+static void run_large(const ls_runtime *be, int quick, uint64_t seed, ls_state_layout lay)
 {
     for (int mi = 0; mi < ls_model_count(); mi++) {
         const ls_model *m = ls_model_at(mi);
         if (m->mechanism != LS_MECH_GDN && m->mechanism != LS_MECH_KDA)
             continue;
         const int kda = m->mechanism == LS_MECH_KDA;
-        preset_case(be, m, 2, 12, 1, kda ? LS_BF16 : LS_F32, 1, &seed);
-        preset_case(be, m, 2, 64, 1, LS_F32, 0, &seed);
-        preset_case(be, m, 2, 64, 1, LS_BF16, 1, &seed);
+        preset_case(be, m, 2, 12, 1, kda ? LS_BF16 : LS_F32, 1, lay, &seed);
+        preset_case(be, m, 2, 64, 1, LS_F32, 0, lay, &seed);
+        preset_case(be, m, 2, 64, 1, LS_BF16, 1, lay, &seed);
         if (quick)
             continue;
-        preset_case(be, m, 2, 12, 4, kda ? LS_F32 : LS_BF16, 0, &seed);
-        preset_case(be, m, 2, 64, 4, LS_F32, 1, &seed);
-        preset_case(be, m, 2, 64, 4, LS_BF16, 0, &seed);
-        preset_case(be, m, 2, 64, 2, kda ? LS_F32 : LS_BF16, 1, &seed);
-        preset_case(be, m, 2, 64, 8, kda ? LS_BF16 : LS_F32, 0, &seed);
-        preset_case(be, m, 2, 257, 1, kda ? LS_F32 : LS_BF16, 1, &seed);
+        preset_case(be, m, 2, 12, 4, kda ? LS_F32 : LS_BF16, 0, lay, &seed);
+        preset_case(be, m, 2, 64, 4, LS_F32, 1, lay, &seed);
+        preset_case(be, m, 2, 64, 4, LS_BF16, 0, lay, &seed);
+        preset_case(be, m, 2, 64, 2, kda ? LS_F32 : LS_BF16, 1, lay, &seed);
+        preset_case(be, m, 2, 64, 8, kda ? LS_BF16 : LS_F32, 0, lay, &seed);
+        preset_case(be, m, 2, 257, 1, kda ? LS_F32 : LS_BF16, 1, lay, &seed);
     }
 }
 
@@ -247,17 +253,23 @@ int main(void)
     const ls_runtime *be = gt_init();
     const int quick = gt_quick();
     const uint64_t seed = 0x5eedde17a0001ull;
-    /* the forced kernels of the large batches, PDL off, then the default tuning last */
-    static const char *const tunings[] = {"delta.variant=regs", "delta.variant=bulk", "pdl=off"};
-    for (int i = 0; i < 3; i++) {
-        gt_set_tuning(tunings[i]);
-        run_large(be, quick, seed + 1 + (uint64_t)i); /* a different draw per tuning */
-        printf("%s: worst error / tolerance: state %.3g, o %.3g\n", tunings[i], g_worst_state_ratio, g_worst_o_ratio);
+    /* the forced kernels of the large batches, PDL off, per layout; then the default tuning last */
+    static const struct {
+        ls_state_layout lay;
+        const char *tuning;
+    } forced[] = {{LS_STATE_KV, "delta.variant=regs"}, {LS_STATE_KV, "delta.variant=bulk"}, {LS_STATE_KV, "pdl=off"},
+                  {LS_STATE_VK, "delta.variant=vk4"},  {LS_STATE_VK, "delta.variant=vk8"},  {LS_STATE_VK, "pdl=off"}};
+    for (size_t i = 0; i < sizeof forced / sizeof *forced; i++) {
+        gt_set_tuning(forced[i].tuning);
+        run_large(be, quick, seed + 1 + (uint64_t)i, forced[i].lay); /* a different draw per tuning */
+        printf("%s %s: worst error / tolerance: state %.3g, o %.3g\n", ls_state_layout_name(forced[i].lay),
+               forced[i].tuning, g_worst_state_ratio, g_worst_o_ratio);
     }
     gt_set_tuning("");
     if (be == ls_runtime_cuda()) /* the cuda launcher's limits (the host reference has others) */
         check_bad_input(be);
-    run_full(be, quick, seed);
+    run_full(be, quick, seed, LS_STATE_KV);
+    run_full(be, quick, seed + 16, LS_STATE_VK);
     printf("default: worst error / tolerance: state %.3g, o %.3g\n", g_worst_state_ratio, g_worst_o_ratio);
     return ls_test_exit();
 }

@@ -10,6 +10,8 @@
  * src and dst disjoint; accept: some rows with step -1). Then every byte of every main buffer is
  * compared: written items equal the reference, all others still poison. One large case puts the
  * speculative buffer past 2^31 bytes (64-bit offsets). LS_GPU_TEST_QUICK=1: tp 8, 2 layers.
+ * Built with LS_STATE_OPS_IMPL="name" it runs the same matrix on that impl (a peer plugin found by
+ * name: tests/peers test_gpu_peer_sglang_pool), exit 77 when it was not built.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,8 @@
 #include "ls_test.h"
 
 static const ls_runtime *be;
+static const ls_impl *im; /* the impl under test: the runtime's default, or LS_STATE_OPS_IMPL */
+static ls_tuning tune;
 
 /* The twin pools and their buffer tables. */
 typedef struct twin {
@@ -127,7 +131,7 @@ static int32_t *dev_idx(const int32_t *h, int n)
 static void report_rc(const char *op, int rc)
 {
     if (rc != 0)
-        fprintf(stderr, "  %s failed: %s\n", op, ls_last_error());
+        fprintf(stderr, "  %s failed (%d): %s\n", op, rc, ls_impl_error(im));
     LS_CHECK(rc == 0);
 }
 
@@ -151,13 +155,13 @@ static void copy_and_zero(const twin *t, int count, uint64_t *seed)
     h.src = src, h.dst = dst, d.src = dsrc, d.dst = ddst;
     printf("%s: copy %d rows (slot %d -> %d, ...)\n", t->name, count, src[0], dst[0]);
     LS_REQUIRE(ls_ref_state_copy(&h) == 0);
-    report_rc("state_copy", gt_impl()->state_copy(&d, gt_tuning(), NULL));
+    report_rc("state_copy", im->state_copy(&d, &tune, NULL));
     twin_compare_main(t, "copy");
 
     /* zero: the copy destinations (now holding data) plus the sources stay as bystanders */
     printf("%s: zero %d rows\n", t->name, count);
     LS_REQUIRE(ls_ref_state_zero(&h) == 0);
-    report_rc("state_zero", gt_impl()->state_zero(&d, gt_tuning(), NULL));
+    report_rc("state_zero", im->state_zero(&d, &tune, NULL));
     twin_compare_main(t, "zero");
 
     be->mem_free(dsrc);
@@ -188,7 +192,7 @@ static void accept(const twin *t, int count, uint64_t *seed)
     h.dst = dst, h.step = step, d.dst = ddst, d.step = dstep;
     printf("%s: accept %d rows (slot %d step %d, ...)\n", t->name, count, dst[0], step[0]);
     LS_REQUIRE(ls_ref_state_accept(&h) == 0);
-    report_rc("state_accept", gt_impl()->state_accept(&d, gt_tuning(), NULL));
+    report_rc("state_accept", im->state_accept(&d, &tune, NULL));
     twin_compare_main(t, "accept");
     be->mem_free(ddst);
     be->mem_free(dstep);
@@ -239,6 +243,22 @@ int main(void)
 {
     be = gt_init();
     gt_set_tuning("");
+#ifdef LS_STATE_OPS_IMPL
+    im = ls_impl_get(LS_STATE_OPS_IMPL);
+    if (!im) {
+        printf("SKIP: impl %s not built: %s\n", LS_STATE_OPS_IMPL, ls_last_error());
+        return 77;
+    }
+    if (strcmp(im->runtime, be->name) != 0) {
+        printf("SKIP: impl %s runs on %s, the test runtime is %s\n", im->name, im->runtime, be->name);
+        return 77;
+    }
+    ls_tuning_default(im, &tune);
+    printf("impl %s (%s)\n", im->name, im->version);
+#else
+    im = gt_impl();
+    tune = *gt_tuning();
+#endif
     const int quick = gt_quick();
     uint64_t seed = 0x57a7e0b5ull;
     if (quick) {
@@ -259,7 +279,7 @@ int main(void)
     memset(&bad, 0, sizeof bad);
     bad.n_buffers = 1, bad.layers = 1, bad.slots = 2, bad.count = 1;
     bad.buf[0].main = (void *)16, bad.buf[0].item_bytes = 16;
-    LS_CHECK(gt_impl()->state_zero(&bad, gt_tuning(), NULL) != 0);
-    printf("bad params rejected: %s\n", ls_last_error());
+    LS_CHECK(im->state_zero(&bad, &tune, NULL) != 0);
+    printf("bad params rejected: %s\n", ls_impl_error(im));
     return ls_test_exit();
 }

@@ -9,6 +9,11 @@
  * T > 2 does not); fp32 and bf16 state; ~1/4 padding rows (-1) when B >= 3. o, state and inter
  * are poisoned and compared whole (unwritten bytes must keep the poison). Tolerances as
  * tests/gpu/test_gpu_delta.c. LS_GPU_TEST_QUICK=1: tp 2, B <= 3, T <= 3.
+ * KDA decode (T = 1) also runs with q, k, v as one mixed_qkv row per request (SGLang's packed
+ * Triton kernel below B = 8, its CUDA kernel from B = 8), without padding rows: those kernels
+ * write o = 0 for a padding row where the contract computes it from a zero state (docs/peers.md,
+ * findings). GDN's packed kernel is left to the bench's gate: it rounds beta to bf16 by design
+ * (peers/sglang/README.md), which these fp32-state tolerances would flag.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,7 +26,7 @@
 static const ls_impl *g_im;
 
 static void run_case(int kda, const char *name, int tp, int H, int HV, int K, int V, int B, int T,
-                     ls_dtype sdt, uint64_t seed)
+                     ls_dtype sdt, int packed, uint64_t seed)
 {
     const int slots = B + 3 + B / 8;
     const size_t es = ls_dtype_size(sdt), head = (size_t)K * V;
@@ -29,16 +34,19 @@ static void run_case(int kda, const char *name, int tp, int H, int HV, int K, in
     const size_t nq = (size_t)B * T * H * K, nv = (size_t)B * T * HV * V, nb = (size_t)B * T * HV;
     const size_t na = kda ? nb * K : nb;
     const int use_inter = T > 1, disable = T > 2;
-    printf("%s %s tp%d B=%d T=%d state=%s\n", kda ? "kda" : "gdn", name, tp, B, T, ls_dtype_name(sdt));
+    printf("%s %s tp%d B=%d T=%d state=%s%s\n", kda ? "kda" : "gdn", name, tp, B, T, ls_dtype_name(sdt),
+           packed ? " packed" : "");
 
-    gt_buf q = gt_buf_new(nq * 2), k = gt_buf_new(nq * 2), v = gt_buf_new(nv * 2);
+    /* packed: q, k, v are the parts of one [B*T, 2HK + HV*V] row (q holds it, k and v are unused) */
+    const size_t row = (size_t)2 * H * K + (size_t)HV * V, ntok = (size_t)B * T;
+    gt_buf q = gt_buf_new(packed ? ntok * row * 2 : nq * 2), k = gt_buf_new(nq * 2), v = gt_buf_new(nv * 2);
     gt_buf a = gt_buf_new(na * 2), bb = gt_buf_new(nb * 2), o = gt_buf_new(nv * 2);
     gt_buf alog = gt_buf_new((size_t)HV * 4);
     gt_buf dtb = gt_buf_new(kda ? (size_t)HV * K * 4 : (size_t)HV * 2);
     gt_buf st = gt_buf_new((size_t)slots * sstride * es);
     gt_buf in = gt_buf_new(use_inter ? (size_t)slots * istride * es : 16);
     gt_buf idx = gt_buf_new((size_t)B * 4);
-    gt_fill_bf16(&seed, q.h, nq, -1, 1);
+    gt_fill_bf16(&seed, q.h, packed ? ntok * row : nq, -1, 1);
     gt_fill_bf16(&seed, k.h, nq, -1, 1);
     gt_fill_bf16(&seed, v.h, nv, -1, 1);
     gt_fill_bf16(&seed, a.h, na, -2, 2);
@@ -48,7 +56,7 @@ static void run_case(int kda, const char *name, int tp, int H, int HV, int K, in
         gt_fill_f32(&seed, dtb.h, (size_t)HV * K, -1, 1);
     else
         gt_fill_bf16(&seed, dtb.h, HV, -1, 1);
-    gt_random_slots(&seed, idx.h, B, slots, B >= 3 ? 0.25 : 0.0);
+    gt_random_slots(&seed, idx.h, B, slots, B >= 3 && !packed ? 0.25 : 0.0);
     gt_buf *inputs[] = {&q, &k, &v, &a, &bb, &alog, &dtb, &idx};
     for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++)
         gt_upload(inputs[i]);
@@ -77,6 +85,13 @@ static void run_case(int kda, const char *name, int tp, int H, int HV, int K, in
     pd.q = q.d, pd.k = k.d, pd.v = v.d, pd.a = a.d, pd.b = bb.d, pd.A_log = alog.d;
     pd.dt_bias = dtb.d, pd.o = o.d, pd.state = st.d, pd.slot_idx = idx.d;
     pd.inter = use_inter ? in.d : NULL;
+    if (packed) {
+        const size_t hk = (size_t)H * K;
+        ph.k = (uint16_t *)q.h + hk, ph.v = (uint16_t *)q.h + 2 * hk;
+        pd.k = (uint16_t *)q.d + hk, pd.v = (uint16_t *)q.d + 2 * hk;
+        ph.q_stride_tok = ph.k_stride_tok = ph.v_stride_tok = (int64_t)row;
+        pd.q_stride_tok = pd.k_stride_tok = pd.v_stride_tok = (int64_t)row;
+    }
 
     LS_CHECK_EQ_INT(kda ? ls_ref_kda(&ph) : ls_ref_gdn(&ph), 0);
     ls_tuning t;
@@ -130,8 +145,9 @@ int main(void)
                             continue;
                         if (Bs[bi] >= 64 && tps[ti] != 2 && T != 1 && T != 4)
                             continue; /* host time of the reference */
-                        run_case(m->mechanism == LS_MECH_KDA, m->name, tps[ti], s.heads_qk, s.heads_v,
-                                 s.dk, s.dv, Bs[bi], T, dts[di], ls_test_rand_u64(&seed));
+                        for (int packed = 0; packed <= (T == 1 && m->mechanism == LS_MECH_KDA); packed++)
+                            run_case(m->mechanism == LS_MECH_KDA, m->name, tps[ti], s.heads_qk, s.heads_v,
+                                     s.dk, s.dv, Bs[bi], T, dts[di], packed, ls_test_rand_u64(&seed));
                     }
         }
     }

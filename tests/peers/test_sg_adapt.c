@@ -215,10 +215,46 @@ static void test_decode(void)
 #endif
 }
 
+/* KDA decode: SGLang's packed kernel whenever q/k/v are one mixed_qkv row (the knob is GDN's),
+ * grid (NV, B, HV); separate q/k/v take the sigmoid-gating kernel. */
+static void test_kda_decode(void)
+{
+    ls_delta_params p = base(5, 1);
+    p.heads_qk = p.heads_v = 16; /* kimi-linear tp2 */
+    sg_plan pl;
+    tk_call c;
+    tk_packed pk;
+    char err[256] = "";
+    LS_CHECK_EQ_INT(sg_delta_plan(&p, 1, SG_DECODE_AUTO, &pl, err, sizeof err), 0);
+    LS_CHECK(strcmp(pl.kernel, SG_GATING_KERNEL) == 0 && strcmp(pl.key, "KDA_H16_HV16_K128_V128_Sf32_DSU0_I0_BV32") == 0);
+#ifdef LS_DELTA_HAS_QKV_STRIDES
+    const long long row = 2 * 16 * 128 + 16 * 128;
+    p.k = p.q + 16 * 128;
+    p.v = p.q + 2 * 16 * 128;
+    p.q_stride_tok = p.k_stride_tok = p.v_stride_tok = row;
+    static const tk_variant kda_packed_v = {SG_KDA_PACKED_KERNEL, "H16_HV16_K128_V128_Sf32", "e", NULL, NULL,
+                                            1, 1, 64, 0, 0, 1, 0, 1, 10, packed_args};
+    for (int knob = SG_DECODE_AUTO; knob <= SG_DECODE_GATING; knob++) {
+        LS_CHECK_EQ_INT(sg_delta_plan(&p, 1, knob, &pl, err, sizeof err), 0);
+        LS_CHECK(strcmp(pl.kernel, SG_KDA_PACKED_KERNEL) == 0 && strcmp(pl.key, "H16_HV16_K128_V128_Sf32") == 0);
+        LS_CHECK(pl.grid[0] == 4 && pl.grid[1] == 5 && pl.grid[2] == 16);
+    }
+    LS_CHECK_EQ_INT(sg_delta_args(&p, 1, &pl, &kda_packed_v, &c, err, sizeof err), 0);
+    LS_CHECK_EQ_INT(tk_marshal(&c, &pk, err, sizeof err), 0);
+    LS_CHECK(ptr_at(&pk, 0) == p.q && ptr_at(&pk, 1) == p.a && ptr_at(&pk, 4) == p.dt_bias);
+    LS_CHECK(ptr_at(&pk, 6) == p.state && ptr_at(&pk, 7) == p.state && ptr_at(&pk, 8) == p.slot_idx);
+    /* verify (T > 1) stays on the gating kernel */
+    p.tokens = 2;
+    LS_CHECK_EQ_INT(sg_delta_plan(&p, 1, SG_DECODE_AUTO, &pl, err, sizeof err), 0);
+    LS_CHECK(strcmp(pl.kernel, SG_GATING_KERNEL) == 0);
+#endif
+}
+
 int main(void)
 {
     test_gating_verify();
     test_refusals();
     test_decode();
+    test_kda_decode();
     return ls_test_exit();
 }

@@ -4,13 +4,19 @@
  * compiles for conv_update (qwen3-next, kimi-linear per buffer and concatenated, nemotron-h-8b,
  * nemotron-nano-9b-v2 at
  * tp 1, 2, 4, 8, both orientations, T 1..8) and ssu (the three Mamba2 presets, fp32/bf16 state,
- * decode/verify, z for nemotron-h-8b) and conv_delta (the fused KDA verify: kimi-linear at tp 1, 2,
- * 4, 8, fp32/bf16 state, T 3..8, the bench's layouts) must plan to a key that is in the table,
- * with the table's num_warps, and marshal (fake 16-byte-aligned pointers). No GPU.
+ * decode/verify, z for nemotron-h-8b) must plan to a key that is in the table, with the table's
+ * num_warps, and marshal for T = 1..8 (fake 16-byte-aligned pointers). The pool state ops
+ * (sg_pool.c): every preset's pool at tp 1, 2, 4, 8 with fp32 and bf16 temporal state, spec
+ * T = 1..8 and pools of 2 to 20001 slots (the i32/i64 layer strides) must plan every accept
+ * scatter, the slot copy and the slot clear to a compiled key and marshal; KDA decode on packed
+ * rows (kimi-linear at tp 1, 2, 4, 8, fp32/bf16 state) to the packed kernel; conv_delta (the fused
+ * KDA verify: kimi-linear at tp 1, 2, 4, 8, fp32/bf16 state, T 3..8, the bench's layouts) to a
+ * compiled key with 4 warps, and marshal. No GPU.
  */
 #include <stdio.h>
 #include <string.h>
 #include "sg_adapt.h"
+#include "sg_pool.h"
 #include "ls_pool.h"
 extern const tk_variant sg_variants[];
 extern const int sg_n_variants;
@@ -69,6 +75,49 @@ static void conv_delta(const ls_shape *s, ls_dtype sd, int T) {
     if (tk_marshal(&cl, &pk, err, sizeof err)) { printf("marshal %s: %s\n", pl.key, err); miss++; return; }
     hit++;
 }
+/* KDA decode on packed mixed_qkv rows (B < 8): the packed kernel's key, grid (NV, B, HV) */
+static void kda_packed(const ls_shape *s, ls_dtype sd) {
+    ls_delta_params p = {.batch = 3, .tokens = 1, .heads_qk = s->heads_qk, .heads_v = s->heads_v, .dk = s->dk, .dv = s->dv, .state_dtype = sd, .state_layout = LS_STATE_VK};
+    long long hk = (long long)s->heads_qk * s->dk, row = 2 * hk + (long long)s->heads_v * s->dv;
+    p.q = (const uint16_t*)0x10000; p.k = p.q + hk; p.v = p.q + 2 * hk; p.q_stride_tok = p.k_stride_tok = p.v_stride_tok = row;
+    p.a = p.b = p.o = (uint16_t*)0x20000; p.A_log = p.dt_bias = (float*)0x30000; p.state = (void*)0x40000; p.slot_idx = (int32_t*)0x50000;
+    p.state_stride_slot = (long long)s->heads_v * s->dk * s->dv;
+    sg_plan pl; char err[256]; tk_call c; tk_packed pk;
+    if (sg_delta_plan(&p, 1, SG_DECODE_AUTO, &pl, err, sizeof err) || strcmp(pl.kernel, SG_KDA_PACKED_KERNEL)) { printf("kda packed plan %s\n", err); miss++; return; }
+    const tk_variant *v = tk_find(sg_variants, sg_n_variants, pl.kernel, pl.key);
+    if (!v) { printf("missing %s[%s]\n", pl.kernel, pl.key); miss++; return; }
+    if (sg_delta_args(&p, 1, &pl, v, &c, err, sizeof err) || tk_marshal(&c, &pk, err, sizeof err)) { printf("kda packed %s: %s\n", pl.key, err); miss++; return; }
+    hit++;
+}
+static void pool(const ls_shape *s, ls_dtype td) {
+    static const int slot_counts[] = {2, 17, 513, 4097, 20001};
+    for (int T = 1; T <= 8; T++) for (int si = 0; si < 5; si++) {
+        ls_state_desc d; if (ls_state_desc_from_shape(s, td, T, &d)) { printf("desc fail\n"); miss++; return; }
+        ls_state_params p; memset(&p, 0, sizeof p);
+        p.n_buffers = d.n_conv + 1; p.layers = d.layers; p.slots = slot_counts[si]; p.spec_tokens = T; p.count = 3;
+        for (int b = 0; b < p.n_buffers; b++) {
+            p.buf[b].item_bytes = b < d.n_conv ? ls_conv_item_bytes(&d, b) : ls_temporal_item_bytes(&d);
+            p.buf[b].main = (void*)0x10000; p.buf[b].spec = (void*)0x20000;
+        }
+        p.src = p.dst = p.step = (const int32_t*)0x1004;
+        sg_plan pl; char err[256]; tk_call c; tk_packed pk;
+        for (int b = 0; b < p.n_buffers; b++) {
+            if (sg_accept_plan(&p, b, &pl, err, sizeof err)) { printf("accept plan %s\n", err); miss++; continue; }
+            const tk_variant *v = tk_find(sg_variants, sg_n_variants, pl.kernel, pl.key);
+            if (!v) { printf("missing %s[%s]\n", pl.kernel, pl.key); miss++; continue; }
+            sg_accept_args(&p, b, &pl, v, &c);
+            if (tk_marshal(&c, &pk, err, sizeof err)) { printf("marshal %s: %s\n", pl.key, err); miss++; } else hit++;
+        }
+        if (T > 1 || si) continue; /* copy / zero: no spec, slots do not change the key */
+        for (int clear = 0; clear < 2; clear++) {
+            sg_slot_plan(&p, clear, &pl, err, sizeof err);
+            const tk_variant *v = tk_find(sg_variants, sg_n_variants, pl.kernel, pl.key);
+            if (!v) { printf("missing %s[%s]\n", pl.kernel, pl.key); miss++; continue; }
+            sg_slot_args(&p, clear, &pl, v, (const int64_t*)0x30000, &c);
+            if (tk_marshal(&c, &pk, err, sizeof err)) { printf("marshal %s: %s\n", pl.key, err); miss++; } else hit++;
+        }
+    }
+}
 int main(void) {
     for (int mi = 0; mi < ls_model_count(); mi++) {
         const ls_model *m = ls_model_at(mi);
@@ -81,6 +130,8 @@ int main(void) {
             }
             if (m->mechanism == LS_MECH_KDA) for (int sd = 0; sd < 2; sd++) for (int T = 3; T <= 8; T++)
                 conv_delta(&s, sd ? LS_BF16 : LS_F32, T);
+            pool(&s, LS_F32); pool(&s, LS_BF16);
+            if (m->mechanism == LS_MECH_KDA) { kda_packed(&s, LS_F32); kda_packed(&s, LS_BF16); }
             if (m->mechanism == LS_MECH_MAMBA2) for (int sd = 0; sd < 2; sd++) for (int ver = 0; ver < 2; ver++) {
                 ssu(&s, sd ? LS_BF16 : LS_F32, ver, 0);
                 if (!strcmp(m->name, "nemotron-h-8b")) ssu(&s, sd ? LS_BF16 : LS_F32, ver, 1);

@@ -139,6 +139,53 @@ static void test_conv(void)
     p = conv(1, 4);
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=vec2").kernel, LS_K_CONV_VEC8); /* vec2: decode only */
 
+    /* conv_pair: forced, it serves decode and verify, either orientation, either weight dtype, on
+     * the (channel pairs / block, rows) grid with the slot guess; auto never picks it (yet) */
+    p = conv(1, 4);
+    pl = plan_conv(&p, "conv.variant=pair");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_PAIR);
+    LS_CHECK_EQ_INT(pl.groups, 2048); /* 4096 channels / 2 */
+    LS_CHECK_EQ_INT(pl.grid_x, 16);
+    LS_CHECK_EQ_INT(pl.grid_y, 1);
+    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON);
+    LS_CHECK_EQ_INT(pl.state_wmaj, 0);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=pair,conv.speculate=miss").spec, LS_SPEC_MISS);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_TILE);
+    p = conv(8, 1);
+    p.weight_dtype = LS_F32;
+    p.state_stride_c = 1, p.state_stride_w = 4096; /* KDA: window-major, fp32 weights */
+    pl = plan_conv(&p, "conv.variant=pair");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_PAIR);
+    LS_CHECK_EQ_INT(pl.state_wmaj, 1);
+    LS_CHECK_EQ_INT(pl.grid_y, 8);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_VEC8);
+    p = conv(100000, 2); /* rows past 65535 loop in the kernel */
+    pl = plan_conv(&p, "conv.variant=pair");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_PAIR);
+    LS_CHECK_EQ_INT(pl.grid_y, 65535);
+    p = conv(1, 1);
+    p.state_dtype = LS_F32; /* not the vector path: scalar */
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=pair").kernel, LS_K_CONV_SCALAR);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=quad").kernel, LS_K_CONV_SCALAR);
+    /* conv_quad: 4 channels per thread on the same grid shape */
+    p = conv(3, 8);
+    p.state_stride_c = 1, p.state_stride_w = 4096;
+    pl = plan_conv(&p, "conv.variant=quad,conv.speculate=off");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_QUAD);
+    LS_CHECK_EQ_INT(pl.groups, 1024); /* 4096 channels / 4 */
+    LS_CHECK_EQ_INT(pl.grid_x, 8);
+    LS_CHECK_EQ_INT(pl.grid_y, 3);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_OFF);
+    LS_CHECK_EQ_INT(pl.state_wmaj, 1);
+    LS_CHECK_EQ_INT(pl.inter_wmaj, 0);
+    p = conv(1, 1);
+    p.channels = 40, p.state_stride_slot = 40 * 3; /* 10 quads: one block of 32 threads */
+    pl = plan_conv(&p, "conv.variant=quad");
+    LS_CHECK_EQ_INT(pl.groups, 10);
+    LS_CHECK_EQ_INT(pl.block, 32);
+    LS_CHECK_EQ_INT(pl.grid_x, 1);
+
     /* shapes the vector kernels cannot serve: scalar whatever the variant */
     p = conv(1, 1);
     p.channels = 4092, p.state_stride_slot = 4092 * 3;
@@ -252,6 +299,56 @@ static void test_delta(void)
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_BULK);
 
     p = delta(1, 1);
+    p.dk = 256;
+    LS_CHECK(ls_choose_delta(&p, 0, NULL, &H200, &pl) != 0);
+
+    /* vk layout: its own kernel at every batch; 4 rows per warp until 8 rows per warp give every
+     * SM 8 warps (16 warps per (row, head): B*16*16 >= 8*132 from B = 5 at HV 16) */
+    p = delta(1, 1);
+    p.state_layout = LS_STATE_VK;
+    pl = plan_delta(&p, 0, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK4);
+    LS_CHECK_EQ_INT(pl.block, 32); /* 512 warps: one per CTA spreads them over the SMs */
+    LS_CHECK_EQ_INT(pl.grid_x, 16 * 32);
+    p.batch = 4;
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK4);
+    p.batch = 5;
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK8);
+    p = delta(512, 4);
+    p.state_layout = LS_STATE_VK;
+    pl = plan_delta(&p, 0, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK8); /* never the bulk or kv kernels, verify alike */
+    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 16 / 4);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=bulk").kernel, LS_K_DELTA_VK8); /* kv values: auto */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=regs").kernel, LS_K_DELTA_VK8);
+    pl = plan_delta(&p, 0, "delta.variant=vk4");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK4);
+    LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 32 / 4);
+    p = delta(1, 1);
+    p.state_layout = LS_STATE_VK;
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=vk8").kernel, LS_K_DELTA_VK8);
+    p.state_dtype = LS_BF16;
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK4);
+    /* the vk values leave the kv layout at auto */
+    p = delta(512, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=vk4").kernel, LS_K_DELTA_BULK);
+    p = delta(1, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=vk8").kernel, LS_K_DELTA_NARROW);
+    /* generic vk: odd head sizes or a misaligned KDA gate, 4 rows per warp over ceil(V / 4) */
+    p = delta(3, 1);
+    p.state_layout = LS_STATE_VK;
+    p.dk = 100, p.dv = 36;
+    pl = plan_delta(&p, 0, "delta.variant=vk8");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK_GENERIC);
+    LS_CHECK_EQ_INT((int64_t)pl.grid_x * (pl.block / 32), 3 * 16 * 9);
+    p = delta(512, 1);
+    p.state_layout = LS_STATE_VK;
+    p.a = (const uint16_t *)((char *)A16 + 8);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK_GENERIC);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_VK8);
+    p = delta(1, 1);
+    p.state_layout = LS_STATE_VK;
     p.dk = 256;
     LS_CHECK(ls_choose_delta(&p, 0, NULL, &H200, &pl) != 0);
     p = delta(1, 1);
@@ -400,8 +497,14 @@ static void test_knobs(void)
     LS_CHECK_EQ_INT(t.v[LS_KNOB_SSU_SPECULATE], LS_SSPEC_MISS);
     LS_CHECK_EQ_INT(t.v[LS_KNOB_CONV_SPECULATE], LS_CSPEC_MISS);
     LS_CHECK_EQ_INT(t.v[LS_KNOB_PDL], LS_PDL_OFF);
+    t = tune("delta.variant=vk4");
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], LS_DELTA_VK4);
+    t = tune("delta.variant=vk8");
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], LS_DELTA_VK8);
     t = tune("conv.variant=vec2,conv.variant=vec8,conv.variant=tile");
     LS_CHECK_EQ_INT(t.v[LS_KNOB_CONV_VARIANT], LS_CONV_TILE);
+    LS_CHECK_EQ_INT(tune("conv.variant=pair").v[LS_KNOB_CONV_VARIANT], LS_CONV_PAIR);
+    LS_CHECK_EQ_INT(tune("conv.variant=quad").v[LS_KNOB_CONV_VARIANT], LS_CONV_QUAD);
 
     char buf[512];
     ls_tuning d;
@@ -453,10 +556,24 @@ static void test_describe(void)
     pl = plan_conv(&c, "pdl=off,conv.prefetch=off");
     ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "conv_cm_tile grid=(2048,1) block=128 prefetch=off") == 0);
+    c = conv(2, 4);
+    c.state_stride_c = 1, c.state_stride_w = 4096;
+    pl = plan_conv(&c, "conv.variant=pair");
+    ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "conv_pair grid=(16,2) block=128 pdl spec=on state=wmaj inter=cmaj") == 0);
+    if (strcmp(buf, "conv_pair grid=(16,2) block=128 pdl spec=on state=wmaj inter=cmaj"))
+        fprintf(stderr, "got '%s'\n", buf);
+    pl = plan_conv(&c, "conv.variant=quad,pdl=off");
+    ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "conv_quad grid=(8,2) block=128 spec=on state=wmaj inter=cmaj") == 0);
     ls_delta_params d = delta(512, 1);
     LS_CHECK_EQ_INT(ls_choose(LS_OP_KDA, &d, NULL, &H200, &pl), 0);
     ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "delta_bulk grid=(8192,1) block=256 pdl") == 0);
+    d.state_layout = LS_STATE_VK;
+    LS_CHECK_EQ_INT(ls_choose(LS_OP_GDN, &d, NULL, &H200, &pl), 0);
+    ls_choose_describe(LS_OP_GDN, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "delta_vk8 grid=(32768,1) block=128 pdl") == 0);
     ls_ssu_params s = ssu(1, 1);
     pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
     ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);

@@ -694,6 +694,36 @@ class SideBySide(Base):
         self.assertEqual(mline.split()[-2:], ["sglang", "1.300"])
         self.assertIn("10 cases with linstate and a peer", out)
 
+    def test_state_layouts(self):
+        """linstate on kv and vk (one column each), sglang on vk only (its kv rows refused)."""
+        cols = synth.V2_COLUMNS + ["state_layout"]
+        sglang, on, _ = impl_rows()
+
+        def lay(rows, layout, status=None):
+            return [dict(r, state_layout=layout if r["mechanism"] in ("gdn", "kda") else "",
+                         **({"status": status} if status and r["mechanism"] in ("gdn", "kda") else {}))
+                    for r in rows]
+        ls_kv = lay(on, "kv")
+        ls_vk = lay(synth.v2(suite(), tuning=TUNE_ON, scale=0.9), "vk")
+        sg_kv = [r for r in lay(sglang, "kv", "skipped:unsupported") if r["state_layout"]]
+        path = self.csv("lay.csv", sg_kv + lay(sglang, "vk") + ls_kv + ls_vk, cols)
+        rc, out, err = run(PY, SIDE, path, "--format", "text")
+        self.assertEqual(rc, 2)
+        self.assertIn("name one of linstate/kv, linstate/vk", err)
+        rc, out, err = run(PY, SIDE, path, "--format", "text", "--impl", "linstate/vk")
+        self.assertEqual(rc, 0, out + err)
+        line = [l for l in out.splitlines() if l.startswith(SLOW_KEY)][0].split()
+        # vk is x0.9 of sglang; linstate/kv (x0.8) is shown but never the best peer
+        self.assertEqual(line[-2:], ["sglang", "0.900"])
+        self.assertNotIn("skipped:unsupported", line)
+        mline = [l for l in out.splitlines() if l.startswith(MAMBA_KEY)][0].split()
+        self.assertEqual(mline[-2:], ["sglang", "0.900"])  # no layout: the vk column's own rows
+        self.assertIn("10 cases with linstate/vk and a peer", out)
+        rc, out, err = run(PY, SIDE, path, "--format", "text", "--impl", "linstate/kv")
+        self.assertEqual(rc, 0, out + err)
+        line = [l for l in out.splitlines() if l.startswith(SLOW_KEY)][0].split()
+        self.assertEqual(line[-2:], ["sglang", "0.800"])
+
     def test_errors(self):
         cols = synth.V2_COLUMNS
         _, on, _ = impl_rows()
