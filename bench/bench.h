@@ -173,6 +173,7 @@ int bench_pool_state_verify(struct bench_ctx *x, double *max_rel_err);
 /* ------------------------------------------------------------------ CLI options */
 
 #define BENCH_MAX_LIST 32
+#define BENCH_MAX_SAMPLES 10000 /* samples per measurement at most (--max-samples) */
 
 typedef enum bench_graph_mode { BENCH_GRAPH_OFF = 0, BENCH_GRAPH_ON = 1, BENCH_GRAPH_BOTH = 2 } bench_graph_mode;
 
@@ -184,6 +185,24 @@ typedef enum bench_graph_mode { BENCH_GRAPH_OFF = 0, BENCH_GRAPH_ON = 1, BENCH_G
 #define BENCH_GIVEN_DTYPE 16u
 #define BENCH_GIVEN_FAMILY 32u
 #define BENCH_GIVEN_GRAPH 64u
+
+/* Fleet mode (--fleet): one linstate-bench process per GPU, launched by Slurm, a Kubernetes
+ * Indexed Job or by hand with --rank/--world (bench/fleet.c, README "On a cluster"). */
+typedef enum bench_fleet_mode {
+    BENCH_FLEET_NONE = 0,      /* not a fleet: rank/world/job_id/node columns stay empty */
+    BENCH_FLEET_SHARD = 1,     /* the plan is split across ranks: each case on one rank */
+    BENCH_FLEET_REPLICATE = 2  /* every rank runs the whole plan (spread across GPUs) */
+} bench_fleet_mode;
+
+typedef struct bench_fleet {
+    bench_fleet_mode mode;
+    int rank, world;           /* resolved; -1 when not a fleet */
+    int local_id;              /* SLURM_LOCALID (task index on its node); -1 when unknown */
+    char job_id[32];           /* launcher's job id ("" when none) */
+    char node[64];             /* launcher's node name ("" when none) */
+    const char *source;        /* where rank and world came from: "flags", "slurm", "slurm-array",
+                                * "kubernetes" (NULL when not a fleet) */
+} bench_fleet;
 
 /* One point of the impl x tuning axes: an impl and its effective tuning. */
 #define BENCH_TUNE_MAX 256
@@ -234,7 +253,9 @@ typedef struct bench_opts {
     bench_ceiling ceiling;   /* --ceiling */
     int repetitions;         /* 0 = Google Benchmark's default / --benchmark_repetitions */
     double min_time_s, max_time_s;
-    int min_samples;
+    int min_samples, max_samples;
+    double noise_target_pct; /* --noise-target: stop once the median's noise is this small (0: off) */
+    const char *samples_out; /* --samples-out FILE: raw samples sidecar (NULL: none) */
     const char *filter;      /* --benchmark_filter value, also applied by the plan */
     unsigned given;          /* BENCH_GIVEN_* */
     const char *variants[BENCH_MAX_LIST]; /* --variant names; none: each row's default */
@@ -258,6 +279,10 @@ typedef struct bench_opts {
     int quick_ops;           /* only the table's ops (no --family given) ... */
     int quick_pairs;         /* ... each on the table's model for it (nor --model given) */
     int quick_graph_b1;      /* graph replays at B = 1 only (no --graph given) */
+    const char *out_dir;     /* --out-dir: per-rank file names (bench_fleet_out_path) in this folder */
+    bench_fleet_mode fleet_mode; /* --fleet shard|replicate */
+    int rank_flag, world_flag;   /* --rank / --world; -1 when not given (they win over the launcher) */
+    bench_fleet fleet;       /* resolved by bench_fleet_resolve */
 } bench_opts;
 
 /* Defaults before parsing (GPU defaults; host defaults are applied by bench_cli_apply_backend). */
@@ -568,6 +593,8 @@ typedef struct bench_runner {
     double cur_peak_gbps;    /* the set-up case's ceiling (start-up one under --ceiling start) */
     double *samples;
     int cap_samples;
+    ls_stop_reason cur_stop; /* why the last measurement stopped */
+    ls_csv *samples_csv;     /* --samples-out sidecar, or NULL */
     bench_results res;       /* every row so far, for the report (res.t0: set by the caller) */
 } bench_runner;
 
@@ -579,5 +606,36 @@ int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be
 void bench_runner_register(bench_runner *R);
 /* Tears down the last case and frees the runner (not the CSV). */
 void bench_runner_free(bench_runner *R);
+
+/* ------------------------------------------------------------------ fleet (fleet.c) */
+
+/* Environment lookup (getenv, or a table in tests). */
+typedef const char *(*bench_env_fn)(const char *name);
+
+/*
+ * Fills o->fleet from --fleet/--rank/--world and the launcher's environment; flags win, value by
+ * value. Sources, first found: flags; Slurm (SLURM_PROCID / SLURM_NTASKS; an array job whose
+ * elements are single tasks makes each element a rank: SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN
+ * of SLURM_ARRAY_TASK_COUNT); a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, the world from
+ * --world). job_id: SLURM_JOB_ID (SLURM_ARRAY_JOB_ID for an array of ranks, "<array job>_<task>"
+ * for an array of multi-task fleets), else JOB_NAME (Kubernetes downward API); node:
+ * SLURMD_NODENAME, else NODE_NAME. Without --fleet nothing is read and --rank/--world are an
+ * error. Returns 0, or 2 after one line naming the bad flag or variable and its value.
+ */
+int bench_fleet_resolve(bench_opts *o, bench_env_fn env);
+/* The device a fleet rank measures: --devices when given (exactly one), else SLURM_LOCALID when
+ * the launcher left several GPUs visible to every task, else 0 (CUDA_VISIBLE_DEVICES as the
+ * launcher set it). 0 or 2 (message printed). */
+int bench_fleet_device(const bench_opts *o, int device_count, int *device);
+/* Shard mode: keeps the cases of this rank. Cases are dealt round-robin by key group (consecutive
+ * cases with one key: its variants, impls, tunings and layouts stay on one rank, next to each
+ * other); indices are renumbered. No-op in other modes. */
+void bench_fleet_shard(const bench_fleet *f, bench_plan *p);
+/* DIR/<host>_<gpu uuid | backend>[_job<job id>][_rank<r>of<n>].csv (job and rank in fleet mode,
+ * the job when there is one), every character outside [A-Za-z0-9.-] as '_'. */
+void bench_fleet_out_path(const char *dir, const char *host, const char *gpu_uuid, const char *backend,
+                          const bench_fleet *f, char *buf, size_t cap);
+/* Copies rank, world, job_id and node into a device's provenance (nothing when not a fleet). */
+void bench_fleet_provenance(const bench_fleet *f, ls_provenance *p);
 
 #endif /* LS_BENCH_H */

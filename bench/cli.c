@@ -35,8 +35,11 @@ void bench_opts_init(bench_opts *o)
     o->graph = BENCH_GRAPH_OFF;
     o->verify = 1;
     o->min_samples = 20;
+    o->max_samples = BENCH_MAX_SAMPLES;
+    o->noise_target_pct = 0.5;
     o->min_time_s = 0.03;
     o->max_time_s = 0.2;
+    o->rank_flag = o->world_flag = -1;
 }
 
 /*
@@ -148,6 +151,15 @@ void bench_cli_usage(FILE *f)
         "  --devices all|0,1      devices to run on (default 0)\n"
         "  --verify, --no-verify  correctness gate before timing (default on)\n"
         "  --out FILE.csv         default results/<gpu-name-or-host>/<timestamp>.csv\n"
+        "  --out-dir DIR          write DIR/<host>_<gpu-uuid|backend>[_job<id>_rank<r>of<n>].csv\n"
+        "                         (one folder for every rank of a fleet; scripts/merge.py joins them)\n"
+        "  --fleet shard|replicate  one process per GPU: shard splits the planned cases across\n"
+        "                         ranks, replicate runs all of them on every rank; rank and world\n"
+        "                         size from Slurm (SLURM_PROCID, SLURM_NTASKS, array jobs), a\n"
+        "                         Kubernetes Indexed Job (JOB_COMPLETION_INDEX) or the flags below;\n"
+        "                         default output results/fleet/<job id or 'nojob'>/ (--out-dir)\n"
+        "  --rank I, --world N    this process's fleet rank and the fleet's size (win over the\n"
+        "                         launcher's values)\n"
         "  --ceiling case|start   copy-peak ceiling of each row: re-measured on fresh buffers\n"
         "                         before each case's setup (case), or once at start-up (start);\n"
         "                         default case on a GPU, start on the host backend\n"
@@ -160,6 +172,11 @@ void bench_cli_usage(FILE *f)
         "  --min-samples N        samples per measurement at least (default 20)\n"
         "  --min-time SECONDS     measured time per case at least (default 0.03)\n"
         "  --max-time SECONDS     wall-clock cap per measurement (default 0.2)\n"
+        "  --max-samples N        samples per measurement at most (default and limit 10000)\n"
+        "  --noise-target PCT     after the minimums, sample until the median's noise (95 %% CI\n"
+        "                         half-width / median, CSV noise_pct) is <= PCT (default 0.5;\n"
+        "                         0: stop at the minimums); CSV stop_reason says which rule ended\n"
+        "  --samples-out FILE.csv also write every raw sample (case key, repetition, index, us)\n"
         "\n"
         "Host backend: axes not given default to --tp 8 --batch 1,4 --draft 1,4 (a smoke sweep;\n"
         "the host reference is float64 and slow).\n"
@@ -309,7 +326,9 @@ static int takes_value(const char *name)
     static const char *const with_value[] = {"model", "tp", "batch", "draft", "state-dtype", "cache",
                                              "graph", "family", "variant", "backend", "devices", "out",
                                              "impl", "impl-path", "tune", "state-layout", "ceiling", "pool-slots",
-                                             "repetitions", "min-samples", "min-time", "max-time"};
+                                             "repetitions", "min-samples", "min-time", "max-time",
+                                             "max-samples", "noise-target", "samples-out",
+                                             "out-dir", "fleet", "rank", "world"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(name, with_value[i]) == 0)
             return 1;
@@ -445,6 +464,23 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         if (!*val)
             return bad(flag, val, "a file name");
         o->out = val;
+    } else if (strcmp(name, "out-dir") == 0) {
+        if (!*val)
+            return bad(flag, val, "a folder name");
+        o->out_dir = val;
+    } else if (strcmp(name, "fleet") == 0) {
+        if (strcmp(val, "shard") == 0)
+            o->fleet_mode = BENCH_FLEET_SHARD;
+        else if (strcmp(val, "replicate") == 0)
+            o->fleet_mode = BENCH_FLEET_REPLICATE;
+        else
+            return bad(flag, val, "shard or replicate");
+    } else if (strcmp(name, "rank") == 0) {
+        if (parse_int(val, 0, 65535, &o->rank_flag) != 0)
+            return bad(flag, val, "an integer >= 0");
+    } else if (strcmp(name, "world") == 0) {
+        if (parse_int(val, 1, 65536, &o->world_flag) != 0)
+            return bad(flag, val, "an integer >= 1");
     } else if (strcmp(name, "repetitions") == 0) {
         if (parse_int(val, 1, 100000, &o->repetitions) != 0)
             return bad(flag, val, "an integer >= 1");
@@ -455,6 +491,20 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         return parse_seconds(flag, val, &o->min_time_s);
     } else if (strcmp(name, "max-time") == 0) {
         return parse_seconds(flag, val, &o->max_time_s);
+    } else if (strcmp(name, "max-samples") == 0) {
+        if (parse_int(val, 1, BENCH_MAX_SAMPLES, &o->max_samples) != 0)
+            return bad(flag, val, "an integer from 1 to 10000");
+    } else if (strcmp(name, "noise-target") == 0) {
+        char *end;
+        errno = 0;
+        double v = strtod(val, &end);
+        if (errno || end == val || *end || !(v >= 0) || v > 100)
+            return bad(flag, val, "a percentage from 0 (off) to 100");
+        o->noise_target_pct = v;
+    } else if (strcmp(name, "samples-out") == 0) {
+        if (!*val)
+            return bad(flag, val, "a file name");
+        o->samples_out = val;
     } else {
         fprintf(stderr, "linstate-bench: unknown flag '%s' (see --help)\n", flag);
         return 2;
@@ -511,6 +561,15 @@ int bench_cli_parse(int argc, char **argv, bench_opts *o)
     }
     if (o->quick)
         apply_quick(o);
+    if (o->out && o->out_dir) {
+        fprintf(stderr, "linstate-bench: --out-dir %s: give --out or --out-dir, not both\n", o->out_dir);
+        return 2;
+    }
+    if (o->min_samples > o->max_samples) {
+        char v[32];
+        snprintf(v, sizeof v, "%d", o->max_samples);
+        return bad("--max-samples", v, "must be >= --min-samples");
+    }
     if (o->min_time_s > o->max_time_s) {
         char v[32];
         snprintf(v, sizeof v, "%g", o->max_time_s);

@@ -121,6 +121,11 @@ static void default_out(const ls_runtime *be, int device, char *buf, size_t cap)
     snprintf(buf, cap, "results/%s/%s.csv", slug, stamp);
 }
 
+static const char *process_env(const char *name)
+{
+    return getenv(name);
+}
+
 static int has_flag_prefix(int argc, char **argv, const char *prefix)
 {
     for (int i = 1; i < argc; i++)
@@ -166,9 +171,19 @@ int main(int argc, char **argv)
         return rc;
     o.filter = filter;
 
+    if ((rc = bench_fleet_resolve(&o, process_env)))
+        return rc;
     const ls_runtime *be;
     int devs[BENCH_MAX_LIST], n_devs;
-    if ((rc = pick_backend(&o, &be)) || (rc = pick_devices(&o, be, devs, &n_devs)))
+    if ((rc = pick_backend(&o, &be)))
+        return rc;
+    if (o.fleet.mode != BENCH_FLEET_NONE) {
+        o.n_devices = 1;
+        o.devices_all = 0;
+        if ((rc = bench_fleet_device(&o, be->device_count(), &o.devices[0])))
+            return rc;
+    }
+    if ((rc = pick_devices(&o, be, devs, &n_devs)))
         return rc;
     bench_cli_apply_backend(&o, be->name);
     if ((rc = bench_impl_points_resolve(&o, be)))
@@ -177,6 +192,14 @@ int main(int argc, char **argv)
     bench_plan plan;
     if ((rc = bench_plan_build(&o, devs, n_devs, &plan)))
         return rc;
+    if (o.fleet.mode != BENCH_FLEET_NONE) {
+        int planned = plan.n;
+        bench_fleet_shard(&o.fleet, &plan);
+        fprintf(stderr, "linstate-bench: fleet %s rank %d of %d (%s%s%s%s%s): %d of %d planned cases\n",
+                o.fleet.mode == BENCH_FLEET_SHARD ? "shard" : "replicate", o.fleet.rank, o.fleet.world,
+                o.fleet.source, *o.fleet.job_id ? ", job " : "", o.fleet.job_id, *o.fleet.node ? ", node " : "",
+                o.fleet.node, plan.n, planned);
+    }
     if (o.list) {
         if (o.explain)
             bench_report_impls(&o, stdout);
@@ -194,7 +217,21 @@ int main(int argc, char **argv)
 
     char out_buf[4096];
     const char *out = o.out;
-    if (!out) {
+    if (!out && (o.out_dir || o.fleet.mode != BENCH_FLEET_NONE)) {
+        char dir[1024], host[64] = "unknown";
+        ls_device_info info;
+        memset(&info, 0, sizeof info);
+        if (be->device_info(devs[0], &info) != 0)
+            ls_clear_error();
+        gethostname(host, sizeof host);
+        host[sizeof host - 1] = '\0';
+        if (o.out_dir)
+            snprintf(dir, sizeof dir, "%s", o.out_dir);
+        else
+            snprintf(dir, sizeof dir, "results/fleet/%s", *o.fleet.job_id ? o.fleet.job_id : "nojob");
+        bench_fleet_out_path(dir, host, info.uuid, be->name, &o.fleet, out_buf, sizeof out_buf);
+        out = out_buf;
+    } else if (!out) {
         default_out(be, devs[0], out_buf, sizeof out_buf);
         out = out_buf;
     }
@@ -213,6 +250,16 @@ int main(int argc, char **argv)
     }
     ls_csv_install_signal_handlers(csv);
     R.csv = csv;
+    for (int i = 0; i < R.n_devs; i++)
+        bench_fleet_provenance(&o.fleet, &R.devs[i].prov);
+    if (o.samples_out && (make_parent_dirs(o.samples_out) != 0 || !(R.samples_csv = ls_samples_open(o.samples_out)))) {
+        fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
+        ls_csv_discard(csv);
+        bench_runner_free(&R);
+        bench_plan_free(&plan);
+        free(filter);
+        return 1;
+    }
 
     const ls_provenance *p0 = &R.devs[0].prov;
     ls_gb_add_context("linstate_backend", be->name);
@@ -228,6 +275,15 @@ int main(int argc, char **argv)
     R.csv = NULL;
     if (close_rc)
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+    if (R.samples_csv) {
+        int src = ls_csv_close(R.samples_csv);
+        R.samples_csv = NULL;
+        if (src)
+            fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
+        else
+            fprintf(stderr, "linstate-bench: wrote samples %s\n", o.samples_out);
+        close_rc |= src;
+    }
     bench_report_table(&R.res, stdout);
     if (o.quick)
         bench_report_quick(&R.res, stdout);

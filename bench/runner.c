@@ -28,7 +28,7 @@
 
 #include "bench.h"
 
-#define BENCH_MAX_SAMPLES 10000
+
 
 static bench_runner *g_runner; /* the GB callback's way back (its ctx is the case) */
 
@@ -282,7 +282,8 @@ static int time_case(bench_runner *R, bench_device *D, ls_row *row, int *n)
         .n_rot = R->ctx.n_rot,
         .warmup = host ? 1 : 3,
         .min_samples = o->min_samples,
-        .max_samples = R->cap_samples,
+        .max_samples = o->max_samples < R->cap_samples ? o->max_samples : R->cap_samples,
+        .noise_target_pct = o->noise_target_pct,
         .min_time_s = o->min_time_s,
         .max_time_s = o->max_time_s,
         .profile = o->profile,
@@ -294,7 +295,8 @@ static int time_case(bench_runner *R, bench_device *D, ls_row *row, int *n)
     };
     *n = 0;
     ls_clocks_case_begin(D->clocks);
-    int rc = ls_time_launches(&cfg, R->cur->e->run, &R->ctx, R->samples, R->cap_samples, n);
+    R->cur_stop = LS_STOP_NONE;
+    int rc = ls_time_launches_why(&cfg, R->cur->e->run, &R->ctx, R->samples, R->cap_samples, n, &R->cur_stop);
     ls_clocks_case_end(D->clocks, &row->sm_clock_min_mhz, &row->sm_clock_median_mhz,
                        &row->samples_discarded);
     if (rc == 0 && *n == 0 && row->samples_discarded > 0)
@@ -391,13 +393,17 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     }
     fill_row(R, c, row);
     ls_stats st;
-    if (strcmp(row->status, "ok") == 0 && ls_stats_compute(R->samples, n, &st) == 0)
+    if (strcmp(row->status, "ok") == 0 && ls_stats_compute(R->samples, n, &st) == 0) {
         ls_row_set_result(row, &st, c->e->bytes(&R->ctx), R->cur_peak_gbps);
-    else
+        row->noise_pct = st.noise_pct;
+        snprintf(row->stop_reason, sizeof row->stop_reason, "%s", ls_stop_reason_name(R->cur_stop));
+    } else {
         row->bytes = c->e->bytes(&R->ctx);
+    }
     row->copy_peak_drift_pct = ls_copy_peak_drift_pct(R->cur_peak_gbps, D->copy_peak_gbps);
     ls_nvtx_case_pop();
-    if (ls_csv_write(R->csv, row) != 0) {
+    if (ls_csv_write(R->csv, row) != 0 ||
+        (R->samples_csv && strcmp(row->status, "ok") == 0 && ls_samples_write(R->samples_csv, row, R->samples, n) != 0)) {
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
         R->res.failures++;
     }

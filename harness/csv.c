@@ -193,7 +193,9 @@ void ls_csv_install_signal_handlers(ls_csv *c)
 
 /* ------------------------------------------------------------------ file life cycle */
 
-ls_csv *ls_csv_open(const char *path)
+/* The one file writer: PATH.tmp with the given header line, renamed on close (main CSV and the
+ * --samples-out sidecar alike). */
+static ls_csv *open_with_header(const char *path, const char *header)
 {
     if (!path || !*path)
         return ls_fail("CSV: empty output path"), NULL;
@@ -217,7 +219,7 @@ ls_csv *ls_csv_open(const char *path)
         return NULL;
     }
     setvbuf(c->f, c->buf, _IOFBF, CSV_BUF_BYTES);
-    fprintf(c->f, "%s\n", ls_csv_header());
+    fprintf(c->f, "%s\n", header);
     if (fflush(c->f) != 0) {
         ls_fail("CSV: cannot write '%s': %s", c->tmp, strerror(errno));
         fclose(c->f);
@@ -227,6 +229,52 @@ ls_csv *ls_csv_open(const char *path)
         return NULL;
     }
     return c;
+}
+
+ls_csv *ls_csv_open(const char *path)
+{
+    return open_with_header(path, ls_csv_header());
+}
+
+/* ------------------------------------------------------------------ raw samples sidecar */
+
+static const char samples_header[] =
+    "case,variant,impl,tuning,state_layout,cache_regime,graph,device_index,repetition,sample,us";
+
+const char *ls_samples_header(void)
+{
+    return samples_header;
+}
+
+ls_csv *ls_samples_open(const char *path)
+{
+    return open_with_header(path, samples_header);
+}
+
+int ls_samples_write(ls_csv *c, const ls_row *r, const double *us, int n)
+{
+    if (!c || !r || !r->prov || (n > 0 && !us))
+        return ls_fail("ls_samples_write: NULL %s", !c ? "file" : !r || !r->prov ? "row" : "samples");
+    FILE *f = c->f;
+    for (int i = 0; i < n; i++) {
+        CELL_STR(f, r->case_key);
+        fputc(',', f);
+        CELL_STR(f, r->variant);
+        fputc(',', f);
+        CELL_STR(f, r->impl);
+        fputc(',', f);
+        CELL_STR(f, r->tuning);
+        fputc(',', f);
+        CELL_STR(f, r->state_layout);
+        fputc(',', f);
+        CELL_STR(f, r->cache_regime);
+        fprintf(f, ",%d,%d,%d,%d,", r->graph, r->prov->device_index, r->repetition, i);
+        put_dbl(f, us[i]);
+        fputc('\n', f);
+    }
+    if (fflush(f) != 0 || ferror(f))
+        return ls_fail("CSV: write to '%s' failed: %s", c->tmp, strerror(errno));
+    return 0;
 }
 
 int ls_csv_write(ls_csv *c, const ls_row *r)
@@ -260,6 +308,21 @@ int ls_csv_close(ls_csv *c)
     free(c->buf);
     free(c);
     return rc;
+}
+
+void ls_csv_discard(ls_csv *c)
+{
+    if (!c)
+        return;
+    fclose(c->f);
+    if (c->handlers) {
+        sig_armed = 0;
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    }
+    remove(c->tmp);
+    free(c->buf);
+    free(c);
 }
 
 /* ------------------------------------------------------------------ row helpers */

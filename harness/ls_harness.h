@@ -23,10 +23,18 @@ extern "C" {
 typedef struct ls_stats {
     int n;
     double median, p10, p90, mean, stddev, min, max;
+    double noise_pct;        /* ls_median_noise_pct of the samples; NaN below LS_NOISE_MIN_N */
 } ls_stats;
 
 /* Sorts a copy; percentiles by linear interpolation. 0, or -1 when n < 1. */
 int ls_stats_compute(const double *samples, int n, ls_stats *out);
+
+/* Relative noise of the median of sorted v[0..n-1], in %: the half-width of the distribution-free
+ * 95 % confidence interval of the median (order statistics of ranks floor((n - 1.96 sqrt n) / 2)
+ * and ceil(1 + (n + 1.96 sqrt n) / 2), 1-based) over the median (docs/timing.md). NaN when
+ * n < LS_NOISE_MIN_N (the interval needs rank >= 1) or the median is not positive. */
+double ls_median_noise_pct(const double *sorted, int n);
+#define LS_NOISE_MIN_N 6
 
 /* ------------------------------------------------------------------ timing */
 
@@ -63,6 +71,8 @@ typedef struct ls_timing_config {
     void *flush_buf;         /* backend memory for LS_CACHE_FLUSH */
     size_t flush_bytes;
     int hold;                /* 1: queue each sample behind a stream hold (ls_timing_holds) */
+    double noise_target_pct; /* > 0: once the minimums are met, stop as soon as the median's
+                              * noise (ls_median_noise_pct) is <= this; 0: stop at the minimums */
     ls_reset_fn reset;       /* NULL, or called (with the launch ctx) before every warm-up round,
                               * the eager round before a graph capture, and every sample: before
                               * the flush, the hold and the start event, so never timed */
@@ -87,14 +97,29 @@ int ls_time_launches(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx, do
                      int cap, int *n_out);
 /* ls_time_launches pushes the NVTX "warmup" and "measure" phases itself (the caller pushes the
  * case range and the setup/verify phases). Sampling stops at max_samples or cap, or once both
- * min_samples and min_time_s (sum of measured time) are reached, or when the wall-clock budget
- * max_time_s (<= 0: none) is spent with at least one sample taken. Graph mode needs a backend
+ * min_samples and min_time_s (sum of measured time) are reached and (noise_target_pct > 0) the
+ * median's noise is at most the target, or when the wall-clock budget max_time_s (<= 0: none)
+ * is spent with at least one sample taken. Graph mode needs a backend
  * with graphs (host has none: error); with cfg->stream NULL it times on a stream it creates
  * (the default stream cannot be captured) and passes that stream to the callback, which must
  * launch on the stream it is given. Profile mode: warm-up, then be->profiler_start, exactly
  * LS_PROFILE_SAMPLES samples (capped by cap), be->profiler_stop. With cfg->reset, the reset
  * runs before every warm-up round and every sample, outside the timed region (its failure
  * stops timing with an error); the same stopping rules apply. */
+
+/* Why sampling stopped (CSV column stop_reason). */
+typedef enum ls_stop_reason {
+    LS_STOP_NONE = 0,     /* not timed: "" */
+    LS_STOP_NOISE,        /* minimums met and the median's noise reached the target */
+    LS_STOP_MIN_TIME,     /* minimums met, no noise target (noise_target_pct 0) */
+    LS_STOP_TIME_LIMIT,   /* the wall-clock budget max_time_s ran out first */
+    LS_STOP_MAX_SAMPLES,  /* max_samples (or the buffer cap) reached first */
+    LS_STOP_PROFILE       /* profile mode: a fixed count */
+} ls_stop_reason;
+const char *ls_stop_reason_name(ls_stop_reason r); /* "", "noise", "min_time", "time_limit", ... */
+/* ls_time_launches that also says why it stopped (why may be NULL). */
+int ls_time_launches_why(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx, double *samples_us,
+                         int cap, int *n_out, ls_stop_reason *why);
 
 /* Samples taken in profile mode (cfg->profile): a fixed, small count, so the number of NVTX ranges
  * and kernels inside the profiler window is predictable. Warm-up still runs before it. */
@@ -219,8 +244,17 @@ typedef struct ls_csv ls_csv;
 ls_csv *ls_csv_open(const char *path);
 int ls_csv_write(ls_csv *c, const ls_row *r);
 int ls_csv_close(ls_csv *c);
+void ls_csv_discard(ls_csv *c);   /* closes and removes PATH.tmp: nothing reaches PATH */
 void ls_csv_install_signal_handlers(ls_csv *c);
 const char *ls_csv_header(void);  /* the exact header line, no newline */
+
+/* The raw-samples sidecar (--samples-out; docs/csv.md): same file rules as the main CSV
+ * (PATH.tmp, flushed, renamed by ls_csv_close), one line per sample of a row: the row's join
+ * key (case, variant, impl, tuning, state_layout, cache_regime, graph, device_index), its
+ * repetition, the sample index and the sample in microseconds per call. */
+ls_csv *ls_samples_open(const char *path);
+int ls_samples_write(ls_csv *c, const ls_row *r, const double *us, int n);
+const char *ls_samples_header(void);
 
 /* Zeroes r, points it at prov, sets max_rel_err and the throughput fields to NaN, status "ok". */
 void ls_row_init(ls_row *r, const ls_provenance *prov);

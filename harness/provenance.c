@@ -129,5 +129,6 @@ int ls_provenance_fill(ls_provenance *p, const ls_runtime *be, int device_index)
     if (be->device_info(device_index, &p->dev) != 0)
         return lsh_fail_cause("ls_provenance_fill: device_info(%d) on backend '%s'", device_index,
                               p->backend);
+    copy_line(p->gpu_uuid, sizeof p->gpu_uuid, p->dev.uuid);
     return 0;
 }

@@ -58,6 +58,24 @@ int ls_stats_compute(const double *samples, int n, ls_stats *out)
     out->stddev = n > 1 ? sqrt(ss / (n - 1)) : 0.0;
     out->min = v[0];
     out->max = v[n - 1];
+    out->noise_pct = ls_median_noise_pct(v, n);
     free(v);
     return 0;
+}
+
+double ls_median_noise_pct(const double *sorted, int n)
+{
+    if (!sorted || n < LS_NOISE_MIN_N)
+        return NAN;
+    double half = 1.96 * sqrt((double)n);
+    int lo = (int)floor(((double)n - half) / 2.0);      /* 1-based ranks */
+    int hi = (int)ceil(1.0 + ((double)n + half) / 2.0);
+    if (lo < 1)
+        lo = 1;
+    if (hi > n)
+        hi = n;
+    double med = percentile_sorted(sorted, n, 0.5);
+    if (!(med > 0.0))
+        return NAN;
+    return 100.0 * 0.5 * (sorted[hi - 1] - sorted[lo - 1]) / med;
 }

@@ -108,6 +108,8 @@ static int check_config(const ls_timing_config *c, ls_launch_fn fn)
         return ls_fail("timing: min_samples = %d, need >= 0", c->min_samples);
     if (c->max_samples < 1)
         return ls_fail("timing: max_samples = %d, need >= 1", c->max_samples);
+    if (!(c->noise_target_pct >= 0.0))
+        return ls_fail("timing: noise_target_pct = %g, need >= 0", c->noise_target_pct);
     if (c->regime == LS_CACHE_FLUSH && (!c->flush_buf || c->flush_bytes == 0 || !be->mem_set))
         return ls_fail("timing: flush regime needs flush_buf and flush_bytes (got %zu bytes)",
                        c->flush_bytes);
@@ -294,33 +296,95 @@ static int guarded_sample(ls_timer *t, double *us, int *kept)
     return 0;
 }
 
-/* The stopping rules of ls_harness.h; t0 is when timing began (the wall budget covers warm-up). */
-static int sample_until_done(ls_timer *t, double t0, double *samples_us, int cap, int *n_out)
+const char *ls_stop_reason_name(ls_stop_reason r)
+{
+    switch (r) {
+    case LS_STOP_NONE: return "";
+    case LS_STOP_NOISE: return "noise";
+    case LS_STOP_MIN_TIME: return "min_time";
+    case LS_STOP_TIME_LIMIT: return "time_limit";
+    case LS_STOP_MAX_SAMPLES: return "max_samples";
+    case LS_STOP_PROFILE: return "profile";
+    }
+    return "unknown";
+}
+
+/* Inserts x into ascending v[0..n-1] (room for n+1): the running sorted copy that the noise
+ * rule reads after every sample (an O(n) move, small next to a sample's sync). */
+static void insert_sorted(double *v, int n, double x)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (v[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(v + lo + 1, v + lo, (size_t)(n - lo) * sizeof *v);
+    v[lo] = x;
+}
+
+/* The stopping rules of ls_harness.h; t0 is when timing began (the wall budget covers warm-up).
+ * The minimums (samples, measured time) come first; then, with a noise target, sampling goes on
+ * until the median's noise is within it, the wall budget is spent or the sample cap is hit. */
+static int sample_until_done(ls_timer *t, double t0, double *samples_us, int cap, int *n_out,
+                             ls_stop_reason *why)
 {
     const ls_timing_config *c = &t->cfg;
     int limit = c->max_samples < cap ? c->max_samples : cap;
+    double *sorted = c->noise_target_pct > 0 ? malloc((size_t)limit * sizeof *sorted) : NULL;
+    if (c->noise_target_pct > 0 && !sorted)
+        return ls_fail("timing: out of host memory for %d samples", limit);
     double measured_s = 0.0;
+    *why = LS_STOP_MAX_SAMPLES;
+    /* discarded (throttled) samples count against the cap, never towards the minimums or noise */
     for (int taken = 0; taken < limit;) {
         double us;
         int kept;
-        if (guarded_sample(t, &us, &kept))
+        if (guarded_sample(t, &us, &kept)) {
+            free(sorted);
             return -1;
+        }
         taken++;
         if (kept) {
+            if (sorted)
+                insert_sorted(sorted, *n_out, us);
             samples_us[(*n_out)++] = us;
             measured_s += us * c->n_rot * 1e-6;
-            if (*n_out >= c->min_samples && measured_s >= c->min_time_s)
-                break;
+            if (*n_out >= c->min_samples && measured_s >= c->min_time_s) {
+                if (!sorted) {
+                    *why = LS_STOP_MIN_TIME;
+                    break;
+                }
+                if (ls_median_noise_pct(sorted, *n_out) <= c->noise_target_pct) {
+                    *why = LS_STOP_NOISE;
+                    break;
+                }
+            }
         }
-        if (c->max_time_s > 0 && wall_s() - t0 >= c->max_time_s)
+        if (c->max_time_s > 0 && wall_s() - t0 >= c->max_time_s) {
+            *why = taken < limit ? LS_STOP_TIME_LIMIT : LS_STOP_MAX_SAMPLES;
             break;
+        }
     }
+    free(sorted);
     return 0;
 }
 
 int ls_time_launches(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx, double *samples_us,
                      int cap, int *n_out)
 {
+    return ls_time_launches_why(cfg, fn, ctx, samples_us, cap, n_out, NULL);
+}
+
+int ls_time_launches_why(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx, double *samples_us,
+                         int cap, int *n_out, ls_stop_reason *why)
+{
+    ls_stop_reason why_local = LS_STOP_NONE;
+    if (!why)
+        why = &why_local;
+    *why = LS_STOP_NONE;
     if (n_out)
         *n_out = 0;
     if (!samples_us || !n_out)
@@ -332,8 +396,13 @@ int ls_time_launches(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx, do
     if (!t)
         return -1;
     ls_nvtx_phase_push(LS_PHASE_MEASURE);
-    int rc = cfg->profile ? sample_profile(t, samples_us, cap, n_out)
-                          : sample_until_done(t, t0, samples_us, cap, n_out);
+    int rc;
+    if (cfg->profile) {
+        rc = sample_profile(t, samples_us, cap, n_out);
+        *why = rc == 0 ? LS_STOP_PROFILE : LS_STOP_NONE;
+    } else {
+        rc = sample_until_done(t, t0, samples_us, cap, n_out, why);
+    }
     ls_nvtx_phase_pop();
     ls_timer_destroy(t);
     return rc;

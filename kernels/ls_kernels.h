@@ -286,6 +286,9 @@ typedef struct ls_device_info {
     int64_t l2_bytes;
     int64_t total_bytes, free_bytes;
     char pci_bus_id[32];          /* "" for host */
+    char uuid[48];                /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's form);
+                                   * "" for host. Last field: plugins built before it read the
+                                   * same offsets (they only read this struct) */
 } ls_device_info;
 
 typedef struct ls_runtime {

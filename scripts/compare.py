@@ -6,13 +6,15 @@
                        [--impls OLD:NEW] [--tunings OLD:NEW]
                        [--tuning-old STR] [--tuning-new STR]
 
-Rows are joined on the key (case, variant, impl, tuning, cache_regime, graph, device_index).
+Rows are joined on the key (case, variant, impl, tuning, cache_regime, graph, GPU). The GPU is
+its gpu_uuid when every row of both files has one (so per-rank files of a fleet join the same
+physical GPU whatever device_index it had), else device_index (v1 files, host rows).
 Schema v1 rows have no impl/tuning columns: their impl is inferred from backend ("linstate"
 when backend == "cuda", "host" when backend == "host") and their tuning is "". Since a v1 file
 cannot say which tuning it ran, tuning leaves the key when a v1 file is compared with a v2 file.
 
 Selecting two sides (BEFORE and AFTER may be the same file; AFTER defaults to BEFORE):
-  --ignore-device     drops device_index from the key;
+  --ignore-device     drops the GPU (uuid or device_index) from the key;
   --variants OLD:NEW  variant OLD of BEFORE against variant NEW of AFTER (variant leaves the key);
   --impls OLD:NEW     impl OLD of BEFORE against impl NEW of AFTER (impl and tuning leave the
                       key: knobs are per impl);
@@ -70,11 +72,26 @@ OK_FLOAT_COLUMNS = ("time_us_median", "time_us_p10", "time_us_p90", "time_us_mea
                     "time_us_stddev", "gbps", "copy_peak_gbps", "pct_of_copy_peak", "max_rel_err")
 # Optional trailing columns parsed when present.
 OPTIONAL_INT_COLUMNS = ("repetition",)
+OPTIONAL_FLOAT_COLUMNS = ("noise_pct",)
 # Time columns of an ok row must be finite: NaN never passes.
 TIME_COLUMNS = ("time_us_median", "time_us_p10", "time_us_p90")
 
-DECISIONS = ("SLOWER", "FASTER", "SAME", "UNSURE")
+DECISIONS = ("SLOWER", "FASTER", "SAME", "UNSURE", "NOISY")
 MIN_REPS_FOR_UTEST = 3
+DEFAULT_THRESHOLD = 4.0
+# The noise bound (see noise_bound and scripts/README-compare.md):
+SPREAD_FACTOR = 3.0     # x the widest in-run spread, (p90 - p10) / 2 / median, of either side
+REP_FACTOR = 2.0        # x the widest half-range of the repetition medians of either side
+SCATTER_FACTOR = 3.0    # x the run's scatter: 1.4826 MAD of the log ratios of every key
+MIN_KEYS_FOR_SCATTER = 8
+# Run-to-run floors per op, in %, that no in-run statistic shows (override: --noise-floor).
+# pool/fork: in the committed H200 A/A (results/h200/impls-45c3dc9/compare-aa.txt) its medians
+# moved 9-18 % between two processes of one build while its in-run spread was 1-3 %: fork
+# waits for the device inside its timed call over pool memory placed anew by every process.
+DEFAULT_NOISE_FLOORS = {"pool/fork": 20.0}
+# z of the 95 % interval and the median's asymptotic standard error (1.2533 sigma / sqrt n);
+# p90 - p10 of a normal sample is 2.5631 sigma. Used to derive noise_pct for older files.
+Z95, MEDIAN_SE, P10_P90_SIGMAS = 1.96, 1.2533, 2.5631
 
 
 class InputError(Exception):
@@ -99,6 +116,12 @@ class Run:
     def schemas(self):
         """Sorted distinct schema_version values of the rows ("1", "2")."""
         return sorted({r["schema_version"] for r in self.rows})
+
+    def gpu_uuids(self):
+        """Sorted distinct gpu_uuid values; None when some row has none (v1 files, files from
+        before the column was filled, host rows)."""
+        uuids = {r.get("gpu_uuid") or "" for r in self.rows}
+        return None if "" in uuids else sorted(uuids)
 
     def values(self, col, rows=None):
         """Sorted distinct values of a column over rows (default: every row)."""
@@ -193,6 +216,8 @@ def parse_row(path, lineno, row, header=None):
     for col in OPTIONAL_INT_COLUMNS:
         if col in row and row[col] != "":
             row[col] = _parse_number(path, lineno, col, row[col], int)
+    for col in OPTIONAL_FLOAT_COLUMNS:
+        row[col] = _parse_number(path, lineno, col, row.get(col, ""), float)
     if row["status"] != "ok":
         return row
     for col in OK_INT_COLUMNS:
@@ -222,10 +247,11 @@ class Key(NamedTuple):
     dev: object
 
 
-def row_key(row, ignore_device=False, drop_variant=False, drop_impl=False, drop_tuning=False):
-    """The join key of a row: (case, variant, impl, tuning, cache_regime, graph, device_index),
-    with device_index, variant, impl and/or tuning replaced by '*' when they are not part of
-    the identity. A gdn/kda row run on the vk state layout joins as "<case>/layout:vk" (kv, the
+def row_key(row, ignore_device=False, drop_variant=False, drop_impl=False, drop_tuning=False,
+            by_uuid=False):
+    """The join key of a row: (case, variant, impl, tuning, cache_regime, graph, GPU), the GPU
+    being gpu_uuid when by_uuid else device_index, with the GPU, variant, impl and/or tuning
+    replaced by '*' when they are not part of the identity. A gdn/kda row run on the vk state layout joins as "<case>/layout:vk" (kv, the
     original layout, keeps the bare case key), except when impls are set against each other:
     each impl runs its own layout there."""
     case = row["case"]
@@ -237,7 +263,7 @@ def row_key(row, ignore_device=False, drop_variant=False, drop_impl=False, drop_
                "*" if drop_tuning else row["tuning"],
                row["cache_regime"],
                row["graph"],
-               "*" if ignore_device else row["device_index"])
+               "*" if ignore_device else (row["gpu_uuid"] if by_uuid else row["device_index"]))
 
 
 def format_key(key):
@@ -315,6 +341,7 @@ class Drops:
     variant: bool = False
     impl: bool = False
     tuning: bool = False
+    by_uuid: bool = False  # the GPU field of the key is gpu_uuid, not device_index
 
 
 def tuning_difference(tunings):
@@ -361,7 +388,8 @@ def group_side(rows, side, drops):
     groups = {}
     for r in rows:
         if side.matches(r):
-            groups.setdefault(row_key(r, drops.device, drops.variant, drops.impl, drops.tuning),
+            groups.setdefault(row_key(r, drops.device, drops.variant, drops.impl, drops.tuning,
+                                      drops.by_uuid),
                               []).append(r)
     return groups
 
@@ -399,6 +427,7 @@ class CaseResult:
     method: str             # "utest" | "interval"
     p_value: float          # U test p-value; NaN for the interval rule
     decision: str           # one of DECISIONS
+    bound_pct: float = 0.0  # the change the case's own noise can explain (noise_bound)
     bytes_differ: bool = False
     op: str = ""            # the op column of the key's rows
 
@@ -426,14 +455,54 @@ def mann_whitney_p(before, after):
     return 1.0 if math.isnan(p) else p
 
 
-def decide(key, before_rows, after_rows, threshold, alpha):
+def row_noise_pct(r):
+    """The relative noise of a row's median, in %: its noise_pct column (the harness's 95 %
+    order-statistics half-width, docs/timing.md) when present, else derived from p10/p90 and the
+    sample count as Z95 * MEDIAN_SE * sigma / sqrt(n) with sigma = (p90 - p10) / P10_P90_SIGMAS
+    (the normal approximation of the same interval)."""
+    v = r.get("noise_pct", float("nan"))
+    if isinstance(v, float) and math.isfinite(v):
+        return v
+    n = max(int(r["samples"]), 1)
+    sigma = (r["time_us_p90"] - r["time_us_p10"]) / P10_P90_SIGMAS
+    return 100.0 * Z95 * MEDIAN_SE * sigma / math.sqrt(n) / r["time_us_median"]
+
+
+def row_spread_pct(r):
+    """In-run spread of a row's samples, in %: (p90 - p10) / 2 / median."""
+    return 100.0 * (r["time_us_p90"] - r["time_us_p10"]) / 2.0 / r["time_us_median"]
+
+
+def side_noise(rows):
+    """(median noise_pct, widest spread, half-range of repetition medians) of one side, in %."""
+    meds = [r["time_us_median"] for r in rows]
+    centre = median(meds)
+    rep = 100.0 * (max(meds) - min(meds)) / 2.0 / centre if len(meds) > 1 else 0.0
+    return (median([row_noise_pct(r) for r in rows]), max(row_spread_pct(r) for r in rows), rep)
+
+
+def noise_bound(before_rows, after_rows, floor_pct=0.0, scatter_pct=0.0):
+    """The largest change (in %) that the case's own measured noise can explain: the maximum of
+      - the medians' combined 95 % interval, sqrt(noise_b^2 + noise_a^2);
+      - SPREAD_FACTOR x the widest in-run spread (a run's median wanders within its samples'
+        central mass from process to process, which one run's interval cannot show);
+      - REP_FACTOR x the widest half-range of repetition medians (when there are repetitions);
+      - the op's run-to-run floor and the run's scatter (see compare_runs)."""
+    nb, sb, rb = side_noise(before_rows)
+    na, sa, ra = side_noise(after_rows)
+    return max(math.hypot(nb, na), SPREAD_FACTOR * max(sb, sa), REP_FACTOR * max(rb, ra),
+               floor_pct, scatter_pct)
+
+
+def decide(key, before_rows, after_rows, threshold, alpha, floor_pct=0.0, scatter_pct=0.0):
     """Decision for one key from its status=ok repetitions on both sides.
 
-    SAME when |change| <= threshold (a significant but small change is SAME). Beyond it:
+    SAME when |change| <= threshold (a significant but small change is SAME); NOISY when
+    |change| <= noise_bound (the case's own noise explains it: never a failure). Beyond both:
       utest    (>= 3 reps per side and utest_min_p <= alpha): SLOWER/FASTER when p < alpha;
       interval (otherwise): SLOWER when after.p10 > before.p90, FASTER when
                after.p90 < before.p10, using per side [min p10, max p90] over repetitions;
-    anything else is UNSURE (noisy overlap, or too little evidence for a big change)."""
+    anything else is UNSURE (too little evidence for a change beyond the noise)."""
     b_meds = [r["time_us_median"] for r in before_rows]
     a_meds = [r["time_us_median"] for r in after_rows]
     b, a = median(b_meds), median(a_meds)
@@ -442,8 +511,11 @@ def decide(key, before_rows, after_rows, threshold, alpha):
     use_utest = (nb >= MIN_REPS_FOR_UTEST and na >= MIN_REPS_FOR_UTEST
                  and utest_min_p(nb, na) <= alpha)
     p = mann_whitney_p(b_meds, a_meds) if use_utest else float("nan")
+    bound = noise_bound(before_rows, after_rows, floor_pct, scatter_pct)
     if abs(change) <= threshold:
         decision = "SAME"
+    elif abs(change) <= bound:
+        decision = "NOISY"
     elif use_utest:
         decision = ("SLOWER" if change > 0 else "FASTER") if p < alpha else "UNSURE"
     else:
@@ -459,7 +531,21 @@ def decide(key, before_rows, after_rows, threshold, alpha):
             decision = "UNSURE"
     bytes_differ = len({r["bytes"] for r in before_rows + after_rows}) > 1
     return CaseResult(key, nb, na, b, a, change, "utest" if use_utest else "interval", p,
-                      decision, bytes_differ, before_rows[0]["op"])
+                      decision, bound, bytes_differ, before_rows[0]["op"])
+
+
+def run_scatter_pct(pairs):
+    """The run's scatter, in %: SCATTER_FACTOR x 1.4826 x the median absolute deviation of
+    log(after / before) over every joined key (the pairs of centres), as a percentage; 0 below
+    MIN_KEYS_FOR_SCATTER keys. The MAD is taken about the median ratio, so a change shared by
+    most keys moves the centre, not the scatter; a machine whose load moved every case a
+    different way (a busy shared host) scatters, and no single case stands out of it."""
+    logs = [math.log(a / b) for b, a in pairs]
+    if len(logs) < MIN_KEYS_FOR_SCATTER:
+        return 0.0
+    centre = median(logs)
+    mad = median([abs(x - centre) for x in logs])
+    return 100.0 * math.expm1(SCATTER_FACTOR * 1.4826 * mad)
 
 
 @dataclass
@@ -478,6 +564,8 @@ class Comparison:
     drops: Drops = field(default_factory=Drops)
     notes: list = field(default_factory=list)           # extra "note: ..." lines
     tunings_used: tuple = ((), ())                      # distinct tunings of the joined rows
+    scatter_pct: float = 0.0                            # run_scatter_pct of the joined keys
+    noise_floors: dict = field(default_factory=dict)    # op -> run-to-run floor, %
 
     def counts(self, results=None):
         results = self.results if results is None else results
@@ -539,8 +627,8 @@ def _pair(value, what):
     return value
 
 
-def compare_runs(before, after, threshold=5.0, alpha=0.05, ignore_device=False, variants=None,
-                 impls=None, tunings=None):
+def compare_runs(before, after, threshold=DEFAULT_THRESHOLD, alpha=0.05, ignore_device=False,
+                 variants=None, impls=None, tunings=None, noise_floors=None):
     """Joins two runs and decides every key present on both sides (see decide).
 
     variants, impls: None or (before value, after value): each side keeps the rows of its value
@@ -549,7 +637,9 @@ def compare_runs(before, after, threshold=5.0, alpha=0.05, ignore_device=False, 
     takes tuning out of the key. Tuning also leaves the key when a schema v1 run meets a v2
     run (v1 recorded no tuning). With tuning out of the key, a side holding several tunings of
     one key is an InputError naming the case. A selector that picks no row is an InputError.
-    Keys on one side only, and keys without an ok row on some side, are listed, not decided."""
+    Keys on one side only, and keys without an ok row on some side, are listed, not decided.
+    noise_floors: {op: percent} run-to-run floors of the noise bound (None: DEFAULT_NOISE_FLOORS);
+    the run's scatter (run_scatter_pct over every joined key) is a floor for every key."""
     check_devices(before, after, ignore_device)
     bv, av = _pair(variants, "variants")
     bi, ai = _pair(impls, "impls")
@@ -561,8 +651,14 @@ def compare_runs(before, after, threshold=5.0, alpha=0.05, ignore_device=False, 
     schemas = {s for run in (before, after) for s in run.schemas()}
     v1_files = [run.path for run in (before, after) if "1" in run.schemas()]
     mixed = "1" in schemas and len(schemas) > 1     # v1 (no tuning) against v2
+    bu, au = before.gpu_uuids(), after.gpu_uuids()
+    by_uuid = bu is not None and au is not None
+    if by_uuid and not ignore_device and not set(bu) & set(au):
+        raise InputError(f"no GPU in common: {before.path} ran on {', '.join(bu)}, {after.path} on "
+                         f"{', '.join(au)} (pass --ignore-device to compare across GPUs)")
     drops = Drops(device=ignore_device, variant=variants is not None, impl=impls is not None,
-                  tuning=impls is not None or bt is not None or at is not None or mixed)
+                  tuning=impls is not None or bt is not None or at is not None or mixed,
+                  by_uuid=by_uuid)
     brows = select_rows(before, old, "BEFORE", "--tuning-old")
     arows = select_rows(after, new, "AFTER", "--tuning-new")
     bg = group_side(brows, old, drops)
@@ -574,7 +670,10 @@ def compare_runs(before, after, threshold=5.0, alpha=0.05, ignore_device=False, 
     if mixed:
         cmp.notes.append(f"note: {' and '.join(dict.fromkeys(v1_files))} is schema v1 (impl "
                          f"from backend, no tuning): tuning is not part of the key")
+    floors = dict(DEFAULT_NOISE_FLOORS if noise_floors is None else noise_floors)
+    cmp.noise_floors = floors
     used_b, used_a = [], []
+    joined = []
     for key, brows_k in bg.items():
         if key not in ag:
             cmp.only_before.append(key)
@@ -585,7 +684,13 @@ def compare_runs(before, after, threshold=5.0, alpha=0.05, ignore_device=False, 
         if not bok or not aok:
             cmp.not_compared.append((key, _statuses(brows_k), _statuses(arows_k)))
             continue
-        res = decide(key, bok, aok, threshold, alpha)
+        joined.append((key, bok, aok))
+    cmp.scatter_pct = run_scatter_pct(
+        [(median([r["time_us_median"] for r in bok]), median([r["time_us_median"] for r in aok]))
+         for _, bok, aok in joined])
+    for key, bok, aok in joined:
+        res = decide(key, bok, aok, threshold, alpha, floors.get(bok[0]["op"], 0.0),
+                     cmp.scatter_pct)
         if (res.method == "interval" and res.n_before >= MIN_REPS_FOR_UTEST
                 and res.n_after >= MIN_REPS_FOR_UTEST):
             cmp.few_reps_utest += 1
@@ -604,7 +709,7 @@ def _statuses(rows):
 # ------------------------------------------------------------------------------------ output
 
 COLUMNS = ("case", "variant", "impl", "tuning", "cache", "graph", "dev", "n", "before_us",
-           "after_us", "change", "method", "p", "decision")
+           "after_us", "change", "noise", "method", "p", "decision")
 
 
 def common_tuning(results):
@@ -632,7 +737,7 @@ def _cells(r, common=()):
             "yes" if graph else "no",
             str(dev), f"{r.n_before}/{r.n_after}", f"{r.before_us:.3f}", f"{r.after_us:.3f}",
             f"{r.change_pct:+.2f}%" + (" (bytes differ)" if r.bytes_differ else ""),
-            r.method, "-" if math.isnan(r.p_value) else f"{r.p_value:.3g}", r.decision]
+            f"{r.bound_pct:.2f}%", r.method, "-" if math.isnan(r.p_value) else f"{r.p_value:.3g}", r.decision]
 
 
 def _side_line(cmp):
@@ -664,6 +769,10 @@ def _summary_lines(cmp):
         lines.append(f"geomean after/before: {_ratio_text(g)} over {len(cmp.results)} cases")
     lines.append(", ".join(f"{c[d]} {d}" for d in DECISIONS)
                  + f" (threshold {cmp.threshold:g}%, alpha {cmp.alpha:g})")
+    floors = ", ".join(f"{op} {v:g}%" for op, v in sorted(cmp.noise_floors.items()))
+    lines.append(f"noise: a verdict needs |change| > threshold and > the case's noise bound "
+                 f"(column noise); run scatter {cmp.scatter_pct:.2f}%; op floors: "
+                 f"{floors or 'none'}")
     bh, ah = cmp.before.holds(), cmp.after.holds()
     if bh != ah:
         lines.append(f"note: the stream hold differs (held {'/'.join(bh)} before, {'/'.join(ah)} "
@@ -677,7 +786,7 @@ def _summary_lines(cmp):
 
 
 def _per_op_rows(cmp):
-    """[op, cases, geomean text, SLOWER, FASTER, SAME, UNSURE] per op."""
+    """[op, cases, geomean text, SLOWER, FASTER, SAME, UNSURE, NOISY] per op."""
     out = []
     for op, res in cmp.per_op():
         c = cmp.counts(res)
@@ -815,14 +924,34 @@ def _alpha_arg(text):
     return v
 
 
+def _floor_arg(text):
+    op, sep, pct = text.rpartition("=")
+    if not sep or not op:
+        raise argparse.ArgumentTypeError(f"expected OP=PERCENT (e.g. pool/fork=20), got {text!r}")
+    return op, _nonneg_float(pct)
+
+
+def noise_floors_arg(pairs):
+    """{op: percent} from --noise-floor items on top of DEFAULT_NOISE_FLOORS."""
+    floors = dict(DEFAULT_NOISE_FLOORS)
+    floors.update(dict(pairs or ()))
+    return floors
+
+
 def add_compare_options(p):
     """Options shared with plot.py --compare."""
-    p.add_argument("--threshold", type=_nonneg_float, default=5.0,
-                   help="change in percent within which a case is SAME (default 5)")
+    p.add_argument("--threshold", type=_nonneg_float, default=DEFAULT_THRESHOLD,
+                   help=f"change in percent within which a case is SAME (default "
+                        f"{DEFAULT_THRESHOLD:g})")
+    p.add_argument("--noise-floor", type=_floor_arg, action="append", metavar="OP=PCT",
+                   help="run-to-run noise floor of an op (the op column), in percent; "
+                        "repeatable; default " + ", ".join(f"{k}={v:g}" for k, v in
+                                                           DEFAULT_NOISE_FLOORS.items())
+                        + " (0 removes it)")
     p.add_argument("--alpha", type=_alpha_arg, default=0.05,
                    help="significance level of the U test (default 0.05)")
     p.add_argument("--ignore-device", action="store_true",
-                   help="compare runs from different GPUs; device_index leaves the key")
+                   help="compare runs from different GPUs; the GPU (uuid or device_index) leaves the key")
     p.add_argument("--variants", type=_variants_arg, metavar="OLD:NEW",
                    help="compare variant OLD of BEFORE with variant NEW of AFTER")
     p.add_argument("--impls", type=_variants_arg, metavar="OLD:NEW",
@@ -857,7 +986,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(
         prog="compare.py",
         description="Compare two linstate CSV runs (or two sides of one); exit 1 if any case is "
-                    "SLOWER, 2 on bad input or when nothing was compared.")
+                    "SLOWER, 2 on bad input or when nothing was compared. NOISY cases (a "
+                    "change the case's own noise explains) never fail.")
     p.add_argument("before", help="CSV of the baseline run")
     p.add_argument("after", nargs="?",
                    help="CSV of the candidate run (default: BEFORE again, for --variants, "
@@ -873,7 +1003,7 @@ def main(argv=None):
         before = load_csv(args.before)
         after = before if args.after is None else load_csv(args.after)
         cmp = compare_runs(before, after, args.threshold, args.alpha, args.ignore_device,
-                           variants, impls, tunings)
+                           variants, impls, tunings, noise_floors_arg(args.noise_floor))
     except InputError as e:
         print(f"compare.py: error: {e}", file=sys.stderr)
         return 2

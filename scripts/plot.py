@@ -3,6 +3,7 @@
 
     scripts/plot.py CSV [--out DIR]
     scripts/plot.py [CSV] --compare BEFORE.csv AFTER.csv [--out DIR] [compare options]
+    scripts/plot.py --samples SAMPLES.csv [--out DIR]
 
 For CSV: one PNG per (mechanism, op, state dtype): achieved GB/s against batch (log2 axis), one
 line per draft-token count (and per model / tp / variant / impl / tuning / cache regime / graph /
@@ -10,6 +11,10 @@ device when those vary inside the chart), the run's copy ceiling (copy_peak_gbps
 horizontal line, titled with GPU name and state dtype. Repetitions are reduced to their median
 GB/s; rows without a GB/s value (empty cell) are left out.
 With --compare: one PNG of the % change per case, bars coloured by compare.py's decision.
+With --samples (the raw-samples sidecar of linstate-bench --samples-out): the distribution of
+every case's samples (all repetitions together) as a box over a violin, one PNG per op
+(<samples stem>-samples-<op>.png), one column per case, microseconds on a log axis; at most
+SAMPLES_PER_PNG cases per PNG (further PNGs get -2, -3, ...).
 Files are named <csv stem>-<op>_<dtype>.png (op "gdn/verify" -> gdn_verify; prefixed by the
 mechanism when op does not start with it) and compare-<before>-vs-<after>.png,
 written to --out (default: the directory of CSV, or of AFTER.csv). Exit 2 on bad input.
@@ -24,11 +29,75 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402  (the CSV loader and the decision rule live there)
 
 DECISION_COLOURS = {"SLOWER": "#d62728", "FASTER": "#2ca02c", "SAME": "#7f7f7f",
-                    "UNSURE": "#ff7f0e"}
+                    "UNSURE": "#ff7f0e", "NOISY": "#bcbd22"}
 # Dimensions that split a chart into several lines when they vary inside it (draft count always).
 SERIES_DIMS = (("model", "model"), ("tp", "tp"), ("variant", "variant"), ("impl", "impl"),
                ("tuning", "tuning"), ("cache_regime", "cache"), ("graph", "graph"),
                ("device_index", "dev"))
+
+
+SAMPLES_COLUMNS = ("case", "variant", "impl", "tuning", "state_layout", "cache_regime", "graph",
+                   "device_index", "repetition", "sample", "us")
+SAMPLES_PER_PNG = 40
+
+
+def load_samples(path):
+    """{(op, label): [us, ...]} of a --samples-out sidecar, in file order; op is the case key's
+    first two parts, label the case key plus the key fields that are not their default.
+    InputError (one line) on a missing file, a wrong header, a bad number or no rows."""
+    import csv
+    try:
+        f = open(path, newline="", encoding="utf-8")
+    except OSError as e:
+        raise compare.InputError(f"{path}: cannot open: {e.strerror}") from None
+    groups = {}
+    with f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None or tuple(h.strip() for h in header) != SAMPLES_COLUMNS:
+            raise compare.InputError(f"{path}: not a samples file (header must be "
+                                     f"{','.join(SAMPLES_COLUMNS)})")
+        for cells in reader:
+            if not cells:
+                continue
+            if len(cells) != len(SAMPLES_COLUMNS):
+                raise compare.InputError(f"{path}:{reader.line_num}: {len(cells)} cells, "
+                                         f"header has {len(SAMPLES_COLUMNS)}")
+            r = dict(zip(SAMPLES_COLUMNS, cells))
+            try:
+                us = float(r["us"])
+            except ValueError:
+                us = float("nan")
+            if not (math.isfinite(us) and us > 0):
+                raise compare.InputError(f"{path}:{reader.line_num}: column us: not a positive "
+                                         f"time: {r['us']!r}")
+            extra = [r["variant"], r["impl"], r["tuning"], r["state_layout"] and
+                     f"layout:{r['state_layout']}", r["cache_regime"] != "rotate" and
+                     r["cache_regime"], r["graph"] not in ("", "0") and "graph",
+                     r["device_index"] not in ("", "0") and f"dev {r['device_index']}"]
+            label = r["case"] + "".join(f" {e}" for e in extra if e)
+            op = "/".join(r["case"].split("/")[:2])
+            groups.setdefault((op, label), []).append(us)
+    if not groups:
+        raise compare.InputError(f"{path}: no samples")
+    return groups
+
+
+def plot_samples(plt, op, items, path):
+    """Box over violin of each case's samples (one column per case), log-y microseconds."""
+    data = [v for _, v in items]
+    fig, ax = plt.subplots(figsize=(2.0 + 0.35 * len(items), 6))
+    pos = list(range(1, len(items) + 1))
+    ax.violinplot(data, positions=pos, showextrema=False, widths=0.8)
+    ax.boxplot(data, positions=pos, widths=0.3, showfliers=False)
+    ax.set_xticks(pos)
+    ax.set_xticklabels([f"{lab} (n={len(v)})" for lab, v in items], fontsize=7, rotation=90)
+    ax.set_yscale("log")
+    ax.set_ylabel("time per call, us (log)")
+    ax.set_title(f"{op}: sample distributions (box: quartiles, whiskers 1.5 IQR)")
+    ax.grid(axis="y", alpha=0.3)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
 
 
 def _pyplot():
@@ -162,11 +231,14 @@ def main(argv=None):
     p.add_argument("--out", help="output directory (default: the directory of the CSV)")
     p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
                    help="also draw the before/after change chart")
+    p.add_argument("--samples", metavar="SAMPLES.csv",
+                   help="draw the sample distributions of a --samples-out file")
     compare.add_compare_options(p)
     args = p.parse_args(argv)
-    if not args.csv and not args.compare:
-        p.error("give a CSV, --compare BEFORE AFTER, or both")
-    out = args.out or os.path.dirname(os.path.abspath(args.csv or args.compare[1]))
+    if not args.csv and not args.compare and not args.samples:
+        p.error("give a CSV, --compare BEFORE AFTER, --samples SAMPLES.csv, or several")
+    out = args.out or os.path.dirname(os.path.abspath(
+        args.csv or (args.compare[1] if args.compare else args.samples)))
     try:
         plt = _pyplot()
     except ImportError:
@@ -187,12 +259,22 @@ def main(argv=None):
             variants, impls, tunings = compare.selection_args(args)
             before, after = (compare.load_csv(f) for f in args.compare)
             cmp = compare.compare_runs(before, after, args.threshold, args.alpha,
-                                       args.ignore_device, variants, impls, tunings)
+                                       args.ignore_device, variants, impls, tunings,
+                                       compare.noise_floors_arg(args.noise_floor))
             if not cmp.results:
                 raise compare.InputError(f"{args.compare[0]} and {args.compare[1]}: no case "
                                          f"compared (no common key with ok rows)")
             jobs.append((plot_comparison, (cmp,),
                          f"compare-{_stem(args.compare[0])}-vs-{_stem(args.compare[1])}.png"))
+        if args.samples:
+            by_op = {}
+            for (op, label), us in load_samples(args.samples).items():
+                by_op.setdefault(op, []).append((label, us))
+            for op, items in by_op.items():
+                for i in range(0, len(items), SAMPLES_PER_PNG):
+                    part = f"-{i // SAMPLES_PER_PNG + 1}" if i else ""
+                    jobs.append((plot_samples, (op, items[i:i + SAMPLES_PER_PNG]),
+                                 f"{_stem(args.samples)}-samples-{_safe(op)}{part}.png"))
     except compare.InputError as e:
         print(f"plot.py: error: {e}", file=sys.stderr)
         return 2

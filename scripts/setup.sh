@@ -28,6 +28,23 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   fi
 fi
 
+# Slurm and munge for the fleet tests (CTest label slurm: a private one-node cluster on the
+# loopback address). Optional: without root or network the tests say SKIPPED (exit 77).
+have_sbin() { have_cmd "$1" || [ -x "/usr/sbin/$1" ]; }
+slurm_pkgs=()
+have_sbin slurmctld && have_sbin slurmd && have_cmd srun || slurm_pkgs+=(slurm-wlm)
+have_sbin munged || slurm_pkgs+=(munge)
+if [ ${#slurm_pkgs[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ] && have_cmd apt-get; then
+    echo "setup: installing ${slurm_pkgs[*]} (Slurm fleet tests)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${slurm_pkgs[@]}" >&2; } \
+      || echo "setup: warning: ${slurm_pkgs[*]} not installed; the Slurm fleet tests will be skipped" >&2
+  else
+    echo "setup: note: ${slurm_pkgs[*]} missing (root installs them); the Slurm fleet tests will be skipped" >&2
+  fi
+fi
+
 # Python libraries for scripts/ (compare, plot). Not needed to build or benchmark; the tests of
 # the scripts need them. A failed install (e.g. offline) is a warning: those tests then fail loudly.
 if ! python3 -c 'import numpy, scipy, matplotlib' >/dev/null 2>&1; then

@@ -2,6 +2,7 @@
 # scripts/test.sh — set up, configure, build and run every CTest test; non-zero on any failure.
 # GPU tests (label gpu) skip themselves (exit 77) when no device is visible.
 #   scripts/test.sh            default build (CUDA when nvcc is found) + ASan/UBSan host build
+#                              (the Slurm fleet tests, label slurm, run in the default build only)
 #   scripts/test.sh --no-asan  skip the sanitizer build
 #   scripts/test.sh -L gpu     pass extra arguments to ctest (here: only GPU tests)
 set -euo pipefail
@@ -28,5 +29,5 @@ if [ "$asan" -eq 1 ]; then
   cmake --preset asan >/dev/null
   cmake --build build-asan -j "$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'gpu|slow' "${ctest_args[@]}"
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'gpu|slow|slurm' "${ctest_args[@]}"
 fi

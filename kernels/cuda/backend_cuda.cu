@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cuda_common.cuh"
+#include "device_uuid.h"
 
 /* ------------------------------------------------------------------ device */
 
@@ -59,7 +60,7 @@ extern "C" int ls_cuda_sm_count(void)
 /*
  * Name, SMs, L2, clocks (cudaDevAttrClockRate / MemoryClockRate: CUDA 13 removed the
  * cudaDeviceProp fields), driver/runtime versions, free/total memory (cudaMemGetInfo needs the
- * device current: switched temporarily), PCI bus id.
+ * device current: switched temporarily), PCI bus id, UUID (nvidia-smi's text form).
  */
 static int cuda_device_info(int index, ls_device_info *out)
 {
@@ -95,6 +96,7 @@ static int cuda_device_info(int index, ls_device_info *out)
     out->free_bytes = (int64_t)free_b;
     out->total_bytes = (int64_t)total_b;
     LS_CUDA_TRY(cudaDeviceGetPCIBusId(out->pci_bus_id, (int)sizeof out->pci_bus_id, index));
+    ls_format_gpu_uuid((const unsigned char *)prop.uuid.bytes, out->uuid, sizeof out->uuid);
     return 0;
 }
 

@@ -2,7 +2,7 @@
 """End-to-end tests of the linstate-bench binary on the host backend.
 
 usage: test_bench_cli.py CHECK BENCH_BINARY HEADER_TOOL
-CHECK is one of: smoke errors list filter json repetitions sigint variants quick impls. Each check runs the binary in a
+CHECK is one of: smoke errors list filter json repetitions sigint variants quick impls fleet noise. Each check runs the binary in a
 temporary directory (always with --out there) and exits non-zero with a message on failure.
 """
 import csv
@@ -26,8 +26,8 @@ def fail(msg):
     sys.exit(1)
 
 
-def run(bench, args, tmp, timeout=150):
-    p = subprocess.run([bench] + args, cwd=tmp, capture_output=True, text=True, timeout=timeout)
+def run(bench, args, tmp, timeout=150, env=None):
+    p = subprocess.run([bench] + args, cwd=tmp, capture_output=True, text=True, timeout=timeout, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -121,6 +121,12 @@ def check_errors(bench, header, tmp):
         (["--draft", "1,1"], "'1'"),                     # never two repetitions under one key
         (["--model", "nemotron-h-8b,nemotron-h-8b"], "nemotron-h-8b"),
         (["--family", "gdn,gdn"], "gdn"),
+        (["--noise-target", "-1"], "'-1'"),
+        (["--noise-target", "half"], "'half'"),
+        (["--max-samples", "0"], "'0'"),
+        (["--max-samples", "20000"], "'20000'"),
+        (["--min-samples", "50", "--max-samples", "10"], "'10'"),
+        (["--samples-out", ""], "--samples-out"),
     ]
     out_csv = os.path.join(tmp, "never.csv")
     for args, value in cases:
@@ -416,6 +422,145 @@ def check_impls(bench, header, tmp):
     rc, out, err = run(bench, ["--backend", "host", "--list", "--explain", "--family", "gdn"], tmp)
     if rc != 0 or "impl host (runtime host" not in out or "point 0: impl host" not in out:
         fail("--list --explain lists the impls: %r" % out[:300])
+
+
+def launcher_env(**extra):
+    """The environment without any launcher's variables (the test may itself run under Slurm),
+    plus extra."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("SLURM") and k not in ("JOB_COMPLETION_INDEX", "JOB_NAME", "NODE_NAME")}
+    env.update(extra)
+    return env
+
+
+def check_fleet(bench, header, tmp):
+    small = TINY + ["--model", "qwen3-next-80b-a3b,nemotron-h-8b", "--draft", "1"]
+    clean = launcher_env()
+    rc, out, err = run(bench, small + ["--list"], tmp, env=clean)
+    full = [l for l in out.splitlines() if l]
+    if rc != 0 or len(full) < 6:
+        fail("--list: rc %d, %d cases: %s" % (rc, len(full), err))
+    # Shard: three ranks' lists are disjoint, cover the plan, keep plan order, differ in size by <= 1.
+    shards = []
+    for r in range(3):
+        rc, out, err = run(bench, small + ["--list", "--fleet", "shard", "--rank", str(r), "--world", "3"], tmp, env=clean)
+        if rc != 0 or ("fleet shard rank %d of 3 (flags)" % r) not in err:
+            fail("--fleet shard --rank %d: rc %d: %s" % (r, rc, err))
+        shards.append([l for l in out.splitlines() if l])
+    merged = [n for s in shards for n in s]
+    if sorted(merged) != sorted(full) or len(set(merged)) != len(full):
+        fail("shards are not a partition of the plan: %r" % shards)
+    if any(s != [n for n in full if n in s] for s in shards) or max(map(len, shards)) - min(map(len, shards)) > 1:
+        fail("shards keep plan order and balance: %r" % shards)
+    # The same split from Slurm's variables, and from a Kubernetes index; flags win.
+    slurm = launcher_env(SLURM_PROCID="1", SLURM_NTASKS="3", SLURM_JOB_ID="4242", SLURMD_NODENAME="n7")
+    rc, out, err = run(bench, small + ["--list", "--fleet", "shard"], tmp, env=slurm)
+    if rc != 0 or [l for l in out.splitlines() if l] != shards[1] or "(slurm, job 4242, node n7)" not in err:
+        fail("Slurm rank 1 of 3: rc %d %s" % (rc, err))
+    arr = launcher_env(SLURM_ARRAY_TASK_ID="7", SLURM_ARRAY_TASK_MIN="5", SLURM_ARRAY_TASK_COUNT="3",
+                       SLURM_ARRAY_JOB_ID="99", SLURM_JOB_ID="101", SLURM_NTASKS="1", SLURM_PROCID="0")
+    rc, out, err = run(bench, small + ["--list", "--fleet", "shard"], tmp, env=arr)
+    if rc != 0 or [l for l in out.splitlines() if l] != shards[2] or "(slurm-array, job 99" not in err:
+        fail("Slurm array element 7 of 5..7 is rank 2 of 3: rc %d %s" % (rc, err))
+    rc, out, err = run(bench, small + ["--list", "--fleet", "shard", "--rank", "0"], tmp, env=slurm)
+    if rc != 0 or [l for l in out.splitlines() if l] != shards[0] or "(flags" not in err:
+        fail("--rank wins over SLURM_PROCID: rc %d %s" % (rc, err))
+    k8s = launcher_env(JOB_COMPLETION_INDEX="2", JOB_NAME="lsjob")
+    rc, out, err = run(bench, small + ["--list", "--fleet", "shard", "--world", "3"], tmp, env=k8s)
+    if rc != 0 or [l for l in out.splitlines() if l] != shards[2] or "(kubernetes, job lsjob)" not in err:
+        fail("JOB_COMPLETION_INDEX 2 of --world 3: rc %d %s" % (rc, err))
+    rc, out, err = run(bench, small + ["--list", "--fleet", "replicate", "--rank", "2", "--world", "3"], tmp, env=clean)
+    if rc != 0 or [l for l in out.splitlines() if l] != full:
+        fail("replicate runs the whole plan: rc %d %s" % (rc, err))
+    # Bad input: one line naming the value, exit 2.
+    for args, env, needle in [
+            (["--fleet", "split"], clean, "'split'"),
+            (["--rank", "1", "--world", "2"], clean, "--rank 1: needs --fleet"),
+            (["--fleet", "shard"], clean, "no rank"),
+            (["--fleet", "shard", "--rank", "3", "--world", "3"], clean, "'3'"),
+            (["--fleet", "shard"], launcher_env(JOB_COMPLETION_INDEX="1"), "--world"),
+            (["--fleet", "shard"], launcher_env(SLURM_PROCID="one"), "SLURM_PROCID: bad value 'one'"),
+            (["--fleet", "shard", "--rank", "0", "--world", "1", "--out", "a.csv", "--out-dir", "d"], clean,
+             "not both")]:
+        rc, out, err = run(bench, small + ["--list"] + args, tmp, env=env)
+        lines = [l for l in err.splitlines() if l]
+        if rc != 2 or len(lines) != 1 or needle not in lines[0]:
+            fail("%s: want exit 2 and one line with %r, got rc %d: %r" % (args, needle, rc, err))
+    # A run: per-rank file name in --out-dir, and the fleet columns filled.
+    out_dir = os.path.join(tmp, "fleet")
+    rc, out, err = run(bench, small + ["--batch", "1", "--family", "pool/copy", "--fleet", "replicate", "--out-dir",
+                                       out_dir], tmp, env=launcher_env(SLURM_PROCID="1", SLURM_NTASKS="2",
+                                                                       SLURM_JOB_ID="4242", SLURMD_NODENAME="n7"))
+    files = os.listdir(out_dir) if os.path.isdir(out_dir) else []
+    if rc != 0 or len(files) != 1 or not files[0].endswith("_host_job4242_rank1of2.csv"):
+        fail("--out-dir: rc %d, files %r: %s" % (rc, files, err))
+    rows = read_csv(os.path.join(out_dir, files[0]), header)
+    want = {"rank": "1", "world_size": "2", "job_id": "4242", "node": "n7", "gpu_uuid": "", "pci_bus_id": ""}
+    if not rows or any({k: r[k] for k in want} != want for r in rows):
+        fail("fleet columns: %r" % [{k: r[k] for k in want} for r in rows])
+    rc, out, err = run(bench, small + ["--batch", "1", "--family", "pool/copy", "--out", "plain.csv"], tmp, env=slurm)
+    rows = read_csv(os.path.join(tmp, "plain.csv"), header)
+    if rc != 0 or any(r["rank"] or r["world_size"] or r["job_id"] or r["node"] for r in rows):
+        fail("without --fleet the fleet columns stay empty: %r" % rows[:1])
+
+
+def check_noise(bench, header, tmp):
+    """noise_pct and stop_reason in every ok row, per stopping rule; the --samples-out sidecar."""
+    base = ["--backend", "host", "--tp", "8", "--batch", "1", "--draft", "1", "--model", "nemotron-h-8b",
+            "--family", "conv1d_update,pool/copy", "--min-time", "0.0001", "--max-time", "5"]
+    out_csv = os.path.join(tmp, "n.csv")
+    for extra, reason, n in ((["--noise-target", "100", "--min-samples", "7"], "noise", 7),
+                             (["--noise-target", "0", "--min-samples", "7"], "min_time", 7),
+                             (["--noise-target", "0.000001", "--min-samples", "6", "--max-samples", "9"],
+                              "max_samples", 9)):
+        rc, _, err = run(bench, base + extra + ["--out", out_csv], tmp)
+        rows = read_csv(out_csv, header) if rc == 0 else fail("%s: rc %d: %s" % (extra, rc, err[-2000:]))
+        for r in rows:
+            # a contention spike may keep a noise stop going past the minimum: >= there
+            count_ok = int(r["samples"]) >= n if reason == "noise" else int(r["samples"]) == n
+            if r["status"] != "ok" or r["stop_reason"] != reason or not count_ok:
+                fail("%s: %s: status %s stop_reason %r samples %s, expected %s after %d" %
+                     (extra, r["case"], r["status"], r["stop_reason"], r["samples"], reason, n))
+            noise = float(r["noise_pct"])
+            if not noise >= 0 or (reason == "max_samples" and not noise > 0.000001):
+                fail("%s: %s: noise_pct %r" % (extra, r["case"], r["noise_pct"]))
+    # A wall budget too small for the minimums: time_limit.
+    rc, _, err = run(bench, base[:-4] + ["--min-samples", "10000", "--min-time", "0.001", "--max-time", "0.002",
+                                         "--max-samples", "10000", "--out", out_csv], tmp)
+    rows = read_csv(out_csv, header)
+    if rc != 0 or any(r["stop_reason"] != "time_limit" for r in rows):
+        fail("time_limit: rc %d, %r" % (rc, [r["stop_reason"] for r in rows]))
+    # The sidecar: one line per sample of every ok row, joined by the row's key and repetition.
+    side = os.path.join(tmp, "sub", "samples.csv")
+    rc, _, err = run(bench, base + ["--min-samples", "5", "--noise-target", "0", "--repetitions", "2",
+                                    "--out", out_csv, "--samples-out", side], tmp)
+    if rc != 0 or not os.path.exists(side) or os.path.exists(side + ".tmp"):
+        fail("--samples-out: rc %d, file %s: %s" % (rc, os.path.exists(side), err[-2000:]))
+    rows = read_csv(out_csv, header)
+    with open(side, newline="") as f:
+        samples = list(csv.DictReader(f))
+    want = ["case", "variant", "impl", "tuning", "state_layout", "cache_regime", "graph", "device_index",
+            "repetition", "sample", "us"]
+    if not samples or list(samples[0].keys()) != want:
+        fail("sidecar header %r" % (list(samples[0].keys()) if samples else None))
+    for r in rows:
+        mine = [s for s in samples if s["case"] == r["case"] and s["repetition"] == r["repetition"]
+                and s["impl"] == r["impl"] and s["variant"] == r["variant"]]
+        if len(mine) != int(r["samples"]) or [int(s["sample"]) for s in mine] != list(range(len(mine))):
+            fail("%s rep %s: %d sidecar samples, row says %s" % (r["case"], r["repetition"], len(mine), r["samples"]))
+        us = sorted(float(s["us"]) for s in mine)
+        med = us[len(us) // 2] if len(us) % 2 else 0.5 * (us[len(us) // 2 - 1] + us[len(us) // 2])
+        if abs(med - float(r["time_us_median"])) > 1e-6 * med:
+            fail("%s: sidecar median %g, row median %s" % (r["case"], med, r["time_us_median"]))
+    if {r["repetition"] for r in rows} != {"0", "1"}:
+        fail("repetitions missing: %r" % [r["repetition"] for r in rows])
+    # An unwritable sidecar fails before measuring anything, one line naming it.
+    gone = os.path.join(tmp, "gone.csv")
+    rc, _, err = run(bench, base + ["--out", gone, "--samples-out", os.path.join(tmp, "n.csv", "x.csv")], tmp)
+    if rc == 0 or "--samples-out" not in err:
+        fail("unwritable --samples-out: rc %d: %s" % (rc, err[-500:]))
+    if os.path.exists(gone) or os.path.exists(gone + ".tmp"):
+        fail("unwritable --samples-out: the main CSV was still written")
 
 
 def main():

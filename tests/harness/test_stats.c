@@ -25,6 +25,28 @@ int main(void)
     LS_CHECK_NEAR(s.min, 1, 0, 0);
     LS_CHECK_NEAR(s.max, 10, 0, 0);
     LS_CHECK(ten[0] == 7 && ten[9] == 4); /* input untouched (a copy is sorted) */
+    /* Noise of the median, n = 10: 1.96 sqrt(10) = 6.20, ranks floor(1.90) = 1 and
+     * ceil(1 + 8.10) = 10, so the half-width (10 - 1) / 2 over the median 5.5. */
+    LS_CHECK_NEAR(s.noise_pct, 100.0 * 4.5 / 5.5, 1e-9, 0);
+
+    /* n = 20 of 1..20: ranks floor(5.62) = 5 and ceil(15.38) = 16: (16 - 5) / 2 / 10.5. */
+    double twenty[20];
+    for (int i = 0; i < 20; i++)
+        twenty[i] = 20 - i;
+    LS_CHECK_EQ_INT(ls_stats_compute(twenty, 20, &s), 0);
+    LS_CHECK_NEAR(s.noise_pct, 100.0 * 5.5 / 10.5, 1e-9, 0);
+    /* 400 samples, all 100 but 1 % spread evenly: the interval narrows to the middle ranks. */
+    double many[400];
+    for (int i = 0; i < 400; i++)
+        many[i] = 99.5 + (double)i / 399.0;
+    LS_CHECK_EQ_INT(ls_stats_compute(many, 400, &s), 0);
+    LS_CHECK(s.noise_pct > 0.04 && s.noise_pct < 0.06); /* ranks 181..221: 40/399 / 2 % */
+    /* Too few samples for the interval, or a median of 0: NaN. */
+    const double five[] = {1, 2, 3, 4, 5};
+    LS_CHECK(isnan(ls_median_noise_pct(five, 5)));
+    const double zeros[] = {0, 0, 0, 0, 0, 0};
+    LS_CHECK(isnan(ls_median_noise_pct(zeros, 6)));
+    LS_CHECK(isnan(ls_median_noise_pct(NULL, 10)));
 
     /* Odd count, with an outlier: the median ignores it, the mean does not. */
     const double odd[] = {2.0, 100.0, 3.0, 1.0, 4.0};

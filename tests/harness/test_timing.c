@@ -516,6 +516,83 @@ static void test_reset(void)
     LS_CHECK(strcmp(H.log, "XLLSX") == 0);
 }
 
+/* A launch that alternates 2 us and 6 us: the median's noise never gets small. */
+static int noisy_launch(void *ctx, int rot, ls_stream s)
+{
+    (void)rot;
+    (void)s;
+    fake *f = ctx;
+    double spin = (f->calls++ % 2) ? 3 * SPIN_US : SPIN_US, t0 = now_us();
+    while (now_us() - t0 < spin) {
+    }
+    return 0;
+}
+
+/* The noise rule: stop reasons noise / min_time / max_samples / time_limit / profile. */
+static void test_noise_stop(void)
+{
+    ls_timing_config c = base_config(ls_runtime_host());
+    c.n_rot = 1;
+    c.min_samples = 10;
+    c.max_samples = 4096;
+    c.max_time_s = 10.0;
+    int n = -1;
+    ls_stop_reason why = LS_STOP_NONE;
+
+    /* No target: the minimums stop it. */
+    memset(&F, 0, sizeof F);
+    LS_CHECK_EQ_INT(ls_time_launches_why(&c, fake_launch, &F, samples, 4096, &n, &why), 0);
+    LS_CHECK_EQ_INT(n, 10);
+    LS_CHECK_EQ_INT(why, LS_STOP_MIN_TIME);
+    LS_CHECK(strcmp(ls_stop_reason_name(why), "min_time") == 0);
+
+    /* A generous target is met at the minimums. */
+    memset(&F, 0, sizeof F);
+    c.noise_target_pct = 1e12; /* met by any samples: contention spikes cannot hold it up */
+    LS_CHECK_EQ_INT(ls_time_launches_why(&c, fake_launch, &F, samples, 4096, &n, &why), 0);
+    LS_CHECK_EQ_INT(n, 10);
+    LS_CHECK_EQ_INT(why, LS_STOP_NOISE);
+
+    /* A target the samples cannot reach: max_samples, then the wall budget. */
+    memset(&F, 0, sizeof F);
+    c.noise_target_pct = 0.01;
+    c.max_samples = 50;
+    LS_CHECK_EQ_INT(ls_time_launches_why(&c, noisy_launch, &F, samples, 4096, &n, &why), 0);
+    LS_CHECK_EQ_INT(n, 50);
+    LS_CHECK_EQ_INT(why, LS_STOP_MAX_SAMPLES);
+    LS_CHECK(strcmp(ls_stop_reason_name(why), "max_samples") == 0);
+    memset(&F, 0, sizeof F);
+    c.max_samples = 4096;
+    c.max_time_s = 0.02;
+    LS_CHECK_EQ_INT(ls_time_launches_why(&c, noisy_launch, &F, samples, 4096, &n, &why), 0);
+    LS_CHECK(n >= 1 && n < 4096);
+    LS_CHECK_EQ_INT(why, LS_STOP_TIME_LIMIT);
+    LS_CHECK(strcmp(ls_stop_reason_name(why), "time_limit") == 0);
+    ls_stats st;
+    LS_CHECK_EQ_INT(ls_stats_compute(samples, n, &st), 0);
+    LS_CHECK(st.noise_pct > 0.01);
+
+    /* The noise is checked only once the minimums are met. */
+    memset(&F, 0, sizeof F);
+    c.noise_target_pct = 1e12; /* met by any samples: contention spikes cannot hold it up */
+    c.max_time_s = 10.0;
+    c.min_samples = 30;
+    LS_CHECK_EQ_INT(ls_time_launches_why(&c, noisy_launch, &F, samples, 4096, &n, &why), 0);
+    LS_CHECK_EQ_INT(n, 30);
+    LS_CHECK_EQ_INT(why, LS_STOP_NOISE);
+
+    /* Profile mode says so; a negative target is refused, naming it. */
+    memset(&F, 0, sizeof F);
+    c.profile = 1;
+    LS_CHECK_EQ_INT(ls_time_launches_why(&c, fake_launch, &F, samples, 4096, &n, &why), 0);
+    LS_CHECK_EQ_INT(why, LS_STOP_PROFILE);
+    c.profile = 0;
+    c.noise_target_pct = -1.0;
+    LS_CHECK_EQ_INT(ls_time_launches_why(&c, fake_launch, &F, samples, 4096, &n, &why), -1);
+    LS_CHECK(strstr(ls_last_error(), "noise_target_pct = -1") != NULL);
+    LS_CHECK_EQ_INT(why, LS_STOP_NONE);
+}
+
 static void test_copy_peak(void)
 {
     double gbps = -1;
@@ -535,6 +612,7 @@ int main(void)
     test_errors();
     test_hold();
     test_reset();
+    test_noise_stop();
     test_copy_peak();
     return ls_test_exit();
 }

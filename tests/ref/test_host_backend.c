@@ -25,6 +25,7 @@ int main(void)
     LS_CHECK(info.sm_count >= 1);
     LS_CHECK_EQ_INT(info.driver_version, 0);
     LS_CHECK(strcmp(info.pci_bus_id, "") == 0);
+    LS_CHECK(strcmp(info.uuid, "") == 0);
     LS_CHECK(info.total_bytes > 0);
     LS_CHECK(info.free_bytes >= 0 && info.free_bytes <= info.total_bytes);
     LS_CHECK_EQ_INT(be->device_info(3, &info), -1);
