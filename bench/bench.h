@@ -106,6 +106,19 @@ int64_t bench_conv_bytes(const struct bench_ctx *x);
  * one per launch); returns n, or 0 before setup. */
 int bench_conv_layer_params(const struct bench_ctx *x, int layer, const ls_conv_params **out);
 
+/* The pool descriptor's conv list as ONE tensor of the summed channels (KDA's q, k, v in one
+ * window-major tensor; same orientation and window required). 0 or -1 (error set). */
+int bench_conv_concat_desc(ls_state_desc *d);
+
+/* conv_delta.c: the fused conv update + GDN/KDA recurrence (the impl's conv_delta op, "fused")
+ * and the same case as the impl's conv_update then gdn/kda ops ("back-to-back", one call). */
+int bench_conv_delta_setup(struct bench_ctx *x);
+int bench_conv_delta_b2b_setup(struct bench_ctx *x);
+int bench_conv_delta_run(void *x, int rot, ls_stream s);
+int bench_conv_delta_verify(struct bench_ctx *x, double *max_rel_err);
+int64_t bench_conv_delta_bytes(const struct bench_ctx *x);
+const void *bench_conv_delta_launch(const struct bench_ctx *x, ls_op *op);
+
 int bench_gdn_setup(struct bench_ctx *x);
 int bench_gdn_run(void *x, int rot, ls_stream s);
 int bench_gdn_verify(struct bench_ctx *x, double *max_rel_err);
@@ -362,6 +375,8 @@ int64_t ls_bytes_kda(int64_t B, int64_t T, int64_t H, int64_t HV, int64_t K, int
 int64_t ls_bytes_kda_after_extra(int64_t B, int64_t HV, int64_t K, int64_t V, int64_t s_s);
 int64_t ls_bytes_ssu(int64_t B, int64_t T, int64_t nh, int64_t hd, int64_t ng, int64_t ds,
                      int64_t s_a, int64_t s_s, int verify);
+int64_t ls_bytes_conv_delta(int64_t B, int64_t T, int64_t H, int64_t HV, int64_t K, int64_t V, int64_t W,
+                            int64_t s_a, int64_t s_c, int64_t s_s, int64_t s_w, int bias, int kda);
 int64_t ls_bytes_pool_zero(int64_t n, int64_t per_req);
 int64_t ls_bytes_pool_copy(int64_t n, int64_t per_req);
 int64_t ls_bytes_pd_transfer(int64_t per_req, int64_t T, int after_with_spec);

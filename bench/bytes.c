@@ -147,3 +147,23 @@ int64_t ls_bytes_pd_transfer(int64_t per_req, int64_t T, int after_with_spec)
 {
     return after_with_spec ? (1 + T) * per_req : per_req;
 }
+
+/*
+ * Row "Fused conv update + GDN/KDA recurrence" (docs/bytes.md): the conv row of the packed
+ * C = 2HK + HV·V channels plus the recurrence row (GDN decode, GDN verify fused, KDA), less what
+ * fusing removes: the conv output y written and re-read as q, k, v (2·B·T·C·s_a) and the conv's
+ * own read of the slot indices (4B; one index array serves both halves). In verify the conv
+ * state is only read (disable_state_update: the windows carry the shift), so one
+ * B·C·(W−1)·s_c of the conv row's state R+W goes too.
+ */
+int64_t ls_bytes_conv_delta(int64_t B, int64_t T, int64_t H, int64_t HV, int64_t K, int64_t V, int64_t W,
+                            int64_t s_a, int64_t s_c, int64_t s_s, int64_t s_w, int bias, int kda)
+{
+    const int verify = T > 1;
+    const int64_t C = 2 * H * K + HV * V;
+    int64_t rec = kda ? ls_bytes_kda(B, T, H, HV, K, V, s_a, s_s, verify)
+                      : verify ? ls_bytes_gdn_verify_fused(B, T, H, HV, K, V, s_a, s_s)
+                               : ls_bytes_gdn_decode(B, T, H, HV, K, V, s_a, s_s);
+    int64_t conv = ls_bytes_conv_update(B, T, C, W, s_a, s_c, s_w, bias, verify);
+    return conv + rec - 2 * B * T * C * s_a - 4 * B - (verify ? B * C * (W - 1) * s_c : 0);
+}

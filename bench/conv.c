@@ -71,8 +71,7 @@ static void state_strides(const ls_conv_shape *cs, int64_t *sc, int64_t *sw)
     }
 }
 
-/* The conv list as ONE tensor of the summed channels (same orientation and window required). */
-static int concat_desc(ls_state_desc *d)
+int bench_conv_concat_desc(ls_state_desc *d)
 {
     int32_t channels = 0;
     for (int i = 0; i < d->n_conv; i++) {
@@ -169,7 +168,7 @@ static int conv_setup(bench_ctx *x, conv_mode mode)
     int T = c->tokens, B = c->batch, spec = T > 1 ? T : 0, rc;
     int32_t S = bench_case_capacity(c, x->env);
     ls_state_desc d;
-    if (ls_state_desc_from_shape(&c->shape, LS_BF16, spec, &d) != 0 || (mode == CONV_CONCAT && concat_desc(&d) != 0))
+    if (ls_state_desc_from_shape(&c->shape, LS_BF16, spec, &d) != 0 || (mode == CONV_CONCAT && bench_conv_concat_desc(&d) != 0))
         return -1;
     int64_t layer_pool = (int64_t)(S + 1) * ls_layer_bytes(&d) * (1 + spec) + conv_layer_inputs(c, &d);
     int n_rot = bench_rotation_layers(x, bench_conv_bytes(x), layer_pool);

@@ -159,8 +159,8 @@ static int impl_check(const ls_impl *im, const char *where)
         return ls_fail("impl: %s: name '%s' is not [a-z0-9_-]+", where, im->name ? im->name : "(null)");
     if (!im->runtime || (strcmp(im->runtime, "cuda") && strcmp(im->runtime, "host")))
         return ls_fail("impl: %s: runtime '%s' is not cuda or host", where, im->runtime ? im->runtime : "(null)");
-    if ((im->gdn || im->kda) && !(im->caps & (LS_IMPL_KV | LS_IMPL_VK)))
-        return ls_fail("impl: %s: has gdn/kda but declares no state layout (caps LS_IMPL_KV and/or LS_IMPL_VK)", where);
+    if ((im->gdn || im->kda || im->conv_delta) && !(im->caps & (LS_IMPL_KV | LS_IMPL_VK)))
+        return ls_fail("impl: %s: has gdn/kda/conv_delta but declares no state layout (caps LS_IMPL_KV and/or LS_IMPL_VK)", where);
     if (im->n_knobs < 0 || im->n_knobs > LS_MAX_KNOBS || (im->n_knobs && !im->knobs))
         return ls_fail("impl: %s: %d knobs (at most %d, with a table)", where, im->n_knobs, LS_MAX_KNOBS);
     for (int i = 0; i < im->n_knobs; i++) {
@@ -238,7 +238,8 @@ const ls_impl *ls_impl_load(const char *path)
 const char *ls_op_name(ls_op op)
 {
     static const char *const names[LS_OP_COUNT] = {"conv_update", "gdn", "kda", "ssu",
-                                                   "state_copy", "state_accept", "state_zero"};
+                                                   "state_copy", "state_accept", "state_zero",
+                                                   "conv_delta"};
     return (unsigned)op < LS_OP_COUNT ? names[op] : "?";
 }
 
@@ -254,6 +255,7 @@ const void *ls_impl_op(const ls_impl *im, ls_op op)
     case LS_OP_STATE_COPY: return (const void *)im->state_copy;
     case LS_OP_STATE_ACCEPT: return (const void *)im->state_accept;
     case LS_OP_STATE_ZERO: return (const void *)im->state_zero;
+    case LS_OP_CONV_DELTA: return (const void *)im->conv_delta;
     default: return NULL;
     }
 }

@@ -164,6 +164,28 @@ typedef struct ls_delta_params {
 } ls_delta_params;
 #define LS_DELTA_HAS_QKV_STRIDES 1
 
+/* ------------------------------------- fused conv update + delta rule: GDN and KDA (docs/ops.md) */
+
+/*
+ * The causal conv1d update of the packed q/k/v channels feeding the GDN or KDA recurrence, as
+ * ONE op that must give exactly the results of the two ops run back to back:
+ *   1. conv update (ls_conv_params contract) over C = 2*H*K + HV*V channels of one row per token,
+ *      channel order q (H*K), k (H*K), v (HV*V) — SGLang's mixed_qkv; its output y is rounded to
+ *      bf16 as the conv op stores it;
+ *   2. gdn (kda == 0) or kda (kda == 1) (ls_delta_params contract) on q, k, v = that output.
+ * The conv output is not stored: conv.y and delta.q/k/v must be NULL (their strides unused).
+ * conv and delta share the request rows: same batch, tokens, slots and the same slot_idx pointer.
+ * The two flags stay separate: conv.disable_state_update / conv.inter are the conv half's
+ * (window state, windows per step), delta.disable_state_update / delta.inter the recurrence's.
+ * Padding row (slot -1): nothing is read or written for it, o included (keeps its content).
+ * ls_conv_delta_split gives the back-to-back form (the oracle ls_ref_conv_delta composes it).
+ */
+typedef struct ls_conv_delta_params {
+    int32_t kda;                  /* 0: GDN gate, 1: KDA gate (the delta struct's a/dt_bias rules) */
+    ls_conv_params conv;          /* x: [B, T, C] packed q|k|v before the conv; y NULL */
+    ls_delta_params delta;        /* q, k, v NULL: the conv output feeds them */
+} ls_conv_delta_params;
+
 /* ----------------------------------------- Mamba2 selective state update (docs/ops.md) */
 
 /*
@@ -335,7 +357,7 @@ typedef struct ls_runtime {
  * must not read the environment: everything that changes what it runs is a knob.
  */
 #define LS_OP_UNSUPPORTED 2
-#define LS_IMPL_ABI 1
+#define LS_IMPL_ABI 2
 #define LS_IMPL_ENTRY_SYMBOL "linstate_impl_v1"
 #define LS_MAX_KNOBS 16
 
@@ -347,6 +369,7 @@ typedef enum ls_op {
     LS_OP_STATE_COPY,
     LS_OP_STATE_ACCEPT,
     LS_OP_STATE_ZERO,
+    LS_OP_CONV_DELTA, /* appended in impl ABI 2 */
     LS_OP_COUNT
 } ls_op;
 
@@ -395,6 +418,10 @@ typedef struct ls_impl {
      * name, grid, flags) as one line into buf; pointers in params may be NULL. 0 or non-zero. */
     int (*explain)(ls_op op, const void *params, const ls_tuning *t, const ls_device_info *dev,
                    char *buf, size_t cap);
+
+    /* Since impl ABI 2 (appended): the fused conv update + GDN/KDA recurrence (docs/ops.md).
+     * An impl that fuses only one gate returns LS_OP_UNSUPPORTED for the other. */
+    int (*conv_delta)(const ls_conv_delta_params *p, const ls_tuning *t, ls_stream s);
 } ls_impl;
 
 /* The plugin entry point: returns the impl for the caller's ABI version, or NULL when the plugin
@@ -445,6 +472,8 @@ int ls_ref_ssu(const ls_ssu_params *p);
 int ls_ref_state_copy(const ls_state_params *p);
 int ls_ref_state_accept(const ls_state_params *p);
 int ls_ref_state_zero(const ls_state_params *p);
+/* conv_delta's oracle: ls_ref_conv_update then ls_ref_gdn / ls_ref_kda, as split below. */
+int ls_ref_conv_delta(const ls_conv_delta_params *p);
 
 /* Validation shared by both backends: returns 0 or ls_fail(...) naming the bad field. */
 int ls_conv_params_check(const ls_conv_params *p);
@@ -454,6 +483,18 @@ int ls_slots_check(const char *op, const int32_t *slot_idx, int32_t batch, int32
 int ls_delta_params_check(const ls_delta_params *p, int per_channel_gate);
 int ls_ssu_params_check(const ls_ssu_params *p);
 int ls_state_params_check(const ls_state_params *p, int need_src, int need_spec);
+int ls_conv_delta_params_check(const ls_conv_delta_params *p);
+
+/*
+ * The back-to-back form of a conv_delta call (pointer arithmetic only: p's pointers may be
+ * device pointers). qkv: scratch of B*T*C bf16 in the same memory, the conv output. packed = 1:
+ * one conv writing qkv as [B, T, C] rows and delta reading q/k/v through token strides (for an
+ * impl with LS_IMPL_QKV_STRIDES); packed = 0: three convs over the q, k and v channel ranges
+ * writing contiguous q [B,T,H*K], k, v [B,T,HV*V] one after the other in qkv. Fills conv[0..n)
+ * (*n_conv = 1 or 3) and *delta (o, state, ... as in p). 0, or ls_fail naming a bad field.
+ */
+int ls_conv_delta_split(const ls_conv_delta_params *p, uint16_t *qkv, int packed, ls_conv_params conv[3],
+                        int *n_conv, ls_delta_params *delta);
 
 #ifdef __cplusplus
 }

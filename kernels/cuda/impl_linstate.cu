@@ -15,6 +15,9 @@ static int linstate_explain(ls_op op, const void *params, const ls_tuning *t, co
     if (!buf || !cap)
         return ls_fail("explain: no buffer");
     buf[0] = 0;
+    if (op == LS_OP_CONV_DELTA) /* one kernel, no plan choice (conv_delta.cu) */
+        return ls_cuda_conv_delta_describe((const ls_conv_delta_params *)params, t,
+                                           dev && dev->sm_count > 0 ? dev->sm_count : 1, buf, cap);
     ls_choose_dev d;
     d.sm_count = dev && dev->sm_count > 0 ? dev->sm_count : 1;
     d.resident_per_sm = 0;
@@ -46,6 +49,7 @@ static const ls_impl linstate_impl = {
     .state_zero = ls_cuda_state_zero,
     .last_error = NULL, /* the launchers set ls_last_error() */
     .explain = linstate_explain,
+    .conv_delta = ls_cuda_conv_delta,
 };
 
 extern "C" const ls_impl *ls_impl_linstate_table(void) { return &linstate_impl; }

@@ -215,6 +215,10 @@ static int host_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s) { r
 static int host_copy_op(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return ls_ref_state_copy(p); }
 static int host_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return ls_ref_state_accept(p); }
 static int host_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s) { return ls_ref_state_zero(p); }
+static int host_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, ls_stream s)
+{
+    return ls_ref_conv_delta(p);
+}
 
 static const ls_impl host_impl = {
     .abi_version = LS_IMPL_ABI,
@@ -233,6 +237,7 @@ static const ls_impl host_impl = {
     .state_zero = host_zero,
     .last_error = NULL, /* ls_last_error() already holds the reason */
     .explain = NULL,
+    .conv_delta = host_conv_delta,
 };
 
 const ls_impl *ls_impl_host_table(void) { return &host_impl; }

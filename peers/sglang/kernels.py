@@ -10,6 +10,7 @@ FUSED_RECURRENT = "sglang/kernels/ops/attention/fla/fused_recurrent.py"
 SIGMOID_GATING = "sglang/kernels/ops/attention/linear/fused_sigmoid_gating_recurrent.py"
 CONV = "sglang/kernels/ops/mamba/causal_conv1d_triton.py"
 SSU = "sglang/kernels/ops/mamba/triton_ops/mamba_ssm.py"
+KDA_CONV_VERIFY = "sglang/kernels/ops/attention/linear/fused_kda_conv_recurrent_verify.py"
 SCATTER = "sglang/kernels/ops/mamba/mamba_state_scatter_triton.py"
 SLOT = "sglang/srt/mem_cache/mamba_slot_fused.py"
 
@@ -22,6 +23,8 @@ SOURCES = {
     # softplus is defined under `if TRITON3:` (TRITON3 = version.parse(triton.__version__) >= 3):
     # give `version` so that test runs and picks the Triton 3 softplus (log(exp(dt) + 1)).
     SSU: {"version": "__import__('packaging.version').version"},
+    # its imports (is_arch_support_pdl, is_hip_runtime) serve the Python wrapper only
+    KDA_CONV_VERIFY: {},
     SCATTER: {},
     SLOT: {},
 }
@@ -303,6 +306,51 @@ def ssu():
                                       num_stages=3, launch_pdl=True)
 
 
+# ------------------------------------------- fused KDA conv update + recurrence, chain verify
+
+KDA_CONV_VERIFY_TOKENS = (3, 4, 5, 6, 7, 8)  # the wrapper asserts T >= W - 1 = 3
+KDA_CONV_VERIFY_BV = 4                       # KDA_VERIFY_BLOCK_V (CUDA)
+
+
+def kda_conv_verify_key(h, hv, k, v, sd, t):
+    return f"H{h}_HV{hv}_K{k}_V{v}_S{sd}_T{t}"
+
+
+def kda_conv_verify():
+    """fused_kda_conv_gating_verify_kernel as fused_kda_conv_gating_verify launches it on sm_90
+    (KDA target_verify, chain speculation): grid (V/BV, B*HV), BV 4, num_warps 4, num_stages 3,
+    PDL (USE_GDC, launch_pdl); Kimi's conv: width 4, fp32 weights, no bias (conv_bias gets the
+    weight pointer, as the wrapper passes it), bf16 window-major conv state [slot, W-1, C] (dim
+    stride 1); windows [slot, T, C, W-1] with dim stride 1 (window-major, linstate's pool) and
+    state steps [slot, cache_steps, HV, V, K], both indexed by the pool slot; softplus gate (no
+    lower bound), q/k L2 norm; no ReplaySSM ring. T is a constexpr (one variant per T). The int
+    strides take the values of the preset's own layout, so the JIT's divisibility rules give the
+    same specialization as the runtime values."""
+    w1 = CONV_W - 1
+    for h, hv in KDA_HEADS:
+        c = 2 * h * K + hv * V
+        for sd, sty in STATE_DTYPES.items():
+            for t in KDA_CONV_VERIFY_TOKENS:
+                args = dict(
+                    x=Ptr("bf16"), w=Ptr("fp32"), conv_bias=Ptr("fp32"), conv_state=Ptr("bf16"),
+                    conv_state_indices=Ptr("i32"), inter_conv_window=Ptr("bf16"),
+                    inter_state_indices=Ptr("i32"), a=Ptr("bf16"), b_gate=Ptr("bf16"),
+                    A_log=Ptr("fp32"), dt_bias=Ptr("fp32"), lower_bound=None, softplus_beta=1.0,
+                    softplus_threshold=20.0, h0_source=Ptr(sty), h0_indices=Ptr("i32"),
+                    inter_states=Ptr(sty), o=Ptr("bf16"), scale=K ** -0.5,
+                    cache_steps=3,  # the slot pitch in steps (T..): i32, not /16
+                    stride_x_tok=c, stride_w_dim=CONV_W, stride_cs_line=c * w1, stride_cs_tok=c,
+                    stride_iw_line=t * c * w1, stride_iw_step=c * w1, stride_iw_dim=1, stride_iw_win=c,
+                    stride_a_tok=hv * K, stride_b_tok=hv,
+                    T=t, W=CONV_W, H=h, HV=hv, K=K, V=V, BK=next_pow2(K), BV=KDA_CONV_VERIFY_BV,
+                    HAS_BIAS=False, USE_QK_L2NORM_IN_KERNEL=True, USE_LOWER_BOUND=False,
+                    SAVE_INTERMEDIATE_WINDOW=True, CACHE_INTERMEDIATE_STATES=True,
+                    ROUND_CONV_PRODUCTS=False, USE_GDC=True)
+                yield Variant("fused_kda_conv_gating_verify_kernel", KDA_CONV_VERIFY,
+                              kda_conv_verify_key(h, hv, K, V, sd, t), args, num_warps=4, num_stages=3,
+                              launch_pdl=True)
+
+
 # ------------------------------------------------------------- pool state ops (accept, copy, zero)
 
 POOL_BLOCK = 1024  # BLOCK_SIZE of the scatter wrappers, _BLOCK of mamba_slot_fused.py
@@ -399,5 +447,6 @@ def variants():
     yield from sigmoid_gating()
     yield from conv_update()
     yield from ssu()
+    yield from kda_conv_verify()
     yield from pool_scatter()
     yield from pool_slot()

@@ -378,3 +378,110 @@ int sg_ssu_args(const ls_ssu_params *p, const sg_plan *pl, const tk_variant *v, 
     tk_int(c, "stride_retrieve_parent_token_T", 0);
     return 0;
 }
+
+/* ------------------------------------------------ fused KDA conv update + recurrence (verify) */
+
+int sg_conv_delta_plan(const ls_conv_delta_params *p, sg_plan *out, char *err, size_t cap)
+{
+    memset(out, 0, sizeof *out);
+    const ls_conv_params *c = &p->conv;
+    const ls_delta_params *d = &p->delta;
+    const long long T = d->tokens;
+    const long long head = (long long)d->heads_v * d->dk * d->dv;
+    if (!p->kda) {
+        snprintf(err, cap, "sglang: conv_delta: SGLang 0.5.23 fuses the conv into the KDA verify only (no GDN kernel)");
+        return -1;
+    }
+    if (d->state_layout != LS_STATE_VK) {
+        snprintf(err, cap, "sglang: conv_delta: SGLang's kernel keeps the state [V, K] (state_layout vk), "
+                 "this call gives kv");
+        return -1;
+    }
+    if (T < 3 || T > 8) {
+        snprintf(err, cap, "sglang: conv_delta: T=%lld: the fused verify needs T >= W - 1 = 3 (decode takes "
+                 "the separate kernels) and is compiled for T <= 8", T);
+        return -1;
+    }
+    if (c->width != 4 || !c->silu || c->weight_dtype != LS_F32 || c->bias || c->state_dtype != LS_BF16) {
+        snprintf(err, cap, "sglang: conv_delta: compiled for Kimi's conv (width 4, SiLU, fp32 weights, no bias, "
+                 "bf16 state); this call has width %d, silu %d, %s weights, bias %s, %s state", (int)c->width,
+                 (int)c->silu, ls_dtype_name(c->weight_dtype), c->bias ? "given" : "none",
+                 ls_dtype_name(c->state_dtype));
+        return -1;
+    }
+    if (!c->disable_state_update || !d->disable_state_update || !c->inter || !d->inter) {
+        snprintf(err, cap, "sglang: conv_delta: the kernel leaves both states alone and writes windows and steps "
+                 "(needs disable_state_update 1/1 and both inter buffers; got %d/%d, inter %s/%s)",
+                 (int)c->disable_state_update, (int)d->disable_state_update, c->inter ? "given" : "none",
+                 d->inter ? "given" : "none");
+        return -1;
+    }
+    if (c->x_stride_c != 1 || c->x_stride_b != T * c->x_stride_t) {
+        snprintf(err, cap, "sglang: conv_delta: x must be [B*T, C] rows with channel stride 1 (x strides "
+                 "%lld/%lld/%lld)", (long long)c->x_stride_b, (long long)c->x_stride_t, (long long)c->x_stride_c);
+        return -1;
+    }
+    if (c->state_stride_c != 1 || c->inter_stride_c != 1) {
+        snprintf(err, cap, "sglang: conv_delta: the conv state and windows must be window-major (channel stride "
+                 "1; got %lld, %lld)", (long long)c->state_stride_c, (long long)c->inter_stride_c);
+        return -1;
+    }
+    if (d->state_stride_slot != head || d->inter_stride_slot % head || d->inter_stride_slot / head < T) {
+        snprintf(err, cap, "sglang: conv_delta: state slot pitch %lld must be HV*K*V = %lld and the step buffer's "
+                 "%lld a whole number (>= T) of it", (long long)d->state_stride_slot, head,
+                 (long long)d->inter_stride_slot);
+        return -1;
+    }
+    if (next_pow2(d->dk) != d->dk) {
+        snprintf(err, cap, "sglang: conv_delta: K=%d: the kernel needs K a power of two", d->dk);
+        return -1;
+    }
+    out->kernel = SG_KDA_CONV_VERIFY_KERNEL;
+    snprintf(out->key, sizeof out->key, "H%d_HV%d_K%d_V%d_S%s_T%lld", d->heads_qk, d->heads_v, d->dk, d->dv,
+             d->state_dtype == LS_F32 ? "f32" : "bf16", T);
+    out->grid[0] = (unsigned)((d->dv + SG_KDA_CONV_VERIFY_BV - 1) / SG_KDA_CONV_VERIFY_BV); /* (NV, B*HV) */
+    out->grid[1] = (unsigned)d->batch * (unsigned)d->heads_v;
+    out->grid[2] = 1;
+    return 0;
+}
+
+int sg_conv_delta_args(const ls_conv_delta_params *p, const sg_plan *pl, const tk_variant *v, tk_call *c,
+                       char *err, size_t cap)
+{
+    (void)err;
+    (void)cap;
+    const ls_conv_params *cv = &p->conv;
+    const ls_delta_params *d = &p->delta;
+    const long long head = (long long)d->heads_v * d->dk * d->dv;
+    tk_call_init(c, v, pl->grid[0], pl->grid[1], pl->grid[2]);
+    tk_ptr(c, "x", cv->x);
+    tk_ptr(c, "w", cv->weight);
+    tk_ptr(c, "conv_bias", cv->weight); /* HAS_BIAS off: the wrapper passes the weight (never read) */
+    tk_ptr(c, "conv_state", cv->state);
+    tk_ptr(c, "conv_state_indices", cv->slot_idx);
+    tk_ptr(c, "inter_conv_window", cv->inter);
+    tk_ptr(c, "inter_state_indices", cv->slot_idx); /* windows and steps are indexed by pool slot */
+    tk_ptr(c, "a", d->a);
+    tk_ptr(c, "b_gate", d->b);
+    tk_ptr(c, "A_log", d->A_log);
+    tk_ptr(c, "dt_bias", d->dt_bias);
+    tk_f32(c, "softplus_beta", 1.0f);
+    tk_f32(c, "softplus_threshold", 20.0f);
+    tk_ptr(c, "h0_source", d->state);
+    tk_ptr(c, "h0_indices", d->slot_idx);
+    tk_ptr(c, "inter_states", d->inter);
+    tk_ptr(c, "o", d->o);
+    tk_f32(c, "scale", d->scale);
+    tk_int(c, "cache_steps", d->inter_stride_slot / head);
+    tk_int(c, "stride_x_tok", cv->x_stride_t);
+    tk_int(c, "stride_w_dim", cv->width);
+    tk_int(c, "stride_cs_line", cv->state_stride_slot);
+    tk_int(c, "stride_cs_tok", cv->state_stride_w);
+    tk_int(c, "stride_iw_line", cv->inter_stride_slot);
+    tk_int(c, "stride_iw_step", cv->inter_stride_t);
+    tk_int(c, "stride_iw_dim", cv->inter_stride_c);
+    tk_int(c, "stride_iw_win", cv->inter_stride_w);
+    tk_int(c, "stride_a_tok", (long long)d->heads_v * d->dk);
+    tk_int(c, "stride_b_tok", d->heads_v);
+    return 0;
+}

@@ -13,6 +13,8 @@
 #define SG_GATING_KERNEL "fused_sigmoid_gating_delta_rule_update_kernel"
 #define SG_CONV_KERNEL "_causal_conv1d_update_kernel"
 #define SG_SSU_KERNEL "_selective_scan_update_kernel"
+#define SG_KDA_CONV_VERIFY_KERNEL "fused_kda_conv_gating_verify_kernel"
+#define SG_KDA_CONV_VERIFY_BV 4 /* KDA_VERIFY_BLOCK_V on CUDA */
 #define SG_CONV_BLOCK_N 256 /* causal_conv1d_update's BLOCK_N */
 
 /* gdn.decode knob: auto = SGLang's packed decode kernel when q, k, v are one mixed_qkv row,
@@ -56,5 +58,16 @@ int sg_ssu_block_m(int dstate, int *num_warps);
 int sg_ssu_plan(const ls_ssu_params *p, sg_plan *out, char *err, size_t cap);
 int sg_ssu_args(const ls_ssu_params *p, const sg_plan *pl, const tk_variant *v, tk_call *c, char *err,
                 size_t cap);
+
+/* conv_delta: SGLang's fused KDA conv + recurrence chain-verify kernel. It runs KDA verify only:
+ * kda 1, T in 3..8 (the wrapper asserts T >= W - 1; 8 compiled), W 4 with SiLU, fp32 weights, no
+ * bias, bf16 conv state window-major (channel stride 1) with windows given in the same
+ * orientation (window channel stride 1), recurrent state vk with slot pitch HV*K*V and steps
+ * given (cache_steps = delta.inter_stride_slot / (HV*K*V) >= T), both disable_state_update = 1
+ * (the kernel writes neither state), x rows [B*T, C] with channel stride 1. -1 with err: a call it
+ * cannot run as built (the impl answers LS_OP_UNSUPPORTED). */
+int sg_conv_delta_plan(const ls_conv_delta_params *p, sg_plan *out, char *err, size_t cap);
+int sg_conv_delta_args(const ls_conv_delta_params *p, const sg_plan *pl, const tk_variant *v, tk_call *c,
+                       char *err, size_t cap);
 
 #endif

@@ -132,6 +132,35 @@ static int sg_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s)
     return tk_launch(&c, s, err_buf, sizeof err_buf);
 }
 
+/* conv_delta: the fused KDA conv + recurrence chain-verify kernel (KDA verify, T 3..8). */
+static int resolve_conv_delta(const ls_conv_delta_params *p, sg_plan *pl, const tk_variant **v)
+{
+    if (sg_conv_delta_plan(p, pl, err_buf, sizeof err_buf) != 0)
+        return LS_OP_UNSUPPORTED;
+    *v = tk_find(sg_variants, sg_n_variants, pl->kernel, pl->key);
+    if (!*v) {
+        snprintf(err_buf, sizeof err_buf, "sglang: %s[%s] was not compiled (peers/sglang/kernels.py "
+                 "lists the kimi-linear heads at tp 1/2/4/8, T 3..8)", pl->kernel, pl->key);
+        return LS_OP_UNSUPPORTED;
+    }
+    return 0;
+}
+
+static int sg_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, ls_stream s)
+{
+    (void)t;
+    sg_plan pl;
+    const tk_variant *v;
+    tk_call c;
+    err_buf[0] = 0;
+    int rc = resolve_conv_delta(p, &pl, &v);
+    if (rc != 0)
+        return rc;
+    if (sg_conv_delta_args(p, &pl, v, &c, err_buf, sizeof err_buf) != 0)
+        return -1;
+    return tk_launch(&c, s, err_buf, sizeof err_buf);
+}
+
 /* Pool state ops: SGLang's pool kernels over the whole pool (sg_pool_ops.c). Several launches
  * per call, so another GPU arch is refused before the first (nothing written). */
 static int pool_arch_refused(void)
@@ -180,6 +209,9 @@ static int sg_explain(ls_op op, const void *params, const ls_tuning *t, const ls
     } else if (op == LS_OP_CONV_UPDATE || op == LS_OP_SSU) {
         if (resolve_other(op, params, &pl, &v) != 0)
             return -1;
+    } else if (op == LS_OP_CONV_DELTA) {
+        if (resolve_conv_delta((const ls_conv_delta_params *)params, &pl, &v) != 0)
+            return -1;
     } else if (op == LS_OP_STATE_COPY || op == LS_OP_STATE_ACCEPT || op == LS_OP_STATE_ZERO) {
         return sg_pool_explain(op, (const ls_state_params *)params, buf, cap);
     } else {
@@ -207,6 +239,7 @@ static const ls_impl impl = {
     .state_zero = sg_state_zero,
     .last_error = sg_last_error,
     .explain = sg_explain,
+    .conv_delta = sg_conv_delta,
 };
 
 __attribute__((visibility("default"))) const ls_impl *linstate_impl_v1(int abi_version)

@@ -10,7 +10,7 @@
 #include "../peer_arch.h"
 #include "tk.h"
 
-#define TK_MAX_LOADED 1024 /* > the variants of one peer (sglang: 601), one context */
+#define TK_MAX_LOADED 1024 /* > the variants of one peer (sglang: 649), one context */
 
 typedef struct loaded {
     const tk_variant *v;

@@ -93,6 +93,19 @@ static int64_t case_bytes(const bench_case *c)
     return c->e->bytes(&x);
 }
 
+/* The fused conv + recurrence row, counted by hand on a tiny GDN shape (B 1, H = HV = 1, K = V = 2,
+ * C = 6, W = 4, fp32 state): decode = x 12 + conv state R+W 72 + weights 48 + a,b 4 + o 4 + state
+ * R+W 32 + A_log, dt_bias 6 + indices 12; verify T = 2 = x 24 + conv state read 36 + weights 48 +
+ * windows 72 + a,b 8 + o 8 + state read 16 + 2 steps 32 + 6 + 12. KDA adds the per-row gate and
+ * fp32 dt_bias instead of GDN's scalar ones. */
+static void conv_delta_row(void)
+{
+    LS_CHECK_EQ_INT(ls_bytes_conv_delta(1, 1, 1, 1, 2, 2, 4, 2, 2, 4, 2, 0, 0), 190);
+    LS_CHECK_EQ_INT(ls_bytes_conv_delta(1, 2, 1, 1, 2, 2, 4, 2, 2, 4, 2, 0, 0), 262);
+    /* KDA decode: a [1,1,1,2] 4 instead of 2, dt_bias fp32 [2] 8 instead of bf16 2 -> +8; bias +12 */
+    LS_CHECK_EQ_INT(ls_bytes_conv_delta(1, 1, 1, 1, 2, 2, 4, 2, 2, 4, 2, 1, 1), 190 + 8 + 12);
+}
+
 static void case_callbacks(void)
 {
     bench_opts o;
@@ -120,6 +133,9 @@ static void case_callbacks(void)
     c = find(&p, "conv1d_update/decode/nemotron-h-8b/tp2/B:1/T:1/bf16"); /* bias, C = 5120 */
     LS_REQUIRE(c);
     LS_CHECK_EQ_INT(case_bytes(c), ls_bytes_conv_update(1, 1, 5120, 4, 2, 2, 2, 1, 0));
+    c = find(&p, "conv_delta/verify/qwen3-next-80b-a3b/tp2/B:64/T:4/fp32"); /* bf16 weights, no bias */
+    LS_REQUIRE(c);
+    LS_CHECK_EQ_INT(case_bytes(c), ls_bytes_conv_delta(64, 4, 8, 16, 128, 128, 4, 2, 2, 4, 2, 0, 0));
     c = find(&p, "mamba2_ssu/verify/nemotron-h-8b/tp2/B:8/T:3/fp32");
     LS_REQUIRE(c);
     LS_CHECK_EQ_INT(case_bytes(c), ls_bytes_ssu(8, 3, 64, 64, 4, 128, 2, 4, 1));
@@ -137,6 +153,7 @@ int main(void)
 {
     worked_numbers();
     derived_rows();
+    conv_delta_row();
     case_callbacks();
     return ls_test_exit();
 }

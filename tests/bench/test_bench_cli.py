@@ -160,8 +160,8 @@ def check_list(bench, header, tmp):
     keys = listed(bench, ["--backend", "host", "--out", out_csv], tmp)
     if time.time() - t0 > 10:
         fail("--list took %.1fs: it must not run anything" % (time.time() - t0))
-    if len(keys) != 54:  # host defaults: 3 presets x tp 8 x B 1,4 x T 1,4
-        fail("default host plan has %d cases, expected 54" % len(keys))
+    if len(keys) != 62:  # host defaults: 3 presets x tp 8 x B 1,4 x T 1,4 (+ conv_delta on 2)
+        fail("default host plan has %d cases, expected 62" % len(keys))
     if os.path.exists(out_csv) or temps(out_csv):
         fail("--list wrote a CSV")
     if any(not KEY_RE.match(k) for k in keys) or len(set(keys)) != len(keys):

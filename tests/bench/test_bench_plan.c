@@ -44,8 +44,11 @@ static void default_plan(void)
     bench_plan p;
     LS_REQUIRE(bench_plan_build(&o, &dev, 1, &p) == 0);
     /* Per preset: conv 10 decode + 40 verify, mechanism kernel 10 + 40, pool alloc/free/copy/fork
-     * 4 x 10, accept 40 (T >= 2 only) = 180; three presets. */
-    LS_CHECK_EQ_INT(p.n, 540);
+     * 4 x 10, accept 40 (T >= 2 only) = 180; three presets; + conv_delta 10 decode + 40 verify on
+     * the GDN and KDA presets. */
+    LS_CHECK_EQ_INT(p.n, 640);
+    LS_CHECK(has_key(&p, "conv_delta/verify/kimi-linear-48b-a3b/tp2/B:8/T:4/fp32"));
+    LS_CHECK_EQ_INT(count_prefix(&p, "conv_delta/verify/nemotron"), 0);
     LS_CHECK(has_key(&p, "gdn/verify/qwen3-next-80b-a3b/tp2/B:64/T:4/fp32"));
     LS_CHECK(has_key(&p, "conv1d_update/decode/kimi-linear-48b-a3b/tp2/B:1/T:1/bf16"));
     LS_CHECK(has_key(&p, "mamba2_ssu/decode/nemotron-h-8b/tp2/B:512/T:1/fp32"));
@@ -86,13 +89,13 @@ static void axes(void)
     /* kernels and the device-only pool paths (copy 10, accept 40) twice (eager + /graph); alloc,
      * free and fork (host bookkeeping) once */
     o.graph = BENCH_GRAPH_BOTH;
-    LS_CHECK_EQ_INT(plan_count(&o), 540 + 3 * 150);
+    LS_CHECK_EQ_INT(plan_count(&o), 640 + 3 * 150 + 100);
     o.graph = BENCH_GRAPH_ON;
-    LS_CHECK_EQ_INT(plan_count(&o), 3 * 150);
+    LS_CHECK_EQ_INT(plan_count(&o), 3 * 150 + 100);
     bench_opts_init(&o);
     o.dtypes[1] = LS_BF16; /* conv has no SSM dtype: not doubled */
     o.n_dtypes = 2;
-    LS_CHECK_EQ_INT(plan_count(&o), 3 * (50 + 100 + 160));
+    LS_CHECK_EQ_INT(plan_count(&o), 3 * (50 + 100 + 160) + 2 * 100);
     bench_opts_init(&o);
     o.families[0] = "pool/alloc";
     o.families[1] = "gdn";
@@ -100,19 +103,19 @@ static void axes(void)
     LS_CHECK_EQ_INT(plan_count(&o), 30 + 50);
     bench_opts_init(&o);
     o.filter = "-pool|conv1d";
-    LS_CHECK_EQ_INT(plan_count(&o), 150);
+    LS_CHECK_EQ_INT(plan_count(&o), 150 + 100); /* + conv_delta */
     o.filter = "B:512/T:8";
-    LS_CHECK_EQ_INT(plan_count(&o), 3 * 3); /* conv verify, kernel verify, accept */
+    LS_CHECK_EQ_INT(plan_count(&o), 3 * 3 + 2); /* conv verify, kernel verify, accept; conv_delta verify */
     /* Decode only when 1 is in --draft; verify for each T >= 2 of it. */
     bench_opts_init(&o);
     o.draft[0] = 4;
     o.n_draft = 1;
-    /* per preset: conv verify, kernel verify, alloc/free/copy/fork, accept */
-    LS_CHECK_EQ_INT(plan_count(&o), 3 * (10 + 10 + 4 * 10 + 10));
+    /* per preset: conv verify, kernel verify, alloc/free/copy/fork, accept; conv_delta verify (GDN, KDA) */
+    LS_CHECK_EQ_INT(plan_count(&o), 3 * (10 + 10 + 4 * 10 + 10) + 2 * 10);
     bench_opts_init(&o);
     bench_cli_apply_backend(&o, "host"); /* smoke defaults: tp 8, B 1,4, T 1,4 */
     LS_CHECK_EQ_INT(o.tp[0], 8);
-    LS_CHECK_EQ_INT(plan_count(&o), 54);
+    LS_CHECK_EQ_INT(plan_count(&o), 62);
     bench_opts_init(&o);
     o.given = BENCH_GIVEN_BATCH;
     o.n_batch = 1;
@@ -169,8 +172,8 @@ static void variants(void)
     bench_opts_init(&o);
     o.variants_all = 1;
     /* + concat (kimi conv decode 10, verify 40), clone (qwen conv verify 40), per-tensor copy
-     * (10 per preset) and accept (40 per preset) */
-    LS_CHECK_EQ_INT(plan_count(&o), 540 + 50 + 40 + 3 * 50);
+     * (10 per preset) and accept (40 per preset), conv_delta back-to-back (50 per GDN/KDA preset) */
+    LS_CHECK_EQ_INT(plan_count(&o), 640 + 50 + 40 + 3 * 50 + 100);
     int dev = 0;
     bench_plan p;
     LS_REQUIRE(bench_plan_build(&o, &dev, 1, &p) == 0);
@@ -191,7 +194,7 @@ static void variants(void)
         pairs++;
     }
     LS_CHECK_EQ_INT(dup_names, 0);
-    LS_CHECK_EQ_INT(pairs, 50 + 40 + 3 * 50);
+    LS_CHECK_EQ_INT(pairs, 50 + 40 + 3 * 50 + 100);
     bench_plan_free(&p);
     /* named variants only: rows of those variants, wherever they apply */
     bench_opts_init(&o);

@@ -9,7 +9,9 @@
  * (sg_pool.c): every preset's pool at tp 1, 2, 4, 8 with fp32 and bf16 temporal state, spec
  * T = 1..8 and pools of 2 to 20001 slots (the i32/i64 layer strides) must plan every accept
  * scatter, the slot copy and the slot clear to a compiled key and marshal; KDA decode on packed
- * rows (kimi-linear at tp 1, 2, 4, 8, fp32/bf16 state) to the packed kernel. No GPU.
+ * rows (kimi-linear at tp 1, 2, 4, 8, fp32/bf16 state) to the packed kernel; conv_delta (the fused
+ * KDA verify: kimi-linear at tp 1, 2, 4, 8, fp32/bf16 state, T 3..8, the bench's layouts) to a
+ * compiled key with 4 warps, and marshal. No GPU.
  */
 #include <stdio.h>
 #include <string.h>
@@ -46,6 +48,31 @@ static void ssu(const ls_shape *s, ls_dtype sd, int ver, int z) {
     sg_ssu_args(&q, &pl, v, &c, err, sizeof err);
     for (int T = 1; T <= 8; T++) { q.tokens = T; if (ver) q.inter_stride_slot = 8 * item; sg_ssu_args(&q, &pl, v, &c, err, sizeof err);
       if (tk_marshal(&c, &pk, err, sizeof err)) { printf("marshal %s T=%d: %s\n", pl.key, T, err); miss++; } }
+    hit++;
+}
+/* conv_delta as bench/conv_delta.c builds a KDA verify: window-major concat conv pool, vk state */
+static void conv_delta(const ls_shape *s, ls_dtype sd, int T) {
+    const int C = 2 * s->heads_qk * s->dk + s->heads_v * s->dv; const long long item = (long long)s->heads_v * s->dk * s->dv;
+    ls_conv_delta_params p = {.kda = 1};
+    ls_conv_params *c = &p.conv; ls_delta_params *d = &p.delta;
+    c->batch = d->batch = 3; c->tokens = d->tokens = T; c->channels = C; c->width = 4; c->silu = 1;
+    c->disable_state_update = d->disable_state_update = 1; c->weight_dtype = LS_F32; c->state_dtype = LS_BF16;
+    c->x = c->weight = c->state = c->inter = (void*)0x1000; c->slot_idx = d->slot_idx = (void*)0x1000;
+    c->x_stride_b = (long long)T * C; c->x_stride_t = C; c->x_stride_c = 1;
+    c->state_stride_slot = 3LL * C; c->state_stride_c = 1; c->state_stride_w = C;
+    c->inter_stride_slot = 3LL * T * C; c->inter_stride_t = 3LL * C; c->inter_stride_c = 1; c->inter_stride_w = C;
+    d->heads_qk = s->heads_qk; d->heads_v = s->heads_v; d->dk = s->dk; d->dv = s->dv; d->scale = 0.1f;
+    d->state_dtype = sd; d->state_layout = LS_STATE_VK;
+    d->a = d->b = d->o = (void*)0x1000; d->A_log = (void*)0x1000; d->dt_bias = d->state = d->inter = (void*)0x1000;
+    d->state_stride_slot = item; d->inter_stride_slot = item * T;
+    sg_plan pl; char err[512];
+    if (sg_conv_delta_plan(&p, &pl, err, sizeof err)) { printf("plan fail %s\n", err); miss++; return; }
+    const tk_variant *v = tk_find(sg_variants, sg_n_variants, pl.kernel, pl.key);
+    if (!v) { printf("missing %s\n", pl.key); miss++; return; }
+    if (v->num_warps != 4) { printf("warps %s %d vs 4\n", pl.key, v->num_warps); miss++; }
+    tk_call cl; tk_packed pk;
+    sg_conv_delta_args(&p, &pl, v, &cl, err, sizeof err);
+    if (tk_marshal(&cl, &pk, err, sizeof err)) { printf("marshal %s: %s\n", pl.key, err); miss++; return; }
     hit++;
 }
 /* KDA decode on packed mixed_qkv rows (B < 8): the packed kernel's key, grid (NV, B, HV) */
@@ -101,6 +128,8 @@ int main(void) {
                 conv(s.conv_channels, T, wm, m->conv_weight_dtype, m->conv_bias);
                 if (m->mechanism == LS_MECH_KDA) conv(3 * s.conv_channels, T, wm, m->conv_weight_dtype, m->conv_bias);
             }
+            if (m->mechanism == LS_MECH_KDA) for (int sd = 0; sd < 2; sd++) for (int T = 3; T <= 8; T++)
+                conv_delta(&s, sd ? LS_BF16 : LS_F32, T);
             pool(&s, LS_F32); pool(&s, LS_BF16);
             if (m->mechanism == LS_MECH_KDA) { kda_packed(&s, LS_F32); kda_packed(&s, LS_BF16); }
             if (m->mechanism == LS_MECH_MAMBA2) for (int sd = 0; sd < 2; sd++) for (int ver = 0; ver < 2; ver++) {

@@ -139,8 +139,8 @@ def check_wrong(args, tmp):
 def check_errors(args, tmp):
     cases = [
         (args.bad_noentry, "exports no linstate_impl_v1"),
-        (args.bad_abi, "impl ABI 2, this linstate speaks 1"),
-        (args.bad_null, "linstate_impl_v1(1) returned NULL"),
+        (args.bad_abi, "impl ABI 3, this linstate speaks 2"),
+        (args.bad_null, "linstate_impl_v1(2) returned NULL"),
         (args.bad_knob, "knob copy.chunk: values 'row||bytes' must be"),
         (args.bad_clash, "name 'host' is already taken"),
         (os.path.join(tmp, "libmissing.so"), "cannot load " + os.path.join(tmp, "libmissing.so")),
