@@ -78,6 +78,8 @@ typedef struct bench_entry {
 } bench_entry;
 
 #define BENCH_OP(op) (1u << (unsigned)(op))
+/* The ops that keep a delta-rule state (their cases have a state layout). */
+#define BENCH_DELTA_OPS (BENCH_OP(LS_OP_GDN) | BENCH_OP(LS_OP_KDA) | BENCH_OP(LS_OP_CONV_DELTA))
 
 #define BENCH_OOM 2 /* setup return: the case does not fit in memory -> skipped:oom */
 
@@ -405,7 +407,8 @@ typedef struct bench_ctx {
     int rotated;             /* `rotated` column: n_rot for kernels, 1 for pool paths */
     int32_t *slots;          /* host: the batch's slot per request row (random, distinct) */
     int32_t *slots_dev;      /* backend copy of slots */
-    int layer_slots;         /* 1: slots_dev holds n_rot lists of B, one per rotated layer */
+    int layer_slots;         /* > 0: slots_dev holds n_rot lists of B, one per rotated layer, this
+                              * many entries apart (a multiple of 32: each list 128-byte aligned) */
     void *allocs[BENCH_MAX_ALLOCS]; /* backend allocations freed at teardown */
     int n_allocs;
     void *host_allocs[BENCH_MAX_ALLOCS]; /* host allocations freed at teardown */

@@ -317,7 +317,10 @@ int bench_take_layer_slots(bench_ctx *x, int32_t B)
     if (B > S)
         return ls_fail("bench: batch %d over the pool's %d slots", B, S);
     int32_t *all = bench_host_alloc(x, (size_t)S * sizeof *all);
-    int32_t *h = bench_host_alloc(x, (size_t)L * (size_t)B * sizeof *h);
+    /* each layer's list starts on a 128-byte boundary: kernels (the Triton peers' among them) may
+     * be compiled for 16-byte-aligned index pointers */
+    const size_t stride = ((size_t)B + 31) / 32 * 32;
+    int32_t *h = bench_host_alloc(x, (size_t)L * stride * sizeof *h);
     if (!all || !h || ls_pool_alloc(x->pool, S, all) != 0)
         return -1;
     /* Per layer, a partial Fisher-Yates over every slot: B distinct ones in random order. */
@@ -327,20 +330,20 @@ int bench_take_layer_slots(bench_ctx *x, int32_t B)
             int32_t t = all[i];
             all[i] = all[j];
             all[j] = t;
-            h[(size_t)l * B + i] = all[i];
+            h[(size_t)l * stride + i] = all[i];
         }
-    int32_t *d = bench_dev_alloc(x, (size_t)L * (size_t)B * sizeof *d);
-    if (!d || x->be->copy_h2d(d, h, (size_t)L * (size_t)B * sizeof *h) != 0)
+    int32_t *d = bench_dev_alloc(x, (size_t)L * stride * sizeof *d);
+    if (!d || x->be->copy_h2d(d, h, (size_t)L * stride * sizeof *h) != 0)
         return -1;
     x->slots = h;
     x->slots_dev = d;
-    x->layer_slots = 1;
+    x->layer_slots = (int)stride;
     return 0;
 }
 
 const int32_t *bench_layer_slots(const bench_ctx *x, int l)
 {
-    return x->layer_slots ? x->slots_dev + (size_t)l * (size_t)x->c->batch : x->slots_dev;
+    return x->layer_slots ? x->slots_dev + (size_t)l * (size_t)x->layer_slots : x->slots_dev;
 }
 
 int bench_pick_rows(bench_ctx *x, int *rows)

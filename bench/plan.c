@@ -213,7 +213,7 @@ static int layouts_for(const bench_opts *o, const bench_entry *e, int pi, ls_sta
     ls_state_layout tmp[2];
     if (!out)
         out = tmp;
-    if (!(e->ops & (BENCH_OP(LS_OP_GDN) | BENCH_OP(LS_OP_KDA)))) {
+    if (!(e->ops & BENCH_DELTA_OPS)) {
         out[0] = LS_STATE_KV;
         return 1;
     }
@@ -309,7 +309,7 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
                                         ls_state_layout lays[2];
                                         layouts_for(o, e, pi, lays);
                                         c.layout = lays[li];
-                                        c.has_layout = (e->ops & (BENCH_OP(LS_OP_GDN) | BENCH_OP(LS_OP_KDA) | BENCH_OP(LS_OP_CONV_DELTA))) != 0;
+                                        c.has_layout = (e->ops & BENCH_DELTA_OPS) != 0;
                                         c.pool_slots = (e->axes & BENCH_AXIS_POOL) && o->n_pool_slots
                                                            ? o->pool_slots[si] : 0;
                                         if (!bench_quick_selects(o, c.e, m, c.batch, c.graph))

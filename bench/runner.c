@@ -171,18 +171,22 @@ static int ceiling_per_case(const bench_runner *R)
 
 /*
  * The ceiling of the case about to be set up: the start-up one, or (per case) the same copy
- * measured again now, after the previous case freed its memory and before this one allocates,
- * on buffers allocated now (freed before the setup). Memory allocated after large frees can
- * copy slower than memory held since the start (docs/timing.md); a ceiling taken at this moment
- * shares the allocator's state with the case's own buffers. On failure: the start-up ceiling.
+ * measured again now, after the previous case freed its memory and before this one allocates.
+ * On the H200 a GPU that has just freed tens of GB copies every buffer (kept or new) ~11 %
+ * slower for some tens of milliseconds (docs/timing.md): the copies first settle, until they
+ * reach 99 % of the start-up ceiling or CEILING_SETTLE_S passes, so neither this ceiling nor the
+ * case measured after it sits in that transient; a GPU that stays slower gives a lower ceiling
+ * and a negative drift. On failure: the start-up ceiling.
  */
+#define CEILING_SETTLE_S 0.1
 static void measure_case_ceiling(bench_runner *R, bench_device *D)
 {
     R->cur_peak_gbps = D->copy_peak_gbps;
     if (!ceiling_per_case(R))
         return;
     double g = 0.0;
-    if (ls_measure_copy_peak(R->be, D->copy_peak_bytes, &g) == 0 && g > 0)
+    if (ls_measure_copy_peak_settled(R->be, D->copy_peak_bytes, 0.99 * D->copy_peak_gbps,
+                                     CEILING_SETTLE_S, &g) == 0 && g > 0)
         R->cur_peak_gbps = g;
     else
         fprintf(stderr, "linstate-bench: warning: ceiling not re-measured, start-up one used: %s\n",

@@ -12,4 +12,7 @@ int lsh_fail_cause(const char *fmt, ...)
 #endif
     ;
 
+/* Monotonic wall clock, seconds. */
+double lsh_wall_s(void);
+
 #endif /* LS_HARNESS_INTERNAL_H */

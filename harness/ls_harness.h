@@ -139,6 +139,12 @@ void ls_timer_destroy(ls_timer *t);
 
 /* Device-to-device copy bandwidth (read + write bytes / time), GB/s, over >= bytes. */
 int ls_measure_copy_peak(const ls_runtime *be, size_t bytes, double *gbps);
+/* The same after settling: copies in rounds of 3 until a round's median reaches settle_gbps (e.g.
+ * 99 % of the run's first ceiling) or settle_max_s is spent, then the timed copies. A GPU that
+ * has just freed tens of GB copies every buffer ~11 % slower for tens of milliseconds
+ * (docs/timing.md, "Copy-peak ceiling"); settle_gbps <= 0: no settling (ls_measure_copy_peak). */
+int ls_measure_copy_peak_settled(const ls_runtime *be, size_t bytes, double settle_gbps,
+                                 double settle_max_s, double *gbps);
 /* Median of several timed copies after a warm-up one. The host backend caps the buffer at
  * LS_COPY_PEAK_HOST_BYTES and says so on stderr; on a device that cannot hold 2 x bytes the
  * size is halved (with a note) down to the same floor. */

@@ -32,7 +32,7 @@ struct ls_timer {
     ls_hold *hold;        /* non-NULL when samples are held */
 };
 
-static double wall_s(void)
+double lsh_wall_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -363,7 +363,7 @@ static int sample_until_done(ls_timer *t, double t0, double *samples_us, int cap
                 }
             }
         }
-        if (c->max_time_s > 0 && wall_s() - t0 >= c->max_time_s) {
+        if (c->max_time_s > 0 && lsh_wall_s() - t0 >= c->max_time_s) {
             *why = taken < limit ? LS_STOP_TIME_LIMIT : LS_STOP_MAX_SAMPLES;
             break;
         }
@@ -391,7 +391,7 @@ int ls_time_launches_why(const ls_timing_config *cfg, ls_launch_fn fn, void *ctx
         return ls_fail("ls_time_launches: NULL %s", samples_us ? "n_out" : "samples_us");
     if (cap < 1)
         return ls_fail("ls_time_launches: cap = %d, need >= 1", cap);
-    double t0 = wall_s();
+    double t0 = lsh_wall_s();
     ls_timer *t = ls_timer_create(cfg, fn, ctx);
     if (!t)
         return -1;

@@ -99,9 +99,10 @@ static void conv_row_grid(const ls_conv_params *p, int32_t groups, ls_plan *out)
  * B = 16 (one dependent chain: more threads with less math each), conv_vec8 below B = 64, the
  * warp-tile kernel from B = 64 and for every verify (coalesced 512-byte warp accesses).
  * Window-major state or inter: conv_vec8 (the other vector kernels are channel-major only).
- * conv_pair / conv_quad (conv.variant=pair / quad) serve every shape the vector path takes; auto
- * does not pick them until an H200 A/B decides where they win (small-batch verify, window-major
- * decode).
+ * conv_pair / conv_quad (conv.variant=pair / quad) serve every shape the vector path takes. From
+ * the H200 A/B (results/h200/kernels-e3a6ef2/): auto takes pair for channel-major verify at
+ * B <= 16 (and T >= 8 up to B = 128), and for window-major state pair below B = 64, quad from it
+ * (both beat vec8 there at every batch, by 1.2-2.8x for verify).
  */
 int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
 {
@@ -122,9 +123,9 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
     out->state_wmaj = swm, out->inter_wmaj = iwm;
     const int cm = !swm && !(p->inter && iwm);
     const int vec2_ok = cm && p->tokens == 1 && !p->inter && p->weight_dtype == LS_BF16;
-    if (v == LS_CONV_AUTO)
-        v = !cm ? LS_CONV_VEC8
-            : p->tokens > 1 ? LS_CONV_TILE
+    if (v == LS_CONV_AUTO) /* the H200 A/B of results/h200/kernels-e3a6ef2/ */
+        v = !cm ? (p->batch < 64 ? LS_CONV_PAIR : LS_CONV_QUAD)
+            : p->tokens > 1 ? ((p->batch <= 16 || (p->tokens >= 8 && p->batch <= 128)) ? LS_CONV_PAIR : LS_CONV_TILE)
             : (p->batch <= 16 && vec2_ok) ? LS_CONV_VEC2
             : p->batch < 64 ? LS_CONV_VEC8 : LS_CONV_TILE;
     if ((v == LS_CONV_VEC2 && !vec2_ok) || (v == LS_CONV_TILE && !cm))
@@ -192,9 +193,10 @@ static int pick_cta(int64_t warps_total, int kw, int sms, ls_plan *out)
 
 /*
  * vk layout (delta_vk.cuh): warps of R value rows. Vector path (the kv conditions: K = V = 128,
- * aligned): R = 8 once that gives every SM LS_DELTA_VK8_MIN_WARPS_PER_SM warps, R = 4 below
- * (twice the warps for the small batches, whose time is latency, not bandwidth); vk4 / vk8
- * force either. Other shapes: the generic vk kernel (R = 4).
+ * aligned): decode takes R = 8 once that gives every SM LS_DELTA_VK8_MIN_WARPS_PER_SM warps,
+ * R = 4 below (twice the warps for the small batches, whose time is latency, not bandwidth);
+ * verify always R = 4 (the H200 A/B, results/h200/kernels-e3a6ef2/: vk4 1-8 % ahead at T = 4 from
+ * B = 4 to 512, vk8 1-4 % ahead for decode from B = 16). vk4 / vk8 force either. Other shapes: the generic vk kernel (R = 4).
  */
 static int choose_delta_vk(const ls_delta_params *p, int per_row, const ls_tuning *t, int sms, ls_plan *out)
 {
@@ -205,7 +207,8 @@ static int choose_delta_vk(const ls_delta_params *p, int per_row, const ls_tunin
     } else {
         const int v = ls_tune_get(t, LS_KNOB_DELTA_VARIANT);
         const int wide = v == LS_DELTA_VK8 ||
-                         (v != LS_DELTA_VK4 && rh * (LS_DELTA_DIM_FAST / 8) >= (int64_t)LS_DELTA_VK8_MIN_WARPS_PER_SM * sms);
+                         (v != LS_DELTA_VK4 && p->tokens == 1 &&
+                          rh * (LS_DELTA_DIM_FAST / 8) >= (int64_t)LS_DELTA_VK8_MIN_WARPS_PER_SM * sms);
         rows = wide ? 8 : 4;
         out->kernel = wide ? LS_K_DELTA_VK8 : LS_K_DELTA_VK4;
     }

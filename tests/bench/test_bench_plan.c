@@ -346,9 +346,37 @@ static void cli(void)
     LS_CHECK_EQ_INT(rc_model, 2);
 }
 
+/* An impl that keeps only the vk layout gets vk cases by default for every delta-rule op, the
+ * fused conv + recurrent one included (it was planned as kv, then skipped as unsupported). */
+static void native_layout(void)
+{
+    ls_impl vk_only = *ls_impl_get("host");
+    vk_only.caps = (vk_only.caps & ~(unsigned)LS_IMPL_KV) | LS_IMPL_VK;
+    bench_opts o;
+    bench_opts_init(&o);
+    o.families[0] = "gdn";
+    o.families[1] = "conv_delta";
+    o.n_families = 2;
+    o.points[0].impl = &vk_only;
+    o.n_points = 1;
+    int dev = 0;
+    bench_plan p;
+    LS_REQUIRE(bench_plan_build(&o, &dev, 1, &p) == 0);
+    int vk = 0, fused = 0;
+    for (int i = 0; i < p.n; i++) {
+        LS_CHECK(p.cases[i].has_layout);
+        vk += p.cases[i].layout == LS_STATE_VK;
+        fused += strncmp(p.cases[i].key, "conv_delta/", 11) == 0;
+    }
+    LS_CHECK(fused > 0);
+    LS_CHECK_EQ_INT(vk, p.n);
+    bench_plan_free(&p);
+}
+
 int main(void)
 {
     default_plan();
+    native_layout();
     axes();
     registry_variants();
     variants();

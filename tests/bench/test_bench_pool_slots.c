@@ -5,6 +5,7 @@
  * layer, each layer's launch params reading its own list, the verification gate passing on those
  * random slots, and the memory budget counting all N + 1 slots (skipped:oom).
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "bench_testutil.h"
@@ -89,6 +90,7 @@ static void random_slots(const char *family, const char *model, int B, int T, ls
     int differ = 0, outside_first_b = 0;
     for (int l = 0; l < t.x.n_rot; l++) {
         const int32_t *h = bench_layer_slots(&t.x, l); /* host backend: host memory */
+        LS_CHECK((uintptr_t)h % 16 == 0); /* kernels compiled for aligned index pointers */
         for (int i = 0; i < B; i++) {
             LS_CHECK(h[i] >= 0 && h[i] < S);
             outside_first_b += h[i] >= B;

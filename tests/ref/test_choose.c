@@ -107,9 +107,18 @@ static void test_conv(void)
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.prefetch=off").prefetch, 0);
 
     /* verify takes the tile kernel at every batch */
+    /* channel-major verify: pair up to B = 16 (and T >= 8 up to B = 128), tile above */
     p = conv(1, 4);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_PAIR);
+    p = conv(16, 2);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_PAIR);
+    p = conv(17, 4);
     LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_TILE);
-    p = conv(4, 4);
+    p = conv(128, 8);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_PAIR);
+    p = conv(129, 8);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_TILE);
+    p = conv(512, 4);
     LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_TILE);
 
     /* fp32 weights (Kimi): no conv_vec2 */
@@ -118,13 +127,18 @@ static void test_conv(void)
     LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_VEC8);
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=vec2").kernel, LS_K_CONV_VEC8);
 
-    /* window-major state (KDA): conv_vec8 at every batch, even when tile is forced */
+    /* window-major state (KDA): pair below B = 64, quad from it; tile (channel-major only)
+     * forced falls back to vec8 */
     p = conv(512, 1);
     p.state_stride_c = 1, p.state_stride_w = 4096;
     pl = plan_conv(&p, "");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_VEC8);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_QUAD);
     LS_CHECK_EQ_INT(pl.state_wmaj, 1);
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=tile").kernel, LS_K_CONV_VEC8);
+    p.batch = 64;
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_QUAD);
+    p.batch = 63;
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_PAIR);
 
     /* forced variants */
     p = conv(512, 1);
@@ -140,7 +154,7 @@ static void test_conv(void)
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=vec2").kernel, LS_K_CONV_VEC8); /* vec2: decode only */
 
     /* conv_pair: forced, it serves decode and verify, either orientation, either weight dtype, on
-     * the (channel pairs / block, rows) grid with the slot guess; auto never picks it (yet) */
+     * the (channel pairs / block, rows) grid with the slot guess */
     p = conv(1, 4);
     pl = plan_conv(&p, "conv.variant=pair");
     LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_PAIR);
@@ -151,7 +165,6 @@ static void test_conv(void)
     LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON);
     LS_CHECK_EQ_INT(pl.state_wmaj, 0);
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=pair,conv.speculate=miss").spec, LS_SPEC_MISS);
-    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_TILE);
     p = conv(8, 1);
     p.weight_dtype = LS_F32;
     p.state_stride_c = 1, p.state_stride_w = 4096; /* KDA: window-major, fp32 weights */
@@ -159,7 +172,7 @@ static void test_conv(void)
     LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_PAIR);
     LS_CHECK_EQ_INT(pl.state_wmaj, 1);
     LS_CHECK_EQ_INT(pl.grid_y, 8);
-    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_VEC8);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_PAIR);
     p = conv(100000, 2); /* rows past 65535 loop in the kernel */
     pl = plan_conv(&p, "conv.variant=pair");
     LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_PAIR);
@@ -317,11 +330,16 @@ static void test_delta(void)
     p = delta(512, 4);
     p.state_layout = LS_STATE_VK;
     pl = plan_delta(&p, 0, "");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK8); /* never the bulk or kv kernels, verify alike */
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK4); /* verify: 4 rows per warp at every batch */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=bulk").kernel, LS_K_DELTA_VK4); /* kv values: auto */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=regs").kernel, LS_K_DELTA_VK4);
+    pl = plan_delta(&p, 0, "delta.variant=vk8");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK8); /* never the bulk or kv kernels */
     LS_CHECK_EQ_INT(pl.block, 128);
     LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 16 / 4);
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=bulk").kernel, LS_K_DELTA_VK8); /* kv values: auto */
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=regs").kernel, LS_K_DELTA_VK8);
+    p.tokens = 1;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_VK8); /* decode: 8 rows at B = 512 */
+    p.tokens = 4;
     pl = plan_delta(&p, 0, "delta.variant=vk4");
     LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK4);
     LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 32 / 4);
