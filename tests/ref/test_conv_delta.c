@@ -115,6 +115,20 @@ static void fx_clone(const fx *f, fx *g)
     g->p.conv.inter = g->cinter, g->p.delta.inter = g->inter;
 }
 
+/* Frees what fx_make allocated. */
+static void fx_free(fx *f)
+{
+    void *all[] = {f->x, f->a, f->b, f->o, f->A_log, f->dt_bias, f->w, f->bw, f->cstate, f->cinter, f->state, f->inter};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
+}
+
+/* Frees the output buffers fx_clone duplicated. */
+static void fx_free_clone(fx *g)
+{
+    free(g->o), free(g->cstate), free(g->state), free(g->cinter), free(g->inter);
+}
+
 static int same(const void *a, const void *b, size_t bytes) { return memcmp(a, b, bytes) == 0; }
 
 static void check_equal(const fx *f, const fx *g, const char *what)
@@ -152,6 +166,7 @@ static void test_oracle(fx *f)
     check_equal(f, &g, "oracle vs packed back-to-back");
     free(qkv);
     free(sentinel);
+    fx_free_clone(&g);
 }
 
 /* T tokens committed at once == T single-token decodes (o, both states). */
@@ -197,6 +212,8 @@ static void test_steps(int kda, int W, int window_major, ls_dtype sdt)
     }
     LS_CHECK_NEAR(worst, 0.0, sdt == LS_F32 ? 1e-5 : 3e-2, 0);
     free(o1), free(x1), free(a1), free(b1);
+    fx_free_clone(&s);
+    fx_free(&f);
 }
 
 static void expect_fail(const ls_conv_delta_params *p, const char *needle)
@@ -238,6 +255,7 @@ static void test_checks(void)
     LS_CHECK(strstr(ls_last_error(), "slot_idx[0]=5") != NULL);
     LS_CHECK(ls_impl_op(ls_impl_get("host"), LS_OP_CONV_DELTA) != NULL);
     LS_CHECK(strcmp(ls_op_name(LS_OP_CONV_DELTA), "conv_delta") == 0);
+    fx_free(&f);
 }
 
 int main(void)
@@ -251,6 +269,7 @@ int main(void)
                         fx f;
                         fx_make(&f, kda, T, 2, kda ? 1 : 2, 8, 6, W, wm, sd ? LS_BF16 : LS_F32, W != 3, T == 1);
                         test_oracle(&f);
+                        fx_free(&f);
                     }
     for (int kda = 0; kda < 2; kda++)
         for (int W = 2; W <= 4; W++) {
