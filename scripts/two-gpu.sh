@@ -52,6 +52,8 @@ if [ "${TWO_GPU_SKIP_CHECK:-0}" != 1 ]; then
   for p in "${pids[@]}"; do wait "$p" || { fail=1; log "gpu-check failed (gpu-check-*.txt)"; }; done
 fi
 
+# since T0: seconds from T0 (date +%s.%N) to now, 1 decimal
+since() { awk -v t0="$1" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.1f", t1 - t0 }'; }
 # run_rank MODE RANK GPU DIR: one rank of a world of 2 on one GPU
 run_rank() {
   CUDA_VISIBLE_DEVICES=$3 "$bench" "${args[@]}" --fleet "$1" --rank "$2" --world 2 --out-dir "$4" \
@@ -63,7 +65,7 @@ pair() {
   run_rank "$1" 0 "${gpus[0]}" "$out/$1" & local p0=$!
   run_rank "$1" 1 "${gpus[1]}" "$out/$1" & local p1=$!
   wait $p0 || rc=1; wait $p1 || rc=1
-  echo "$(echo "$(date +%s.%N) - $t0" | bc)"
+  since "$t0"
   return $rc
 }
 
@@ -71,7 +73,7 @@ log "2. the sweep on GPU ${gpus[0]} alone"
 t0=$(date +%s.%N)
 CUDA_VISIBLE_DEVICES=${gpus[0]} "$bench" "${args[@]}" --out "$out/alone.csv" >"$out/alone.log" 2>&1 \
   || { fail=1; log "alone run failed (alone.log)"; }
-alone_s=$(echo "$(date +%s.%N) - $t0" | bc)
+alone_s=$(since "$t0")
 
 log "3. replicate: ranks 0 and 1 at once"
 rep_s=$(pair replicate) || { fail=1; log "a replicate rank failed (replicate-rank*.log)"; }
@@ -90,7 +92,7 @@ python3 scripts/merge.py "$out/shard" --out "$out/shard.csv" >"$out/shard-merge.
   echo "alone (GPU ${gpus[0]}, whole sweep):       ${alone_s} s"
   echo "replicate (both, whole sweep each):   ${rep_s:-?} s"
   echo "shard (both, half the sweep each):    ${shard_s:-?} s"
-  [ -n "${shard_s:-}" ] && echo "shard speed-up over one GPU:          $(echo "scale=2; $alone_s / $shard_s" | bc)x"
+  [ -n "${shard_s:-}" ] && echo "shard speed-up over one GPU:          $(awk -v a="$alone_s" -v s="$shard_s" 'BEGIN { printf "%.2f", a / s }')x"
 } | tee "$out/walltimes.txt"
 
 # Interference: GPU A alone vs GPU A with its neighbour running the same sweep.
