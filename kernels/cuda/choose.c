@@ -13,8 +13,9 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_PDL] = {"pdl", "on|off",
                      "programmatic dependent launch: each kernel overlaps its start with the previous kernel of the stream"},
     [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad",
-                              "conv update kernel (auto: vec2 for small-batch decode, vec8 below B = 64, tile above "
-                              "and for verify; a forced kernel that does not fit the shape falls back to vec8, then "
+                              "conv update kernel (auto, channel-major state: vec2 for small-batch decode, vec8 below "
+                              "B = 64, tile above; pair for verify up to B = 16 (T >= 8: up to 128), tile above; "
+                              "window-major state: pair below B = 64, quad from it; a forced kernel that does not fit the shape falls back to vec8, then "
                               "scalar; scalar: the fallback kernel everywhere, for tests; pair / quad: 2 / 4 channels "
                               "per thread with every token's x loaded at once, any T, either state orientation, either "
                               "weight dtype)"},
@@ -25,8 +26,8 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
     [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8",
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
-                               "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: vk8 from 8 such "
-                               "warps per SM, vk4 below). A value of the other layout means auto"},
+                               "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: decode vk8 from 8 such "
+                               "warps per SM, vk4 below; verify vk4). A value of the other layout means auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
