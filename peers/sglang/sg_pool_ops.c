@@ -174,18 +174,31 @@ static int check_rc(const ls_state_params *p, int kind, char *err, size_t cap)
     return rc > 0 ? LS_OP_UNSUPPORTED : rc;
 }
 
-int sg_pool_copy(const ls_state_params *p, ls_stream s, char *err, size_t cap)
+/* What copy and zero share: the checks, the index plan, nothing to do for an empty list, and the
+ * conv tensors' Triton slot kernel (zero: clear, else copy). 0 with *todo = 1 when the temporal
+ * state's torch-index kernels are still to launch; else the op's return value. */
+static int slot_prologue(const ls_state_params *p, int kind, sg_index_shape *ix, ls_stream s, char *err,
+                         size_t cap, int *todo)
 {
-    sg_index_shape ix;
-    int rc = check_rc(p, SG_POOL_COPY, err, cap);
+    *todo = 0;
+    int rc = check_rc(p, kind, err, cap);
     if (rc != 0)
         return rc;
-    if (sg_index_plan(p, &ix, err, cap) != 0)
+    if (sg_index_plan(p, ix, err, cap) != 0)
         return LS_OP_UNSUPPORTED;
     if (p->count == 0)
         return 0;
-    rc = slot_kernel(p, 0, s, err, cap);
-    if (rc != 0)
+    rc = slot_kernel(p, kind == SG_POOL_ZERO, s, err, cap);
+    *todo = rc == 0;
+    return rc;
+}
+
+int sg_pool_copy(const ls_state_params *p, ls_stream s, char *err, size_t cap)
+{
+    sg_index_shape ix;
+    int todo;
+    int rc = slot_prologue(p, SG_POOL_COPY, &ix, s, err, cap, &todo);
+    if (!todo)
         return rc;
     /* temporal[:, dst] = temporal[:, src]: aten::index into a temporary, then aten::index_put_ */
     uint32_t *tmp = gather_scratch((size_t)ix.scratch_bytes, s, err, cap);
@@ -201,15 +214,9 @@ int sg_pool_copy(const ls_state_params *p, ls_stream s, char *err, size_t cap)
 int sg_pool_zero(const ls_state_params *p, ls_stream s, char *err, size_t cap)
 {
     sg_index_shape ix;
-    int rc = check_rc(p, SG_POOL_ZERO, err, cap);
-    if (rc != 0)
-        return rc;
-    if (sg_index_plan(p, &ix, err, cap) != 0)
-        return LS_OP_UNSUPPORTED;
-    if (p->count == 0)
-        return 0;
-    rc = slot_kernel(p, 1, s, err, cap);
-    if (rc != 0)
+    int todo;
+    int rc = slot_prologue(p, SG_POOL_ZERO, &ix, s, err, cap, &todo);
+    if (!todo)
         return rc;
     /* temporal.index_fill_(1, idx, 0) */
     return torch_rc(sg_torch_index_fill0(temporal(p), p->dst, ix.layers, ix.rows, ix.elem, ix.layer_stride,
