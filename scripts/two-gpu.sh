@@ -31,11 +31,12 @@ mkdir -p "$out"
 log() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$out/steps.txt" >&2; }
 fail=0
 
-if [ ! -x "$bench" ]; then
+if [ -z "${LINSTATE_BENCH:-}" ]; then
+  # built here, before the two gpu-checks start: they share build-gpu and find nothing to rebuild
   gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
-  { cmake -S . -B build-gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build-gpu -j "$(nproc)"; } \
-    >"$out/build.log" 2>&1 || { log "build failed (build.log)"; exit 1; }
-  bench=build-gpu/bench/linstate-bench
+  { [ -f build-gpu/CMakeCache.txt ] || cmake -S . -B build-gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo; } \
+    >"$out/build.log" 2>&1 && cmake --build build-gpu -j "$(nproc)" >>"$out/build.log" 2>&1 \
+    || { log "build failed (build.log)"; exit 1; }
 fi
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1
 nvidia-smi topo -m >"$out/topo.txt" 2>&1
