@@ -601,6 +601,19 @@ static void test_copy_peak(void)
     LS_CHECK(gbps > 0.05 && gbps < 1e5);
     LS_CHECK_EQ_INT(ls_measure_copy_peak(ls_runtime_host(), 100, &gbps), -1);
     LS_CHECK(strstr(ls_last_error(), "bytes = 100") != NULL);
+
+    /* settling: a target never reached stops at the budget and still measures; one already met
+     * costs a single round */
+    const ls_runtime *h = ls_runtime_host();
+    double t0 = now_us();
+    gbps = -1;
+    LS_CHECK_EQ_INT(ls_measure_copy_peak_settled(h, (size_t)4 << 20, 1e12, 0.05, &gbps), 0);
+    double settle_us = now_us() - t0;
+    LS_CHECK(gbps > 0.05);
+    LS_CHECK(settle_us >= 0.05e6 && settle_us < 5e6);
+    t0 = now_us();
+    LS_CHECK_EQ_INT(ls_measure_copy_peak_settled(h, (size_t)4 << 20, 1e-3, 10.0, &gbps), 0);
+    LS_CHECK(now_us() - t0 < 5e6 && gbps > 0.05);
 }
 
 int main(void)
