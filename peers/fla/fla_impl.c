@@ -25,13 +25,9 @@ static int resolve(const ls_delta_params *p, fla_plan *pl, const tk_variant **v)
     int rc = fla_kda_plan(p, pl, err_buf, sizeof err_buf);
     if (rc != 0)
         return rc;
-    *v = tk_find(fla_variants, fla_n_variants, pl->kernel, pl->key);
-    if (!*v) {
-        snprintf(err_buf, sizeof err_buf, "fla: %s[%s] was not compiled (peers/fla/kernels.py lists the "
-                 "kimi-linear shapes at tp 1/2/4/8)", pl->kernel, pl->key);
-        return LS_OP_UNSUPPORTED;
-    }
-    return 0;
+    *v = tk_require(fla_variants, fla_n_variants, pl->kernel, pl->key, "fla",
+                    "peers/fla/kernels.py lists the kimi-linear shapes at tp 1/2/4/8", err_buf, sizeof err_buf);
+    return *v ? 0 : LS_OP_UNSUPPORTED;
 }
 
 static int fla_kda(const ls_delta_params *p, const ls_tuning *t, ls_stream s)

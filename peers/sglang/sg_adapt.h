@@ -11,6 +11,8 @@
 #define SG_PACKED_KERNEL "fused_recurrent_gated_delta_rule_packed_decode_kernel"
 #define SG_KDA_PACKED_KERNEL "fused_recurrent_kda_packed_decode_kernel"
 #define SG_GATING_KERNEL "fused_sigmoid_gating_delta_rule_update_kernel"
+/* What peers/sglang/kernels.py compiles the preset kernels for (the "was not compiled" errors). */
+#define SG_BUILT_PRESETS "peers/sglang/kernels.py lists the preset shapes at tp 1/2/4/8"
 #define SG_CONV_KERNEL "_causal_conv1d_update_kernel"
 #define SG_SSU_KERNEL "_selective_scan_update_kernel"
 #define SG_KDA_CONV_VERIFY_KERNEL "fused_kda_conv_gating_verify_kernel"

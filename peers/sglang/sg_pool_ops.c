@@ -135,11 +135,7 @@ done:
 
 static const tk_variant *find(const sg_plan *pl, char *err, size_t cap)
 {
-    const tk_variant *v = tk_find(sg_variants, sg_n_variants, pl->kernel, pl->key);
-    if (!v)
-        snprintf(err, cap, "sglang: %s[%s] was not compiled (peers/sglang/kernels.py lists the preset "
-                 "shapes at tp 1/2/4/8)", pl->kernel, pl->key);
-    return v;
+    return tk_require(sg_variants, sg_n_variants, pl->kernel, pl->key, "sglang", SG_BUILT_PRESETS, err, cap);
 }
 
 /* The fused slot copy (clear = 0) or clear over the conv tensors. */

@@ -34,6 +34,12 @@ static const ls_knob_def knobs[] = {
      "its sigmoid-gating recurrent kernel (gating)"},
 };
 
+/* The compiled variant of a plan, or NULL with err_buf saying which shapes were built. */
+static const tk_variant *find_variant(const sg_plan *pl, const char *built)
+{
+    return tk_require(sg_variants, sg_n_variants, pl->kernel, pl->key, "sglang", built, err_buf, sizeof err_buf);
+}
+
 static int decode_knob(const ls_tuning *t) { return t && t->n > 0 ? t->v[0] : SG_DECODE_AUTO; }
 
 static int resolve(const ls_delta_params *p, int kda, const ls_tuning *t, sg_plan *pl,
@@ -42,13 +48,8 @@ static int resolve(const ls_delta_params *p, int kda, const ls_tuning *t, sg_pla
     /* a call SGLang's kernels were not written or built for: skipped, not failed */
     if (sg_delta_plan(p, kda, decode_knob(t), pl, err_buf, sizeof err_buf) != 0)
         return LS_OP_UNSUPPORTED;
-    *v = tk_find(sg_variants, sg_n_variants, pl->kernel, pl->key);
-    if (!*v) {
-        snprintf(err_buf, sizeof err_buf, "sglang: %s[%s] was not compiled (peers/sglang/kernels.py "
-                 "lists the preset shapes at tp 1/2/4/8)", pl->kernel, pl->key);
-        return LS_OP_UNSUPPORTED;
-    }
-    return 0;
+    *v = find_variant(pl, SG_BUILT_PRESETS);
+    return *v ? 0 : LS_OP_UNSUPPORTED;
 }
 
 static int run(const ls_delta_params *p, int kda, const ls_tuning *t, ls_stream s)
@@ -93,13 +94,8 @@ static int resolve_other(ls_op op, const void *params, sg_plan *pl, const tk_var
                                      : sg_ssu_plan((const ls_ssu_params *)params, pl, err_buf, sizeof err_buf);
     if (rc != 0)
         return LS_OP_UNSUPPORTED;
-    *v = tk_find(sg_variants, sg_n_variants, pl->kernel, pl->key);
-    if (!*v) {
-        snprintf(err_buf, sizeof err_buf, "sglang: %s[%s] was not compiled (peers/sglang/kernels.py "
-                 "lists the preset shapes at tp 1/2/4/8)", pl->kernel, pl->key);
-        return LS_OP_UNSUPPORTED;
-    }
-    return 0;
+    *v = find_variant(pl, SG_BUILT_PRESETS);
+    return *v ? 0 : LS_OP_UNSUPPORTED;
 }
 
 static int sg_conv_update(const ls_conv_params *p, const ls_tuning *t, ls_stream s)
@@ -137,13 +133,8 @@ static int resolve_conv_delta(const ls_conv_delta_params *p, sg_plan *pl, const 
 {
     if (sg_conv_delta_plan(p, pl, err_buf, sizeof err_buf) != 0)
         return LS_OP_UNSUPPORTED;
-    *v = tk_find(sg_variants, sg_n_variants, pl->kernel, pl->key);
-    if (!*v) {
-        snprintf(err_buf, sizeof err_buf, "sglang: %s[%s] was not compiled (peers/sglang/kernels.py "
-                 "lists the kimi-linear heads at tp 1/2/4/8, T 3..8)", pl->kernel, pl->key);
-        return LS_OP_UNSUPPORTED;
-    }
-    return 0;
+    *v = find_variant(pl, "peers/sglang/kernels.py lists the kimi-linear heads at tp 1/2/4/8, T 3..8");
+    return *v ? 0 : LS_OP_UNSUPPORTED;
 }
 
 static int sg_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, ls_stream s)

@@ -68,6 +68,15 @@ const tk_variant *tk_find(const tk_variant *tab, int n, const char *kernel, cons
     return NULL;
 }
 
+const tk_variant *tk_require(const tk_variant *tab, int n, const char *kernel, const char *key,
+                             const char *peer, const char *built, char *err, size_t cap)
+{
+    const tk_variant *v = tk_find(tab, n, kernel, key);
+    if (!v)
+        snprintf(err, cap, "%s: %s[%s] was not compiled (%s)", peer, kernel, key, built);
+    return v;
+}
+
 int tk_marshal(const tk_call *c, tk_packed *out, char *err, size_t cap)
 {
     const tk_variant *v = c->v;

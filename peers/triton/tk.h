@@ -81,6 +81,10 @@ int tk_marshal(const tk_call *c, tk_packed *out, char *err, size_t cap);
 
 /* The variant (kernel, key) of a table, or NULL. */
 const tk_variant *tk_find(const tk_variant *tab, int n, const char *kernel, const char *key);
+/* tk_find, or NULL with err = "<peer>: <kernel>[<key>] was not compiled (<built>)", built saying
+ * which shapes the peer's spec does compile: the impls answer LS_OP_UNSUPPORTED with it. */
+const tk_variant *tk_require(const tk_variant *tab, int n, const char *kernel, const char *key,
+                             const char *peer, const char *built, char *err, size_t cap);
 
 /* Marshals and launches on stream (a cudaStream_t / CUstream; NULL = default stream) in the
  * current context. Never synchronises; allocates only for a kernel whose metadata asks for
