@@ -3,6 +3,9 @@
  * (plan -> context -> entry setup), for the tests of tests/bench. The case is selected by
  * (family or family/op, model, B, T, state dtype, variant) at tp 8 and must plan to exactly one
  * case; the memory budget is given, rotation is capped at 2 layers as on the host backend.
+ * The device is described by BT_DEVICE below, not read from this machine: the rotation count
+ * follows the L2 size and the host runtime takes it (and the core count) from sysconf, so a
+ * test that read the machine would pass or fail with the machine's caches (docs/timing.md).
  */
 #ifndef LS_BENCH_TESTUTIL_H
 #define LS_BENCH_TESTUTIL_H
@@ -26,6 +29,11 @@ typedef struct bt_case {
 static const ls_impl *bt_impl;
 /* --pool-slots of the next bt_setup (0: not given, the serving default). */
 static int bt_pool_slots;
+
+/* The fixed device every bt_setup case sees: an H200's L2 and SM count, so the rotation rule
+ * (8 x L2 / bytes per call, capped at 2 here) gives the same layer count on every machine. */
+#define BT_L2_BYTES ((int64_t)60 << 20)
+#define BT_SM_COUNT 132
 
 /* variant NULL = the default variant. Exits the test if the selection is not exactly one case. */
 static inline void bt_setup(bt_case *t, const ls_runtime *be, const char *family, const char *model, int batch,
@@ -61,6 +69,8 @@ static inline void bt_setup(bt_case *t, const ls_runtime *be, const char *family
     t->c = &t->plan.cases[0];
     t->env.be = be;
     LS_REQUIRE(be->device_info(0, &t->env.dev) == 0);
+    t->env.dev.l2_bytes = BT_L2_BYTES;
+    t->env.dev.sm_count = BT_SM_COUNT;
     t->env.budget_bytes = budget;
     t->env.cache = LS_CACHE_ROTATE;
     t->env.max_rot = 2;
