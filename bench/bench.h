@@ -172,6 +172,10 @@ int bench_pool_state_run(void *x, int rot, ls_stream s);
 const void *bench_pool_state_launch(const struct bench_ctx *x, ls_op *op);
 int bench_pool_state_verify(struct bench_ctx *x, double *max_rel_err);
 
+/* impls.c: the Python-impl columns of a row of impl im for an entry calling `ops` (BENCH_OP
+ * bits): impl_source, impl_source_git, impl_source_hash, impl_layout ("" for C impls). */
+void bench_impl_row(const ls_impl *im, unsigned ops, ls_row *row);
+
 /* ------------------------------------------------------------------ CLI options */
 
 #define BENCH_MAX_LIST 32

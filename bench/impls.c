@@ -1,6 +1,7 @@
 /*
- * impls.c — the impl and tuning axes: loads --impl-path plugins, resolves --impl names on the
- * run's runtime, and crosses them with the --tune points into bench_opts.points.
+ * impls.c — the impl and tuning axes: loads --impl-path plugins (a .py module or package: a Python
+ * impl, kernels/pyimpl.c), resolves --impl names (NAME@SRC: an instance of a Python impl on a
+ * source) on the run's runtime, and crosses them with the --tune points into bench_opts.points.
  *
  * A --tune point is a comma list of items "knob=value" or "impl:knob=value". An unprefixed item
  * applies to every selected impl that declares the knob; a prefixed one to that impl only. Each
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "ls_pyimpl.h"
 
 static int fail2(const char *what)
 {
@@ -68,7 +70,8 @@ int bench_impl_points_resolve(bench_opts *o, const ls_runtime *rt)
     const ls_impl *plugins[BENCH_MAX_LIST];
     for (int i = 0; i < o->n_impl_paths; i++) {
         ls_clear_error();
-        plugins[i] = ls_impl_load(o->impl_paths[i]);
+        plugins[i] = ls_pyimpl_is_module_path(o->impl_paths[i]) ? ls_pyimpl_load_file(o->impl_paths[i], rt->name)
+                                                               : ls_impl_load(o->impl_paths[i]);
         if (!plugins[i]) {
             snprintf(msg, sizeof msg, "--impl-path: %s", ls_last_error());
             return fail2(msg);
@@ -94,7 +97,8 @@ int bench_impl_points_resolve(bench_opts *o, const ls_runtime *rt)
     } else {
         for (int i = 0; i < o->n_impls; i++) {
             ls_clear_error();
-            const ls_impl *im = ls_impl_get(o->impls[i]);
+            const ls_impl *im = ls_pyimpl_is_spec(o->impls[i]) ? ls_pyimpl_get(o->impls[i], rt->name)
+                                                               : ls_impl_get(o->impls[i]);
             if (!im) {
                 snprintf(msg, sizeof msg, "--impl %s: %s", o->impls[i], ls_last_error());
                 return fail2(msg);
@@ -170,4 +174,22 @@ int bench_impl_points_resolve(bench_opts *o, const ls_runtime *rt)
                 return fail2(msg);
             }
     return 0;
+}
+
+void bench_impl_row(const ls_impl *im, unsigned ops, ls_row *row)
+{
+    const ls_pyimpl *py = ls_pyimpl_of(im);
+    if (!py)
+        return;
+    snprintf(row->impl_source, sizeof row->impl_source, "%s", ls_pyimpl_source(im));
+    snprintf(row->impl_source_git, sizeof row->impl_source_git, "%s", py->source_git);
+    snprintf(row->impl_source_hash, sizeof row->impl_source_hash, "%s", py->source_hash);
+    /* One op: its note; several (conv_delta back to back): "op: note" joined by "; ". */
+    size_t len = 0;
+    int several = (ops & (ops - 1)) != 0;
+    row->impl_layout[0] = 0;
+    for (int op = 0; op < LS_OP_COUNT && len < sizeof row->impl_layout; op++)
+        if ((ops & BENCH_OP(op)) && py->layout[op][0])
+            len += (size_t)snprintf(row->impl_layout + len, sizeof row->impl_layout - len, several ? "%s%s: %s" : "%s%.0s%s",
+                                    len ? "; " : "", ls_op_name((ls_op)op), py->layout[op]);
 }

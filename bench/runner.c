@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "ls_pyimpl.h"
 
 
 
@@ -336,6 +337,7 @@ static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
     snprintf(row->tuning, sizeof row->tuning, "%s", c->pt->tune);
     snprintf(row->state_layout, sizeof row->state_layout, "%s", c->has_layout ? ls_state_layout_name(c->layout) : "");
     snprintf(row->kernel, sizeof row->kernel, "%s", R->cur == c ? R->cur_kernel : "");
+    bench_impl_row(c->pt->impl, c->e->ops, row);
 }
 
 /* Records the row for the report, counts failures, prints progress. */
@@ -386,7 +388,12 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     int n = 0;
     if (strcmp(R->cur_status, "ok") == 0) {
         ls_clear_error();
+        const ls_pyimpl *py = ls_pyimpl_of(c->pt->impl);
+        if (py) /* host_call_us: the Python calls of this measurement only */
+            py->calls_reset(py);
         int trc = time_case(R, D, row, &n);
+        if (py)
+            row->host_call_us = py->calls_median_us(py);
         if (trc != 0 && R->ctx.unsupported) {
             fprintf(stderr, "linstate-bench: %s: the impl does not take this case: %s\n", c->name, ls_last_error());
             snprintf(row->status, sizeof row->status, "skipped:unsupported");

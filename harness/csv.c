@@ -107,7 +107,12 @@ struct ls_csv {
     X(rank, OPT, p->rank)                                 \
     X(world_size, OPT, p->world_size)                     \
     X(job_id, STR, p->job_id)                             \
-    X(node, STR, p->node)
+    X(node, STR, p->node)                                 \
+    X(impl_source, STR, r->impl_source)                   \
+    X(impl_source_git, STR, r->impl_source_git)           \
+    X(impl_source_hash, STR, r->impl_source_hash)         \
+    X(impl_layout, STR, r->impl_layout)                   \
+    X(host_call_us, DBL, r->host_call_us)
 
 #define HEADER_NAME(name, kind, expr) "," #name
 static const char header_with_lead_comma[] = LS_CSV_COLUMNS(HEADER_NAME);
@@ -375,7 +380,7 @@ void ls_row_init(ls_row *r, const ls_provenance *prov)
     r->prov = prov;
     r->gbps = r->copy_peak_gbps = r->pct_of_copy_peak = NAN;
     r->max_rel_err = NAN;
-    r->noise_pct = r->copy_peak_drift_pct = NAN;
+    r->noise_pct = r->copy_peak_drift_pct = r->host_call_us = NAN;
     r->sm_clock_min_mhz = r->sm_clock_median_mhz = r->samples_discarded = -1;
     r->t.median = r->t.p10 = r->t.p90 = r->t.mean = r->t.stddev = r->t.min = r->t.max = NAN;
     snprintf(r->status, sizeof r->status, "ok");

@@ -242,6 +242,12 @@ typedef struct ls_row {
     int sm_clock_median_mhz;
     int samples_discarded;   /* samples dropped as throttled; -1 (empty) when clocks not sampled */
     double copy_peak_drift_pct; /* this row's ceiling against the run's first, %; NaN if unknown */
+    /* Python impls (docs/plugin-abi.md "Python impls"); "" / NaN for C impls: */
+    char impl_source[512];   /* the source it was loaded from: a pinned version or a folder */
+    char impl_source_git[64]; /* `git describe --always --dirty` of that folder ("" if none) */
+    char impl_source_hash[24]; /* sha256 (16 hex) of the contents of the files it loaded */
+    char impl_layout[256];   /* the impl's note of the tensor layout its op(s) used */
+    double host_call_us;     /* median wall time of its Python op calls while timing the row */
 } ls_row;
 
 /* ------------------------------------------------------------------ result files */

@@ -149,14 +149,40 @@ static int name_ok(const char *s, const char *extra)
     return 1;
 }
 
+/* An impl name: [a-z0-9_-]+, and for an instance of a Python impl on a source "@LABEL" after it
+ * (LABEL [A-Za-z0-9._+-]+): safe in CSV cells, case names, --impl lists and --tune prefixes. */
+static int impl_name_ok(const char *s)
+{
+    if (!s)
+        return 0;
+    const char *at = strchr(s, '@');
+    char base[64];
+    size_t n = at ? (size_t)(at - s) : strlen(s);
+    if (n >= sizeof base)
+        return 0;
+    memcpy(base, s, n);
+    base[n] = 0;
+    if (!name_ok(base, "_-"))
+        return 0;
+    if (!at)
+        return 1;
+    if (!at[1] || strlen(at) > 41)
+        return 0;
+    for (const char *c = at + 1; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("._+-", *c))
+            return 0;
+    return 1;
+}
+
 /* Everything the harness relies on in a table it did not build. */
 static int impl_check(const ls_impl *im, const char *where)
 {
     if (im->abi_version != LS_IMPL_ABI)
         return ls_fail("impl: %s: impl ABI %d, this linstate speaks %d (rebuild the plugin against this "
                        "ls_kernels.h)", where, im->abi_version, LS_IMPL_ABI);
-    if (!name_ok(im->name, "_-"))
-        return ls_fail("impl: %s: name '%s' is not [a-z0-9_-]+", where, im->name ? im->name : "(null)");
+    if (!impl_name_ok(im->name))
+        return ls_fail("impl: %s: name '%s' is not [a-z0-9_-]+ (a Python impl instance: +@[A-Za-z0-9._+-]+)",
+                       where, im->name ? im->name : "(null)");
     if (!im->runtime || (strcmp(im->runtime, "cuda") && strcmp(im->runtime, "host")))
         return ls_fail("impl: %s: runtime '%s' is not cuda or host", where, im->runtime ? im->runtime : "(null)");
     if ((im->gdn || im->kda || im->conv_delta) && !(im->caps & (LS_IMPL_KV | LS_IMPL_VK)))
@@ -215,24 +241,27 @@ const ls_impl *ls_impl_load(const char *path)
         dlclose(h);
         return NULL;
     }
-    if (impl_check(im, path) != 0) {
+    if (ls_impl_register(im, path) != 0) {
         dlclose(h);
         return NULL;
     }
+    return im; /* the handle stays open for the process */
+}
+
+int ls_impl_register(const ls_impl *im, const char *where)
+{
+    if (n_loaded == LS_MAX_IMPLS)
+        return ls_fail("impl: %s: at most %d plugins", where, LS_MAX_IMPLS);
+    if (impl_check(im, where) != 0)
+        return -1;
     for (int i = 0; i < ls_impl_count(); i++)
-        if (strcmp(ls_impl_at(i)->name, im->name) == 0) {
-            ls_fail("impl: %s: name '%s' is already taken", path, im->name);
-            dlclose(h);
-            return NULL;
-        }
-    loaded_path[n_loaded] = strdup(path);
-    if (!loaded_path[n_loaded]) {
-        ls_fail("impl: %s: out of memory", path);
-        dlclose(h);
-        return NULL;
-    }
-    loaded[n_loaded++] = im; /* the handle stays open for the process */
-    return im;
+        if (strcmp(ls_impl_at(i)->name, im->name) == 0)
+            return ls_fail("impl: %s: name '%s' is already taken", where, im->name);
+    loaded_path[n_loaded] = strdup(where);
+    if (!loaded_path[n_loaded])
+        return ls_fail("impl: %s: out of memory", where);
+    loaded[n_loaded++] = im;
+    return 0;
 }
 
 const char *ls_op_name(ls_op op)

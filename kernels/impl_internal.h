@@ -16,6 +16,10 @@ const ls_impl *ls_impl_host_table(void);
 /* "linstate": the CUDA kernels (cuda/impl_linstate.cu); NULL in builds without CUDA. */
 const ls_impl *ls_impl_linstate_table(void);
 
+/* Checks a table (ABI, name, runtime, caps, knobs) and adds it to the registry under its name;
+ * `where` names its origin in errors (a plugin path, a Python module). 0 or -1 (error set). */
+int ls_impl_register(const ls_impl *im, const char *where);
+
 #ifdef __cplusplus
 }
 #endif
