@@ -598,6 +598,7 @@ typedef struct bench_runner {
     double cur_err;          /* its verification error (NaN when not verified) */
     int *reps;               /* repetitions measured, per plan case */
     char cur_kernel[192];    /* the impl's explain of the set-up case ("" when none) */
+    unsigned cur_ops;        /* BENCH_OP bit of the op it launches (its entry's ops when unknown) */
     double cur_peak_gbps;    /* the set-up case's ceiling (start-up one under --ceiling start) */
     double *samples;
     int cap_samples;

@@ -208,6 +208,7 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
     x->tune = &c->pt->tuning;
     x->rng = bench_hash(c->key);
     R->cur_kernel[0] = 0;
+    R->cur_ops = 0;
     snprintf(R->cur_status, sizeof R->cur_status, "ok");
     for (int op = 0; op < LS_OP_COUNT; op++)
         if ((c->e->ops & BENCH_OP(op)) && !ls_impl_op(x->im, (ls_op)op)) {
@@ -240,6 +241,7 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
     }
     ls_op op;
     const void *params = c->e->launch ? c->e->launch(x, &op) : NULL;
+    R->cur_ops = params ? BENCH_OP(op) : c->e->ops; /* impl_layout: the op the row launches */
     if (params && x->im->explain &&
         x->im->explain(op, params, x->tune, &D->env.dev, R->cur_kernel, sizeof R->cur_kernel) != 0)
         R->cur_kernel[0] = 0;
@@ -337,7 +339,7 @@ static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
     snprintf(row->tuning, sizeof row->tuning, "%s", c->pt->tune);
     snprintf(row->state_layout, sizeof row->state_layout, "%s", c->has_layout ? ls_state_layout_name(c->layout) : "");
     snprintf(row->kernel, sizeof row->kernel, "%s", R->cur == c ? R->cur_kernel : "");
-    bench_impl_row(c->pt->impl, c->e->ops, row);
+    bench_impl_row(c->pt->impl, R->cur == c && R->cur_ops ? R->cur_ops : c->e->ops, row);
 }
 
 /* Records the row for the report, counts failures, prints progress. */

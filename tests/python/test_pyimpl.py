@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Python impls end to end on the host runtime (CTest label python; docs/plugin-abi.md "Python impls").
+
+  test_pyimpl.py CHECK --bench BIN --repo DIR [--build DIR]
+
+CHECK:
+  example  examples/python/conv_update.py next to host: ok rows verified (max_rel_err within the
+           conv tolerance), its name, version, tuning, kernel and layout; the source columns
+           (hash of the module's contents) and host_call_us set on its rows only; a --tune point
+  wrong    tests/python/wrong_conv.py (outputs +8 bf16 ulps): exit 1, every row fail_numerics
+  raise    tests/python/raise_impl.py: the raising conv_update gives error:verify rows with the
+           exception's type and message on stderr; an op returning 7 a failure naming the value,
+           ops answering 2 skipped:unsupported
+  errors   exit 2 and one stderr line: a module whose import fails, a module file that does not
+           exist, @SRC on a C impl, a missing pinned version, a bad label, a name the module
+           does not have, an unknown NAME@
+  sources  srcdemo.py on two source trees (a git checkout, and a copy with a planted sleep in its
+           conv update) in one run: impl names NAME@LABEL, impl_source / _git / _hash per row;
+           scripts/compare.py --impls A:B says SLOWER on exactly the conv rows; a derived label
+  benchsh  scripts/bench.sh (LINSTATE_SKIP_SETUP=1, LINSTATE_BUILD_DIR=the test build) runs the
+           example by name, from the script: --list and a small run
+"""
+import argparse
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+FAILURES = []
+CONV_TOL = 1e-2
+FAST = ["--backend", "host", "--tp", "8", "--model", "qwen3-next-80b-a3b", "--min-samples", "3",
+        "--min-time", "0.001", "--max-time", "0.05"]
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+
+
+def run(cmd, env=None, timeout=600):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, env=env)
+
+
+def bench(a, out, *extra, expect_rc=0):
+    p = run([a.bench] + FAST + ["--out", out] + list(extra))
+    check(p.returncode == expect_rc, "rc %d, want %d for %s\nstderr tail:\n%s"
+          % (p.returncode, expect_rc, " ".join(extra), p.stderr[-3000:]))
+    rows = list(csv.DictReader(open(out))) if os.path.exists(out) else []
+    check(len(rows) > 0, "no CSV rows in " + out)
+    return rows, p
+
+
+def mod(a, *parts):
+    return os.path.join(a.repo, *parts)
+
+
+def t_example(a, tmp):
+    ex = mod(a, "examples", "python", "conv_update.py")
+    rows, _ = bench(a, os.path.join(tmp, "ex.csv"), "--impl-path", ex, "--impl", "pyconv,host",
+                    "--family", "conv1d_update,gdn", "--batch", "3", "--draft", "1,3",
+                    "--tune", "conv.block=256", "--tune", "conv.block=128")
+    py = [r for r in rows if r["impl"] == "pyconv"]
+    conv = [r for r in py if r["op"].startswith("conv1d_update")]
+    check(len(conv) == 4, "pyconv conv rows: %d, want 4 (decode, verify x 2 tunings)" % len(conv))
+    for r in conv:
+        check(r["status"] == "ok" and float(r["max_rel_err"]) <= CONV_TOL, "pyconv row %s: %s err %s"
+              % (r["case"], r["status"], r["max_rel_err"]))
+        check(r["impl_version"] == "example 1.0 (numpy)", "impl_version " + r["impl_version"])
+        check(r["kernel"].startswith("pyconv host B=3"), "kernel column " + r["kernel"])
+        check("[slots, C, W-1]" in r["impl_layout"], "impl_layout " + r["impl_layout"])
+        check(re.fullmatch(r"[0-9a-f]{16}", r["impl_source_hash"]) is not None, "hash " + r["impl_source_hash"])
+        check(r["host_call_us"] != "" and float(r["host_call_us"]) > 0, "host_call_us " + r["host_call_us"])
+    check({r["tuning"] for r in conv} == {"conv.block=256", "conv.block=128"}, "tunings %s" % {r["tuning"] for r in conv})
+    for r in py:
+        if r["op"].startswith("gdn"):
+            check(r["status"] == "skipped:unsupported", "pyconv gdn row " + r["status"])
+    for r in rows:
+        if r["impl"] == "host":
+            check(r["host_call_us"] == "" and r["impl_source_hash"] == "", "host row has Python columns")
+
+
+def t_wrong(a, tmp):
+    rows, p = bench(a, os.path.join(tmp, "w.csv"), "--impl-path", mod(a, "tests", "python", "wrong_conv.py"),
+                    "--impl", "pywrong", "--family", "conv1d_update", "--batch", "3", "--draft", "1,3", expect_rc=1)
+    check(len(rows) == 2 and all(r["status"] == "fail_numerics" for r in rows),
+          "wrong rows: %s" % [(r["case"], r["status"]) for r in rows])
+    check(all(float(r["max_rel_err"]) > CONV_TOL for r in rows), "wrong rows within tolerance")
+
+
+def t_raise(a, tmp):
+    rows, p = bench(a, os.path.join(tmp, "r.csv"), "--impl-path", mod(a, "tests", "python", "raise_impl.py"),
+                    "--impl", "pyraise", "--family", "conv1d_update,pool/copy,pool/accept", "--batch", "2",
+                    "--draft", "1,2", expect_rc=1)
+    st = {r["op"]: r["status"] for r in rows}
+    check(st.get("conv1d_update/decode") == "error:verify", "conv row %s" % st.get("conv1d_update/decode"))
+    check("ValueError: planted failure in conv_update (B=" in p.stderr, "exception not on stderr:\n" + p.stderr[-2000:])
+    check(st.get("pool/copy", "").startswith("error:"), "pool/copy (state_copy returns 7): %s" % st.get("pool/copy"))
+    check("state_copy: returned 7" in p.stderr, "bad return value not named:\n" + p.stderr[-2000:])
+    check(st.get("pool/accept") == "skipped:unsupported", "pool/accept (op answers 2): %s" % st.get("pool/accept"))
+
+
+def one_line_error(a, tmp, what, args, want):
+    p = run([a.bench] + FAST + ["--list"] + args)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    check(p.returncode == 2, "%s: rc %d, want 2 (stderr: %s)" % (what, p.returncode, p.stderr[-800:]))
+    check(len(lines) == 1 and want in lines[0], "%s: want one line with %r, got %s" % (what, want, lines))
+
+
+def t_errors(a, tmp):
+    tp = lambda f: mod(a, "tests", "python", f)  # noqa: E731
+    one_line_error(a, tmp, "import error", ["--impl-path", tp("badimport.py"), "--impl", "x"],
+                   "ModuleNotFoundError: No module named 'linstate_no_such_module'")
+    one_line_error(a, tmp, "missing module", ["--impl-path", tp("nope.py")], "nope.py: no such file")
+    one_line_error(a, tmp, "@ on a C impl", ["--impl", "host@1.0"], "'host' is not a Python impl")
+    one_line_error(a, tmp, "missing version", ["--impl", "py_sglang@0.0.1"], "sglang-0.0.1 missing")
+    one_line_error(a, tmp, "bad label", ["--impl-path", tp("srcdemo.py"), "--impl", "srcdemo@a:b=" + tmp],
+                   "label 'a:b'")
+    one_line_error(a, tmp, "not a folder", ["--impl-path", tp("srcdemo.py"), "--impl", "srcdemo@" + tmp + "/none"],
+                   "is not a folder")
+    one_line_error(a, tmp, "unknown", ["--impl", "nosuch@" + tmp], "'nosuch' is not a Python impl")
+
+
+def make_tree(path, delay, git):
+    os.makedirs(path)
+    src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "srcdemo_tree.py")).read()
+    if delay:
+        src = src.replace("DELAY_S = 0.0", "DELAY_S = %r  # the planted slowdown" % delay)
+    with open(os.path.join(path, "conv_kernels.py"), "w") as f:
+        f.write(src)
+    if git:
+        g = ["git", "-C", path, "-c", "user.name=t", "-c", "user.email=t@t"]
+        for c in (["init", "-q"], ["add", "."], ["commit", "-qm", "tree a"]):
+            run(g + c)
+
+
+def t_sources(a, tmp):
+    ta, tb = os.path.join(tmp, "a", "python"), os.path.join(tmp, "b")
+    make_tree(ta, 0.0, git=shutil.which("git") is not None)
+    make_tree(tb, 0.004, git=False)
+    demo = mod(a, "tests", "python", "srcdemo.py")
+    out = os.path.join(tmp, "two.csv")
+    rows, p = bench(a, out, "--impl-path", demo, "--impl", "srcdemo@" + ta + ",srcdemo@before=" + tb,
+                    "--family", "conv1d_update,pool/copy", "--batch", "1,2", "--draft", "1")
+    names = sorted({r["impl"] for r in rows})
+    # the first is named by its folder ("python" is generic: the parent's name), the second by its label
+    check(names == ["srcdemo@a", "srcdemo@before"], "impl names %s" % names)
+    for r in rows:
+        check(r["status"] == "ok", "%s %s: %s" % (r["impl"], r["case"], r["status"]))
+        want = ta if r["impl"] == "srcdemo@a" else tb
+        check(r["impl_source"] == os.path.realpath(want), "impl_source %s, want %s" % (r["impl_source"], want))
+        check(r["impl_layout"].startswith(r["op"].split("/")[0].replace("conv1d_update", "conv_update").replace(
+            "pool", "state_copy")), "impl_layout %s for %s" % (r["impl_layout"], r["op"]))
+    ga = {r["impl_source_git"] for r in rows if r["impl"] == "srcdemo@a"}
+    gb = {r["impl_source_git"] for r in rows if r["impl"] == "srcdemo@before"}
+    if shutil.which("git"):
+        check(len(ga) == 1 and re.fullmatch(r"[0-9a-f]{4,40}", ga.pop() or "-") is not None, "git describe of a: %s" % ga)
+    check(gb == {""}, "git describe of a tree outside git: %s" % gb)
+    ha = {r["impl_source_hash"] for r in rows if r["impl"] == "srcdemo@a"}
+    hb = {r["impl_source_hash"] for r in rows if r["impl"] == "srcdemo@before"}
+    check(len(ha) == 1 and len(hb) == 1 and ha != hb, "source hashes a %s, before %s" % (ha, hb))
+    # A/B: the planted sleep (4 ms per conv call) shows on the conv rows only. --threshold 50: the
+    # unchanged pool rows may jitter on a loaded machine, never by half.
+    cmp = run([sys.executable, mod(a, "scripts", "compare.py"), out, "--impls", "srcdemo@a:srcdemo@before",
+               "--threshold", "50"])
+    check(cmp.returncode == 1, "compare rc %d, want 1 (a SLOWER case)\n%s%s" % (cmp.returncode, cmp.stdout, cmp.stderr))
+    verdicts = {}
+    for line in cmp.stdout.splitlines():
+        m = re.search(r"((?:conv1d_update|pool)/\S+)\s.*\b(SLOWER|FASTER|SAME|UNSURE|NOISY)\b", line)
+        if m:
+            verdicts[m.group(1)] = m.group(2)
+    check(len(verdicts) == 4, "compare verdicts: %s\n%s" % (verdicts, cmp.stdout))
+    for case, v in verdicts.items():
+        want = "SLOWER" if case.startswith("conv1d_update") else None
+        check(v == want if want else v != "SLOWER", "%s: %s" % (case, v))
+    # Loading the same source twice under its folder's name gives a distinct name (-2), same code.
+    rows2, _ = bench(a, os.path.join(tmp, "dup.csv"), "--impl-path", demo, "--impl",
+                     "srcdemo@" + tb + ",srcdemo@" + os.path.join(tmp, "a", "python"), "--family", "pool/copy",
+                     "--batch", "1", "--draft", "1")
+    check(sorted({r["impl"] for r in rows2}) == ["srcdemo@a", "srcdemo@b"], "names %s" % {r["impl"] for r in rows2})
+
+
+def t_benchsh(a, tmp):
+    env = dict(os.environ, LINSTATE_SKIP_SETUP="1", LINSTATE_BUILD_DIR=a.build)
+    ex = mod(a, "examples", "python", "conv_update.py")
+    sh = [mod(a, "scripts", "bench.sh"), "--backend", "host", "--impl-path", ex, "--impl", "host,pyconv",
+          "--model", "qwen3-next-80b-a3b", "--family", "conv1d_update", "--batch", "2", "--draft", "1"]
+    p = run(sh + ["--list"], env=env)
+    check(p.returncode == 0 and "impl:pyconv" in p.stdout, "bench.sh --list: rc %d\n%s%s" % (p.returncode, p.stdout, p.stderr[-2000:]))
+    check("linstate-impls" in p.stderr, "bench.sh did not build the impl targets:\n" + p.stderr[-2000:])
+    out = os.path.join(tmp, "sh.csv")
+    p = run(sh + ["--min-samples", "3", "--min-time", "0.001", "--max-time", "0.05", "--out", out], env=env)
+    rows = list(csv.DictReader(open(out))) if os.path.exists(out) else []
+    check(p.returncode == 0 and {r["impl"] for r in rows} == {"host", "pyconv"}
+          and all(r["status"] == "ok" for r in rows), "bench.sh run: rc %d rows %s\n%s"
+          % (p.returncode, [(r["impl"], r["status"]) for r in rows], p.stderr[-2000:]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("check", choices=["example", "wrong", "raise", "errors", "sources", "benchsh"])
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--build", default="")
+    a = ap.parse_args()
+    try:
+        import numpy  # noqa: F401  (the embedded interpreter is the one CMake found; so is this one)
+    except ImportError:
+        print("SKIPPED: numpy missing (scripts/setup.sh installs it)")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        globals()["t_" + a.check](a, tmp)
+    if FAILURES:
+        print("%d failure(s)" % len(FAILURES), file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
