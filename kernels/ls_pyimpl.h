@@ -20,7 +20,7 @@ extern "C" {
 
 #define LS_PYIMPL_ABI 1
 #define LS_PYIMPL_ENTRY_SYMBOL "linstate_pyimpl_v1"
-#define LS_PYIMPL_MAX 8 /* instances per process */
+#define LS_PYIMPL_MAX 16 /* instances per process (the bridge has this many trampoline sets) */
 
 /* What to load: module file (X.py or a package folder), its source and the run's runtime. */
 typedef struct ls_pyimpl_spec {

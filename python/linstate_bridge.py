@@ -99,6 +99,11 @@ def _contig(shape):
     return tuple(reversed(strides))
 
 
+def _ptrs(p, f):
+    """p.ptrs: the raw addresses of the pointer fields (the ones the builder replaced by tensors)."""
+    p.ptrs = {k: v for k, v in f.items() if isinstance(v, int) and getattr(p, k) is not v}
+
+
 class Instance:
     def __init__(self, module_file, source, runtime, git=True):
         if runtime not in ("cuda", "host"):
@@ -214,6 +219,7 @@ class Instance:
         p = types.SimpleNamespace(op=OPS[op], **{k: v for k, v in f.items() if not isinstance(v, dict)})
         build = {0: self._conv, 1: self._delta, 2: self._delta, 3: self._ssu, 7: self._conv_delta}.get(op, self._state)
         build(p, f, op)
+        _ptrs(p, f)
         return p
 
     def _conv(self, p, f, op=0):
@@ -278,8 +284,10 @@ class Instance:
     def _conv_delta(self, p, f, op):
         p.conv = types.SimpleNamespace(op="conv_update", **f["conv"])
         self._conv(p.conv, f["conv"])
+        _ptrs(p.conv, f["conv"])
         p.delta = types.SimpleNamespace(op="kda" if f["kda"] else "gdn", **f["delta"])
         self._delta(p.delta, f["delta"], 2 if f["kda"] else 1)
+        _ptrs(p.delta, f["delta"])
 
 
 def load(module_file, source, runtime, git):

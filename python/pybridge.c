@@ -487,8 +487,17 @@ SLOT(4)
 SLOT(5)
 SLOT(6)
 SLOT(7)
-static void (*const fill_slot[LS_PYIMPL_MAX])(ls_impl *, const int *, int) = {fill_0, fill_1, fill_2, fill_3,
-                                                                               fill_4, fill_5, fill_6, fill_7};
+SLOT(8)
+SLOT(9)
+SLOT(10)
+SLOT(11)
+SLOT(12)
+SLOT(13)
+SLOT(14)
+SLOT(15)
+static void (*const fill_slot[LS_PYIMPL_MAX])(ls_impl *, const int *, int) = {
+    fill_0, fill_1, fill_2, fill_3, fill_4, fill_5, fill_6, fill_7,
+    fill_8, fill_9, fill_10, fill_11, fill_12, fill_13, fill_14, fill_15};
 #undef SLOT
 
 /* ------------------------------------------------------------------ instances */

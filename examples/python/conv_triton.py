@@ -46,8 +46,9 @@ def conv_update_cuda(p, tuning):
         return 2
     block = int(tuning["conv.block"])
     inter = p.inter if p.inter is not None else p.state  # unused when HAS_INTER is off
+    ist = p.inter.stride() if p.inter is not None else (0, 0, 0, 0)
     _conv4[(p.batch, triton.cdiv(p.channels, block))](
         p.x, p.y, p.weight, p.bias if p.bias is not None else p.weight, p.state, p.slot_idx, inter,
-        p.tokens, p.channels, *p.x.stride(), *p.y.stride(), *p.state.stride(), *inter.stride(),
+        p.tokens, p.channels, *p.x.stride(), *p.y.stride(), *p.state.stride(), *ist,
         SILU=bool(p.silu), HAS_BIAS=p.bias is not None, HAS_INTER=p.inter is not None,
         UPDATE=not p.disable_state_update, BLOCK=block)
