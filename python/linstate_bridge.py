@@ -197,7 +197,7 @@ class Instance:
             torch = self.torch
             dt = {"fp32": torch.float32, "bf16": torch.bfloat16, "i32": torch.int32, "u8": torch.uint8}[dtype]
             size = {"fp32": 4, "bf16": 2, "i32": 4, "u8": 1}[dtype]
-            base = torch.as_tensor(_Cai(ptr, max(n, 1) * size), device="cuda").view(dt)
+            base = torch.as_tensor(_Cai(ptr, max(n, 1) * size)).view(dt)  # on the pointer's device
             return base.as_strided(shape, strides)
         np = self.np
         dt = {"fp32": np.float32, "bf16": np.uint16, "i32": np.int32, "u8": np.uint8}[dtype]

@@ -19,6 +19,12 @@ CHECK:
            scripts/compare.py --impls A:B says SLOWER on exactly the conv rows; a derived label
   benchsh  scripts/bench.sh (LINSTATE_SKIP_SETUP=1, LINSTATE_BUILD_DIR=the test build) runs the
            example by name, from the script: --list and a small run
+  gpu      (label gpu; skipped without a GPU or torch/triton) the example's Triton kernel beside
+           linstate on conv1d_update decode and verify, channel-major (qwen3-next) and window-major
+           (kimi-linear) state, eager and CUDA-graph rows: every row ok, verified, host_call_us set;
+           then tests/python/gpu_probe.py (the same kernel observing itself): every tensor aliases
+           linstate's buffer, and the graph rows' calls ran while linstate's own stream (not
+           torch's default) was being captured
 """
 import argparse
 import csv
@@ -199,17 +205,59 @@ def t_benchsh(a, tmp):
           % (p.returncode, [(r["impl"], r["status"]) for r in rows], p.stderr[-2000:]))
 
 
+def gpu_bench(a, out, *extra):
+    cmd = [a.bench, "--backend", "cuda", "--family", "conv1d_update", "--model",
+           "qwen3-next-80b-a3b,kimi-linear-48b-a3b", "--tp", "2", "--batch", "1,64", "--draft", "1,3",
+           "--graph", "both", "--out", out] + list(extra)
+    p = run(cmd, timeout=900)
+    check(p.returncode == 0, "rc %d for %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-4000:]))
+    return list(csv.DictReader(open(out))) if os.path.exists(out) else []
+
+
+def t_gpu(a, tmp):
+    rows = gpu_bench(a, os.path.join(tmp, "ex.csv"), "--impl-path", mod(a, "examples", "python", "conv_update.py"),
+                     "--impl", "pyconv,linstate")
+    py = [r for r in rows if r["impl"] == "pyconv"]
+    check(len(py) == 16, "pyconv rows: %d, want 16 (2 models x 2 B x 2 T x eager/graph)" % len(py))
+    for r in py:
+        check(r["status"] == "ok" and float(r["max_rel_err"]) <= CONV_TOL,
+              "%s graph=%s: %s err %s" % (r["case"], r["graph"], r["status"], r["max_rel_err"]))
+        check(r["host_call_us"] != "" and float(r["host_call_us"]) > 0, "host_call_us empty: " + r["case"])
+    rows = gpu_bench(a, os.path.join(tmp, "probe.csv"), "--impl-path", mod(a, "tests", "python", "gpu_probe.py"),
+                     "--impl", "gpuprobe@log=" + tmp)
+    check(rows and all(r["status"] == "ok" for r in rows), "probe rows: %s" % [(r["case"], r["status"]) for r in rows])
+    log = os.path.join(tmp, "probe.log")
+    lines = [l for l in open(log).read().split("\n") if l] if os.path.exists(log) else []
+    print("probe observations:\n  " + "\n  ".join(lines))
+    obs = [l.split() for l in lines]
+    check(obs and all(o[0] == "alias=1" and o[3] == "device=cuda" for o in obs), "a tensor did not alias: %s" % obs)
+    captured = [o for o in obs if o[2] == "capturing=1"]
+    check(captured and all(o[1] != "stream=0" for o in captured), "no call captured on linstate's stream: %s" % obs)
+
+
+def needs(check_name):
+    """None when what the check needs is importable, else why it is skipped."""
+    try:
+        if check_name != "gpu":
+            import numpy  # noqa: F401  (the embedded interpreter is the one CMake found; so is this one)
+            return None
+        import torch
+        import triton  # noqa: F401
+        return None if torch.cuda.is_available() else "no GPU visible to torch"
+    except ImportError as e:
+        return "%s (the interpreter CMake found; scripts/setup.sh installs numpy)" % e
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("check", choices=["example", "wrong", "raise", "errors", "sources", "benchsh"])
+    ap.add_argument("check", choices=["example", "wrong", "raise", "errors", "sources", "benchsh", "gpu"])
     ap.add_argument("--bench", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--build", default="")
     a = ap.parse_args()
-    try:
-        import numpy  # noqa: F401  (the embedded interpreter is the one CMake found; so is this one)
-    except ImportError:
-        print("SKIPPED: numpy missing (scripts/setup.sh installs it)")
+    why = needs(a.check)
+    if why:
+        print("SKIPPED: " + why)
         return 77
     with tempfile.TemporaryDirectory() as tmp:
         globals()["t_" + a.check](a, tmp)
