@@ -411,6 +411,7 @@ static int op_call(inst *in, ls_op op, const void *params, const ls_tuning *t, l
         rc = 0;
     } else if (PyLong_Check(r)) {
         long v = PyLong_AsLong(r);
+        PyErr_Clear(); /* an int beyond long: -1, a failure */
         rc = v == 0 ? 0 : v == LS_OP_UNSUPPORTED ? LS_OP_UNSUPPORTED : -1;
         if (rc < 0)
             snprintf(g_err, sizeof g_err, "%sreturned %ld (0/None = ok, 2 = unsupported)", prefix, v);

@@ -12,8 +12,9 @@ CHECK:
            exception's type and message on stderr; an op returning 7 a failure naming the value,
            ops answering 2 skipped:unsupported
   errors   exit 2 and one stderr line: a module whose import fails, a module file that does not
-           exist, @SRC on a C impl, a missing pinned version, a bad label, a name the module
-           does not have, an unknown NAME@
+           exist, @SRC on a C impl, a missing pinned version, a bad label, a path that is not a
+           folder, an unknown NAME@, a label taken by another source, a version for a module
+           without a pinned package
   sources  srcdemo.py on two source trees (a git checkout, and a copy with a planted sleep in its
            conv update) in one run: impl names NAME@LABEL, impl_source / _git / _hash per row;
            scripts/compare.py --impls A:B says SLOWER on exactly the conv rows; a derived label
@@ -128,6 +129,13 @@ def t_errors(a, tmp):
     one_line_error(a, tmp, "not a folder", ["--impl-path", tp("srcdemo.py"), "--impl", "srcdemo@" + tmp + "/none"],
                    "is not a folder")
     one_line_error(a, tmp, "unknown", ["--impl", "nosuch@" + tmp], "'nosuch' is not a Python impl")
+    make_tree(os.path.join(tmp, "t1"), 0.0, git=False)
+    make_tree(os.path.join(tmp, "t2"), 0.0, git=False)
+    one_line_error(a, tmp, "label taken", ["--impl-path", tp("srcdemo.py"), "--impl", "srcdemo@x=%s,srcdemo@x=%s"
+                                           % (os.path.join(tmp, "t1"), os.path.join(tmp, "t2"))],
+                   "impl name 'srcdemo@x' is taken by another source")
+    one_line_error(a, tmp, "version of a module without a package",
+                   ["--impl-path", tp("srcdemo.py"), "--impl", "srcdemo@0.5.23"], "srcdemo has no pinned package")
 
 
 def make_tree(path, delay, git):
