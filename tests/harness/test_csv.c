@@ -26,7 +26,8 @@ static const char *expected_header =
     "time_us_stddev,bytes,gbps,copy_peak_gbps,pct_of_copy_peak,max_rel_err,status,"
     "repetition,rotated,time_us_min,time_us_max,held,impl,impl_version,tuning,kernel,state_layout,"
     "noise_pct,stop_reason,sm_clock_min_mhz,sm_clock_median_mhz,samples_discarded,"
-    "copy_peak_drift_pct,gpu_uuid,pci_bus_id,rank,world_size,job_id,node";
+    "copy_peak_drift_pct,gpu_uuid,pci_bus_id,rank,world_size,job_id,node,"
+    "impl_source,impl_source_git,impl_source_hash,impl_layout,host_call_us";
 
 static char dir[64];
 
@@ -188,7 +189,7 @@ static void test_header_and_rows(void)
 
     static char f[96][256];
     int ncols = split_csv(ls_csv_header(), f, 96);
-    LS_CHECK_EQ_INT(ncols, 64);
+    LS_CHECK_EQ_INT(ncols, 69);
     LS_CHECK_EQ_INT(split_csv(row1, f, 96), ncols);
     LS_CHECK(strcmp(f[column("model")], "we,ird \"model\"") == 0);
     LS_CHECK(strcmp(f[column("host")], "node,1") == 0);
@@ -206,6 +207,8 @@ static void test_header_and_rows(void)
     LS_CHECK(strcmp(f[column("git_dirty")], "") == 0);   /* unknown -> empty */
     LS_CHECK(strcmp(f[column("numa_node")], "") == 0);
     LS_CHECK(strcmp(f[column("status")], "ok") == 0);
+    LS_CHECK(strcmp(f[column("host_call_us")], "") == 0); /* a C impl's row: NaN -> empty */
+    LS_CHECK(strcmp(f[column("impl_source")], "") == 0);
     /* raw text: strings quoted, numbers not */
     LS_CHECK(strncmp(row1, "2,\"0.1.0\",\"unknown\",,\"2025-01-02T03:04:05Z\",", 44) == 0);
 
