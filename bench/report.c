@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "ls_pyimpl.h"
 
 /* "12.3s", "4m05s", "1h02m". */
 static void fmt_duration(double s, char *buf, size_t cap)
@@ -261,6 +262,10 @@ void bench_report_impls(const bench_opts *o, FILE *f)
             if (ls_impl_op(im, (ls_op)op))
                 fprintf(f, " %s", ls_op_name((ls_op)op));
         fprintf(f, "\n");
+        const ls_pyimpl *py = ls_pyimpl_of(im);
+        if (py) /* a Python impl: the columns impl_source, impl_source_git, impl_source_hash */
+            fprintf(f, "  python, source: %s%s%s, files sha256 %s\n", *ls_pyimpl_source(im) ? ls_pyimpl_source(im) : "(none)",
+                    *py->source_git ? ", git " : "", py->source_git, py->source_hash);
     }
     for (int i = 0; i < o->n_points; i++)
         fprintf(f, "point %d: impl %s, tuning \"%s\"\n", i, o->points[i].impl->name, o->points[i].tune);

@@ -7,6 +7,7 @@ CHECK:
   example  examples/python/conv_update.py next to host: ok rows verified (max_rel_err within the
            conv tolerance), its name, version, tuning, kernel and layout; the source columns
            (hash of the module's contents) and host_call_us set on its rows only; a --tune point
+  lazy     linstate-bench loads no libpython unless a Python impl is asked for (LD_DEBUG=files)
   wrong    tests/python/wrong_conv.py (outputs +8 bf16 ulps): exit 1, every row fail_numerics
   raise    tests/python/raise_impl.py: the raising conv_update gives error:verify rows with the
            exception's type and message on stderr; an op returning 7 a failure naming the value,
@@ -88,6 +89,20 @@ def t_example(a, tmp):
     for r in rows:
         if r["impl"] == "host":
             check(r["host_call_us"] == "" and r["impl_source_hash"] == "", "host row has Python columns")
+
+
+def t_lazy(a, tmp):
+    """linstate-bench never links libpython; the bridge (and CPython) are loaded only when a Python
+    impl is asked for (glibc's LD_DEBUG=files names every library a process loads)."""
+    env = dict(os.environ, LD_DEBUG="files")
+    args = [a.bench, "--backend", "host", "--list", "--family", "pool/copy", "--batch", "1", "--draft", "1"]
+    p = run(args, env=env)
+    check(p.returncode == 0 and "file=" in p.stderr, "LD_DEBUG run: rc %d" % p.returncode)
+    loaded = [l for l in p.stderr.splitlines() if "libpython" in l or "libls_pybridge" in l]
+    check(not loaded, "a run without Python impls loaded Python:\n" + "\n".join(loaded)[:2000])
+    p = run(args + ["--impl-path", mod(a, "examples", "python", "conv_update.py")], env=env)
+    check(p.returncode == 0 and "libls_pybridge.so" in p.stderr and "libpython" in p.stderr,
+          "a Python impl did not load the bridge and libpython: rc %d" % p.returncode)
 
 
 def t_wrong(a, tmp):
@@ -258,7 +273,7 @@ def needs(check_name):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("check", choices=["example", "wrong", "raise", "errors", "sources", "benchsh", "gpu"])
+    ap.add_argument("check", choices=["example", "lazy", "wrong", "raise", "errors", "sources", "benchsh", "gpu"])
     ap.add_argument("--bench", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--build", default="")
