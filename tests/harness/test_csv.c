@@ -26,7 +26,7 @@ static const char *expected_header =
     "time_us_stddev,bytes,gbps,copy_peak_gbps,pct_of_copy_peak,max_rel_err,status,"
     "repetition,rotated,time_us_min,time_us_max,held,impl,impl_version,tuning,kernel,state_layout,"
     "noise_pct,stop_reason,sm_clock_min_mhz,sm_clock_median_mhz,samples_discarded,"
-    "copy_peak_drift_pct,gpu_uuid,pci_bus_id,rank,world_size,job_id,node";
+    "copy_peak_drift_pct,gpu_uuid,pci_bus_id,rank,world_size,job_id,node,message";
 
 static char dir[64];
 
@@ -188,7 +188,7 @@ static void test_header_and_rows(void)
 
     static char f[96][256];
     int ncols = split_csv(ls_csv_header(), f, 96);
-    LS_CHECK_EQ_INT(ncols, 64);
+    LS_CHECK_EQ_INT(ncols, 65);
     LS_CHECK_EQ_INT(split_csv(row1, f, 96), ncols);
     LS_CHECK(strcmp(f[column("model")], "we,ird \"model\"") == 0);
     LS_CHECK(strcmp(f[column("host")], "node,1") == 0);
