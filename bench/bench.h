@@ -642,7 +642,9 @@ int bench_sup_start(bench_runner *R, int argc, char **argv, double timeout_s);
 /* One repetition in the worker: the sample count, 0 with an error:crash|exit|timeout row when
  * the worker died or hung (a new one takes the next case), -1 when no worker could start. */
 int bench_sup_measure(bench_runner *R, const bench_case *c, int rep, ls_row *row);
-void bench_sup_free(bench_sup *S);
+/* Ends the worker after the sweep: 0, or -1 after saying it exited badly (a sanitizer report). */
+int bench_sup_close(bench_sup *S);
+void bench_sup_free(bench_sup *S); /* an error path: the worker is killed */
 
 /* ------------------------------------------------------------------ fleet (fleet.c) */
 

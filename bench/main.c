@@ -285,7 +285,11 @@ int main(int argc, char **argv)
     if (worker_fd >= 0) {
         if (o.fleet.mode != BENCH_FLEET_NONE)
             bench_fleet_shard(&o.fleet, &plan);
-        return bench_worker_main(&o, be, &plan, devs, n_devs, worker_fd);
+        rc = bench_worker_main(&o, be, &plan, devs, n_devs, worker_fd);
+        bench_plan_free(&plan);
+        free(filter);
+        bench_argv_free(argv0);
+        return rc;
     }
     if (o.fleet.mode != BENCH_FLEET_NONE) {
         int planned = plan.n;
@@ -377,7 +381,7 @@ int main(int argc, char **argv)
     R.res.t0 = bench_wall_s();
     run_gb(gb_owns_stdout);
     ls_gb_shutdown();
-    bench_sup_free(R.sup); /* the worker ends; its rows are all here */
+    int worker_rc = bench_sup_close(R.sup); /* the worker ends; its rows are all here */
     R.sup = NULL;
     long written = ls_csv_rows(csv);
 
@@ -403,7 +407,7 @@ int main(int argc, char **argv)
         close_rc |= src;
     }
     int json_rc = gb_out_finish();
-    int status = R.res.failures || R.stopped || close_rc || json_rc ? 1 : 0;
+    int status = R.res.failures || R.stopped || worker_rc || close_rc || json_rc ? 1 : 0;
     bench_runner_free(&R);
     bench_plan_free(&plan);
     free(filter);

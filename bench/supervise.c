@@ -16,7 +16,10 @@
  * that case's row as error:crash / error:exit / error:timeout with the cause in the message
  * column, and the next case starts a new worker (a fresh process: on a GPU a fresh CUDA context,
  * free of a sticky error). The later repetitions of a case that ended a worker are not run again:
- * they get the same row at once.
+ * they get the same row at once. A worker also retires by itself after any error:* row (a case
+ * whose setup, verify or timing failed): a failed launch may have left the device unusable (a
+ * sticky CUDA error such as an illegal address poisons the whole context), so the next case
+ * gets a fresh process (the ROW's retire flag tells the parent to reap it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +44,7 @@ enum { MSG_HELLO = 0x4c534831, MSG_ROW = 0x4c535231 };
 
 typedef struct {
     int32_t kind, n; /* n: devices (HELLO) or samples (ROW) */
+    int32_t retire;  /* ROW: the worker exits after this row (see bench_worker_main) */
 } msg_head;
 
 typedef struct {
@@ -150,7 +154,7 @@ int bench_worker_main(const bench_opts *o, const ls_runtime *be, const bench_pla
     }
     for (int i = 0; i < R.n_devs; i++)
         bench_fleet_provenance(&o->fleet, &R.devs[i].prov);
-    msg_head h = {MSG_HELLO, R.n_devs};
+    msg_head h = {MSG_HELLO, R.n_devs, 0};
     int rc = put_all(fd, &h, sizeof h);
     for (int i = 0; i < R.n_devs && rc == 0; i++) {
         hello_dev d;
@@ -167,9 +171,11 @@ int bench_worker_main(const bench_opts *o, const ls_runtime *be, const bench_pla
         ls_row row;
         int n = bench_runner_measure(&R, &plan->cases[q.case_index], q.repetition, &row);
         row.prov = NULL;
-        msg_head rh = {MSG_ROW, n};
+        msg_head rh = {MSG_ROW, n, strncmp(row.status, "error", 5) == 0};
         rc = put_all(fd, &rh, sizeof rh) || put_all(fd, &row, sizeof row) ||
              put_all(fd, R.samples, sizeof *R.samples * (size_t)n);
+        if (rh.retire)
+            _exit(0); /* no teardown: the device may be poisoned, and the process frees it all */
     }
     bench_runner_free(&R);
     return 0;
@@ -314,13 +320,32 @@ int bench_sup_start(bench_runner *R, int argc, char **argv, double timeout_s)
     return spawn(R);
 }
 
+int bench_sup_close(bench_sup *S)
+{
+    if (!S)
+        return 0;
+    int st = -1;
+    if (S->fd >= 0)
+        shutdown(S->fd, SHUT_RDWR); /* the worker reads the end of the stream and exits */
+    reap(S, 0, &st);
+    free(S->argv);
+    free(S->dead);
+    free(S);
+    if (st == -1 || (WIFEXITED(st) && WEXITSTATUS(st) == 0))
+        return 0;
+    /* e.g. a sanitizer's leak report at the worker's exit: every row is in, but say it */
+    if (WIFSIGNALED(st))
+        fprintf(stderr, "linstate-bench: the worker process was killed by signal %d at its end\n", WTERMSIG(st));
+    else
+        fprintf(stderr, "linstate-bench: the worker process exited with code %d at its end\n", WEXITSTATUS(st));
+    return -1;
+}
+
 void bench_sup_free(bench_sup *S)
 {
     if (!S)
         return;
-    if (S->fd >= 0)
-        shutdown(S->fd, SHUT_RDWR); /* the worker reads the end of the stream and exits */
-    reap(S, 0, NULL);
+    reap(S, 1, NULL); /* an error path: how the worker ends does not matter */
     free(S->argv);
     free(S->dead);
     free(S);
@@ -365,6 +390,8 @@ int bench_sup_measure(bench_runner *R, const bench_case *c, int rep, ls_row *row
         rc = get_all(S->fd, R->samples, sizeof *R->samples * (size_t)h.n, deadline);
     if (rc == 0) {
         row->prov = &bench_runner_device(R, c->device)->prov;
+        if (h.retire)
+            reap(S, 0, NULL);
         return h.n;
     }
     char msg[160];

@@ -8,6 +8,10 @@
  *   FAULT_HEAP   "fault_heap"   writes far past a heap block (SIGSEGV; under ASan its report and
  *                               exit code 1, so error:crash or error:exit)
  *   FAULT_HANG   "fault_hang"   sleeps forever (error:timeout under --case-timeout)
+ *   FAULT_POISON "fault_poison" fails the call and every later call of any op in this process:
+ *                               the host analog of a sticky CUDA error (an illegal address
+ *                               poisons the context), so its B:4 row is error:* and the rows
+ *                               after it are ok only if the next case runs in a fresh process
  * linstate-bench must give those cases an error row and go on (tests/bench/test_bench_faults.py).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -24,6 +28,7 @@
 #define FAULT_EXIT 3
 #define FAULT_HEAP 4
 #define FAULT_HANG 5
+#define FAULT_POISON 6
 
 #ifndef FAULT_KIND
 #error "compile with -DFAULT_KIND=FAULT_... and -DFAULT_NAME=\"fault_...\""
@@ -31,6 +36,7 @@
 
 static volatile uintptr_t wild = 16; /* volatile: the compiler cannot prove the fault */
 static char *volatile block;         /* ... nor drop the block and the write past it */
+static int poisoned;                 /* FAULT_POISON: every op fails from now on */
 
 static void fault(void)
 {
@@ -47,6 +53,8 @@ static void fault(void)
 #elif FAULT_KIND == FAULT_HANG
     for (;;)
         sleep(1000);
+#elif FAULT_KIND == FAULT_POISON
+    poisoned = 1;
 #endif
 }
 
@@ -54,7 +62,19 @@ static int fault_state_copy(const ls_state_params *p, const ls_tuning *t, ls_str
 {
     if (p->count >= 4)
         fault();
+    if (poisoned)
+        return ex_fail("fault_poison: the process is poisoned by an earlier call");
     return ex_state_copy(p, t, s);
+}
+
+static int fault_state_accept(const ls_state_params *p, const ls_tuning *t, ls_stream s)
+{
+    return poisoned ? ex_fail("fault_poison: poisoned") : ex_state_accept(p, t, s);
+}
+
+static int fault_state_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s)
+{
+    return poisoned ? ex_fail("fault_poison: poisoned") : ex_state_zero(p, t, s);
 }
 
 static const ls_impl fault_impl = {
@@ -64,10 +84,9 @@ static const ls_impl fault_impl = {
     .runtime = "host",
     .knobs = ex_knobs,
     .n_knobs = N_KNOBS,
-    .conv_update = ex_conv_update,
     .state_copy = fault_state_copy,
-    .state_accept = ex_state_accept,
-    .state_zero = ex_state_zero,
+    .state_accept = fault_state_accept,
+    .state_zero = fault_state_zero,
     .last_error = ex_last_error,
     .explain = ex_explain,
 };

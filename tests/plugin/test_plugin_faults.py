@@ -2,11 +2,16 @@
 """Fault containment end to end (CTest label plugin): a plugin impl that ends the process at B >= 4
 (tests/plugin/fault_impl.c) in a sweep next to the built-in host impl.
 
-  test_plugin_faults.py KIND --bench BIN --plugin SO      KIND: segv abort exit heap hang
+  test_plugin_faults.py KIND --bench BIN --plugin SO      KIND: segv abort exit heap hang poison cuda
+
+cuda (on a GPU): fault_cuda.c, linstate's state_copy on a wild pointer at B >= 4 (a sticky illegal
+address error), next to the linstate impl on the cuda backend.
 
 Asserts: exit 1; the final CSV and GB's JSON exist (no temporaries left) and are whole; every
 fault_KIND row at B:4 has the KIND's status (error:crash with the signal, error:exit with code 3,
-error:timeout) and says why in the message column; every other row, before and after, is ok;
+error:timeout) and says why in the message column (poison: the op fails and poisons the process,
+error:setup|verify|timing; the next case must run in a fresh worker); every other row, before and
+after, is ok;
 stderr names the impl and the case; GB's JSON has one entry per case.
 """
 import argparse
@@ -26,7 +31,19 @@ EXPECT = {
     # a heap overrun: SIGSEGV in a plain build; ASan reports it and exits 1
     "heap": ({"error:crash", "error:exit"}, ""),
     "hang": ({"error:timeout"}, "--case-timeout"),
+    "poison": ({"error:setup", "error:verify", "error:timing"}, None),
+    "cuda": ({"error:setup", "error:verify", "error:timing", "error:crash", "error:exit"}, None),
 }
+
+
+# Under AddressSanitizer (the asan preset, ASAN_OPTIONS=abort_on_error=1) a wild write or a heap
+# overrun is ASan's report, then abort() (or exit 1 without abort_on_error) instead of SIGSEGV.
+ASAN_OUTCOME = ({"error:crash", "error:exit"}, "")
+
+
+def sanitized(binary):
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
 
 
 def fail(msg):
@@ -41,13 +58,16 @@ def main():
     ap.add_argument("--plugin", required=True)
     a = ap.parse_args()
     impl = "fault_" + a.kind
+    base, backend = ("linstate", "cuda") if a.kind == "cuda" else ("host", "host")
     statuses, why = EXPECT[a.kind]
+    if a.kind in ("segv", "heap") and sanitized(a.bench):
+        statuses, why = ASAN_OUTCOME
     with tempfile.TemporaryDirectory() as tmp:
         out, js = os.path.join(tmp, "f.csv"), os.path.join(tmp, "f.json")
-        cmd = [a.bench, "--backend", "host", "--tp", "8", "--batch", "1,4", "--draft", "1",
+        cmd = [a.bench, "--backend", backend, "--tp", "8", "--batch", "1,4", "--draft", "1",
                "--model", "qwen3-next-80b-a3b,kimi-linear-48b-a3b", "--family", "pool",
                "--benchmark_filter=pool/copy", "--min-samples", "3", "--min-time", "0.001",
-               "--max-time", "0.01", "--impl-path", a.plugin, "--impl", impl + ",host",
+               "--max-time", "0.01", "--impl-path", a.plugin, "--impl", impl + "," + base,
                "--case-timeout", str(TIMEOUT.get(a.kind, 240)), "--out", out,
                "--benchmark_out=" + js]
         p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=280)
@@ -67,20 +87,20 @@ def main():
             faulty = r["impl"] == impl and r["batch"] == "4"
             if faulty:
                 seen_fault += 1
-                if r["status"] not in statuses or why not in r["message"] or not r["message"]:
+                if r["status"] not in statuses or (why is not None and (why not in r["message"] or not r["message"])):
                     fail("row %d (%s, impl %s): status %r message %r, want %s with %r"
                          % (i, r["case"], r["impl"], r["status"], r["message"], statuses, why))
                 if i + 1 >= len(rows):
                     fail("no row after the fault")
-                if r["case"] not in err or ("impl " + impl) not in err:
+                if why is not None and (r["case"] not in err or ("impl " + impl) not in err):
                     fail("stderr does not name the case and impl of the fault:\n%s" % err[-2000:])
             elif r["status"] != "ok" or r["message"]:
                 fail("row %d (%s, impl %s): status %r message %r, want ok" % (i, r["case"], r["impl"], r["status"],
                                                                                r["message"]))
         if seen_fault != 2:
             fail("%d fault rows, want 2" % seen_fault)
-        if [r["impl"] for r in rows].count("host") != 4:
-            fail("host rows missing")
+        if [r["impl"] for r in rows].count(base) != 4:
+            fail("%s rows missing" % base)
         with open(js) as f:
             bench = json.load(f)["benchmarks"]
         if len(bench) != want_cases:
