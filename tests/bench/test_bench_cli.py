@@ -157,10 +157,12 @@ def check_errors(bench, header, tmp):
 
 def check_list(bench, header, tmp):
     out_csv = os.path.join(tmp, "x.csv")
-    t0 = time.time()
+    rc, _, err = run(bench, ["--backend", "host", "--out", out_csv, "--list"], tmp)
+    # it runs nothing: no progress line, no output file or temporary (not a wall-clock bound,
+    # which a loaded machine could miss)
+    if rc != 0 or not no_case_ran(err) or "(nothing run)" not in err or os.path.exists(out_csv) or temps(out_csv):
+        fail("--list ran something: rc %d, files %s:\n%s" % (rc, os.listdir(tmp), err[-1500:]))
     keys = listed(bench, ["--backend", "host", "--out", out_csv], tmp)
-    if time.time() - t0 > 10:
-        fail("--list took %.1fs: it must not run anything" % (time.time() - t0))
     if len(keys) != 62:  # host defaults: 3 presets x tp 8 x B 1,4 x T 1,4 (+ conv_delta on 2)
         fail("default host plan has %d cases, expected 62" % len(keys))
     if os.path.exists(out_csv) or temps(out_csv):
@@ -299,32 +301,39 @@ def worker_pid(pid):
 
 def check_worker_kill(bench, header, tmp):
     """SIGKILL of the worker during a case: that case's row is error:crash naming SIGKILL, a new
-    worker measures the next cases (ok), and the run goes on until interrupted."""
-    out_csv = os.path.join(tmp, "k.csv")
-    args = LONG + ["--out", out_csv]
-    p = subprocess.Popen([bench] + args, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and p.poll() is None and rows_in_temp(out_csv) < 2:
-        time.sleep(0.02)
-    w = worker_pid(p.pid) if p.poll() is None else None
-    if not w:
-        fail("no worker process under the running sweep (rc %s)" % p.poll())
-    os.kill(w, signal.SIGKILL)
-    at = rows_in_temp(out_csv)
-    while time.time() < deadline and p.poll() is None and rows_in_temp(out_csv) < at + 3:
-        time.sleep(0.02)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=60)
-    if p.returncode != 130:
-        fail("rc %s after the worker was killed and the run interrupted\n%s" % (p.returncode, err[-2000:]))
-    rows = read_csv(out_csv, header)
-    crashed = [i for i, r in enumerate(rows) if r["status"] != "ok"]
-    if len(crashed) != 1 or rows[crashed[0]]["status"] != "error:crash" or \
-            "SIGKILL" not in rows[crashed[0]]["message"]:
-        fail("want exactly one error:crash row naming SIGKILL: %s" % [(r["case"], r["status"], r["message"])
-                                                                       for r in rows if r["status"] != "ok"])
-    if len(rows) < crashed[0] + 3:
-        fail("no ok rows after the killed worker's case")
+    worker measures the next cases (ok), and the run goes on until interrupted. (A kill that
+    lands in the instant between two cases costs no row: the next case simply starts a new
+    worker; the check is then made again, up to 3 times.)"""
+    for attempt in range(3):
+        out_csv = os.path.join(tmp, "k%d.csv" % attempt)
+        p = subprocess.Popen([bench] + LONG + ["--out", out_csv], cwd=tmp, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while time.time() < deadline and p.poll() is None and rows_in_temp(out_csv) < 2:
+            time.sleep(0.02)
+        time.sleep(0.05)  # into the next case (each measures >= --min-time 0.1 s)
+        w = worker_pid(p.pid) if p.poll() is None else None
+        if not w:
+            fail("no worker process under the running sweep (rc %s)" % p.poll())
+        os.kill(w, signal.SIGKILL)
+        at = rows_in_temp(out_csv)
+        while time.time() < deadline and p.poll() is None and rows_in_temp(out_csv) < at + 3:
+            time.sleep(0.02)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        if p.returncode != 130:
+            fail("rc %s after the worker was killed and the run interrupted\n%s" % (p.returncode, err[-2000:]))
+        rows = read_csv(out_csv, header)
+        crashed = [i for i, r in enumerate(rows) if r["status"] != "ok"]
+        if not crashed and attempt < 2:
+            continue
+        if len(crashed) != 1 or rows[crashed[0]]["status"] != "error:crash" or \
+                "SIGKILL" not in rows[crashed[0]]["message"]:
+            fail("want exactly one error:crash row naming SIGKILL: %s" % [(r["case"], r["status"], r["message"])
+                                                                           for r in rows if r["status"] != "ok"])
+        if len(rows) < crashed[0] + 3:
+            fail("no ok rows after the killed worker's case")
+        return
 
 
 VARIANT_PAIRS = {  # op (mechanism) -> (default variant, the other)
@@ -626,9 +635,8 @@ def check_files_out_dir(bench, header, tmp):
     d = os.path.join(tmp, "d")
     os.mkdir(d)
     for args, word in ((["--out", d], "directory"), (["--benchmark_out=" + d, "--out", d + "/x.csv"], "directory")):
-        t0 = time.time()
         rc, _, err = run(bench, LONG + args, tmp)
-        if rc != 2 or word not in err or d not in err or not no_case_ran(err) or time.time() - t0 > 30:
+        if rc != 2 or word not in err or d not in err or not no_case_ran(err):
             fail("%s: rc %d (expected 2 before any case):\n%s" % (args, rc, err[-1500:]))
         if os.listdir(d):
             fail("%s left files in %s: %s" % (args, d, os.listdir(d)))
