@@ -232,13 +232,21 @@ static int gb_out_finish(void)
     return 0;
 }
 
+static char **worker_argv;
+
+static void worker_argv_free(void)
+{
+    bench_argv_free(worker_argv);
+}
+
 int main(int argc, char **argv)
 {
     int worker_fd = bench_worker_take_fd(&argc, argv); /* >= 0: this is a worker (supervise.c) */
     int argc0 = argc;
-    char **argv0 = bench_argv_copy(argc, argv); /* the command line a worker gets (parsing edits argv) */
+    char **argv0 = worker_argv = bench_argv_copy(argc, argv); /* a worker's command line (parsing edits argv) */
     if (!argv0)
         return 1;
+    atexit(worker_argv_free);
     for (int i = 1; i < argc; i++) /* before GB sees argv: GB's Initialize handles --help itself */
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             bench_cli_usage(stdout);
@@ -288,8 +296,7 @@ int main(int argc, char **argv)
         rc = bench_worker_main(&o, be, &plan, devs, n_devs, worker_fd);
         bench_plan_free(&plan);
         free(filter);
-        bench_argv_free(argv0);
-        return rc;
+                return rc;
     }
     if (o.fleet.mode != BENCH_FLEET_NONE) {
         int planned = plan.n;
@@ -360,8 +367,7 @@ int main(int argc, char **argv)
     if (o.samples_out && (make_parent_dirs(o.samples_out) != 0 || !(R.samples_csv = ls_samples_open(o.samples_out)))) {
         fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
         ls_csv_discard(csv);
-        bench_argv_free(argv0);
-        bench_runner_free(&R);
+                bench_runner_free(&R);
         bench_plan_free(&plan);
         free(filter);
         return 1;
@@ -411,6 +417,5 @@ int main(int argc, char **argv)
     bench_runner_free(&R);
     bench_plan_free(&plan);
     free(filter);
-    bench_argv_free(argv0);
-    return status;
+        return status;
 }

@@ -247,11 +247,26 @@ static int spawn(bench_runner *R)
         return -1;
     }
     fflush(NULL);
+    /* The parent's signal handlers move its files into place: the child must never run them, so
+     * they are blocked across fork and reset in the child before it unblocks. */
+    static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
+        sigaddset(&block, handled[i]);
+    sigprocmask(SIG_BLOCK, &block, &old);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
-        setpgid(0, 0); /* a timeout kills the worker and whatever it started */
+        for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
+            signal(handled[i], SIG_DFL);
+        /* its own process group, so a timeout kills the worker and whatever it started; the
+         * terminal's Ctrl-C reaches the parent only, whose exit ends the worker (PDEATHSIG);
+         * writes to the terminal from this background group are never stopped (SIGTTOU) */
+        signal(SIGTTOU, SIG_IGN);
+        setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
         if (getppid() != parent)
             _exit(127);
         int fd = dup(sv[1]); /* without CLOEXEC: the worker's end survives exec */
@@ -259,6 +274,7 @@ static int spawn(bench_runner *R)
         execv("/proc/self/exe", S->argv);
         _exit(127);
     }
+    sigprocmask(SIG_SETMASK, &old, NULL);
     close(sv[1]);
     if (pid < 0) {
         close(sv[0]);

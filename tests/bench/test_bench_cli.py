@@ -139,6 +139,11 @@ def check_errors(bench, header, tmp):
         (["--max-samples", "20000"], "'20000'"),
         (["--min-samples", "50", "--max-samples", "10"], "'10'"),
         (["--samples-out", ""], "--samples-out"),
+        (["--case-timeout", "-1"], "'-1'"),
+        (["--case-timeout", "soon"], "'soon'"),
+        (["--case-timeout", "1e9"], "'1e9'"),
+        (["--case-timeout", "nan"], "'nan'"),
+        (["--case-timeout"], "--case-timeout"),
     ]
     out_csv = os.path.join(tmp, "never.csv")
     for args, value in cases:
@@ -151,7 +156,8 @@ def check_errors(bench, header, tmp):
         if os.path.exists(out_csv) or temps(out_csv):
             fail("%s: a CSV was written" % args)
     rc, out, _ = run(bench, ["--help"], tmp)
-    if rc != 0 or "--state-dtype" not in out or "--tp 8 --batch 1,4 --draft 1,4" not in out:
+    if rc != 0 or "--state-dtype" not in out or "--tp 8 --batch 1,4 --draft 1,4" not in out or \
+            "--case-timeout" not in out:
         fail("--help does not document the flags and the host defaults")
 
 

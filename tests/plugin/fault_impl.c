@@ -48,7 +48,8 @@ static void fault(void)
     exit(3);
 #elif FAULT_KIND == FAULT_HEAP
     block = malloc(64);
-    memset(block, 0x5a, (size_t)1 << 40); /* far past the block: the first unmapped page stops it */
+    memset(block, 0x5a, 128);             /* just past the block: what a sanitizer catches at once */
+    memset(block, 0x5a, (size_t)1 << 40); /* far past it: the first unmapped page stops it */
     free(block);
 #elif FAULT_KIND == FAULT_HANG
     for (;;)
