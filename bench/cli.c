@@ -293,6 +293,18 @@ static int int_list(const char *flag, char *val, long lo, long hi, int *out, int
     return 0;
 }
 
+/* A real from 0 to hi (no NaN, no trailing text) into *out; 0 or -1. */
+static int parse_real(const char *val, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (errno || end == val || *end || !(v >= 0) || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int parse_seconds(const char *flag, const char *val, double *out)
 {
     char *end;
@@ -500,22 +512,14 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
     } else if (strcmp(name, "max-time") == 0) {
         return parse_seconds(flag, val, &o->max_time_s);
     } else if (strcmp(name, "case-timeout") == 0) {
-        char *end;
-        errno = 0;
-        double v = strtod(val, &end);
-        if (errno || end == val || *end || !(v >= 0) || v > 604800)
+        if (parse_real(val, 604800, &o->case_timeout_s) != 0)
             return bad(flag, val, "seconds from 0 (no limit) to 604800");
-        o->case_timeout_s = v;
     } else if (strcmp(name, "max-samples") == 0) {
         if (parse_int(val, 1, BENCH_MAX_SAMPLES, &o->max_samples) != 0)
             return bad(flag, val, "an integer from 1 to 10000");
     } else if (strcmp(name, "noise-target") == 0) {
-        char *end;
-        errno = 0;
-        double v = strtod(val, &end);
-        if (errno || end == val || *end || !(v >= 0) || v > 100)
+        if (parse_real(val, 100, &o->noise_target_pct) != 0)
             return bad(flag, val, "a percentage from 0 (off) to 100");
-        o->noise_target_pct = v;
     } else if (strcmp(name, "samples-out") == 0) {
         if (!*val)
             return bad(flag, val, "a file name");
