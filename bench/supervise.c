@@ -140,6 +140,7 @@ int bench_worker_take_fd(int *argc, char **argv)
     if (fd >= 0) {
         fcntl(fd, F_SETFD, FD_CLOEXEC); /* not handed on to what an impl may start */
         dup2(2, 1); /* stdout belongs to the parent (GB's report, the final table) */
+        setvbuf(stdout, NULL, _IOLBF, 0);
     }
     return fd;
 }
@@ -174,8 +175,10 @@ int bench_worker_main(const bench_opts *o, const ls_runtime *be, const bench_pla
         msg_head rh = {MSG_ROW, n, strncmp(row.status, "error", 5) == 0};
         rc = put_all(fd, &rh, sizeof rh) || put_all(fd, &row, sizeof row) ||
              put_all(fd, R.samples, sizeof *R.samples * (size_t)n);
-        if (rh.retire)
+        if (rh.retire) {
+            fflush(NULL);
             _exit(0); /* no teardown: the device may be poisoned, and the process frees it all */
+        }
     }
     bench_runner_free(&R);
     return 0;
