@@ -8,6 +8,10 @@
  *
  * Output files (the CSV, GB's --benchmark_out) are checked and their private temporaries created
  * before any case runs, and moved to their names only when complete (harness outfile.c).
+ *
+ * The cases are measured in a worker process (supervise.c): this same program started again with
+ * a worker flag, which builds the same plan and then only measures; this process (the parent)
+ * writes the rows, so a crash or hang in an impl costs only its case.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -296,7 +300,7 @@ int main(int argc, char **argv)
         rc = bench_worker_main(&o, be, &plan, devs, n_devs, worker_fd);
         bench_plan_free(&plan);
         free(filter);
-                return rc;
+        return rc;
     }
     if (o.fleet.mode != BENCH_FLEET_NONE) {
         int planned = plan.n;
@@ -367,7 +371,7 @@ int main(int argc, char **argv)
     if (o.samples_out && (make_parent_dirs(o.samples_out) != 0 || !(R.samples_csv = ls_samples_open(o.samples_out)))) {
         fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
         ls_csv_discard(csv);
-                bench_runner_free(&R);
+        bench_runner_free(&R);
         bench_plan_free(&plan);
         free(filter);
         return 1;
@@ -417,5 +421,5 @@ int main(int argc, char **argv)
     bench_runner_free(&R);
     bench_plan_free(&plan);
     free(filter);
-        return status;
+    return status;
 }
