@@ -17,7 +17,7 @@
  * column, and the next case starts a new worker (a fresh process: on a GPU a fresh CUDA context,
  * free of a sticky error). The later repetitions of a case that ended a worker are not run again:
  * they get the same row at once. A worker also retires by itself after any error:* row (a case
- * whose setup, verify or timing failed): a failed launch may have left the device unusable (a
+ * whose setup, verify or timing failed) or fail_bounds row (an impl wrote outside its buffers): a failed launch may have left the device unusable (a
  * sticky CUDA error such as an illegal address poisons the whole context), so the next case
  * gets a fresh process (the ROW's retire flag tells the parent to reap it).
  */
@@ -172,7 +172,10 @@ int bench_worker_main(const bench_opts *o, const ls_runtime *be, const bench_pla
         ls_row row;
         int n = bench_runner_measure(&R, &plan->cases[q.case_index], q.repetition, &row);
         row.prov = NULL;
-        msg_head rh = {MSG_ROW, n, strncmp(row.status, "error", 5) == 0};
+        /* a failed call, or a write outside the impl's buffers (guard zones), may have left
+         * this process or its device unusable: the next case gets a fresh worker */
+        int retire = strncmp(row.status, "error", 5) == 0 || strcmp(row.status, "fail_bounds") == 0;
+        msg_head rh = {MSG_ROW, n, retire};
         rc = put_all(fd, &rh, sizeof rh) || put_all(fd, &row, sizeof row) ||
              put_all(fd, R.samples, sizeof *R.samples * (size_t)n);
         if (rh.retire) {
