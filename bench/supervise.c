@@ -17,9 +17,10 @@
  * column, and the next case starts a new worker (a fresh process: on a GPU a fresh CUDA context,
  * free of a sticky error). The later repetitions of a case that ended a worker are not run again:
  * they get the same row at once. A worker also retires by itself after any error:* row (a case
- * whose setup, verify or timing failed) or fail_bounds row (an impl wrote outside its buffers): a failed launch may have left the device unusable (a
- * sticky CUDA error such as an illegal address poisons the whole context), so the next case
- * gets a fresh process (the ROW's retire flag tells the parent to reap it).
+ * whose setup, verify or timing failed) or fail_bounds row (an impl wrote outside its buffers):
+ * the process or its device may be unusable (a sticky CUDA error such as an illegal address
+ * poisons the whole context), so the next case gets a fresh process (the ROW's retire flag tells
+ * the parent to reap it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
