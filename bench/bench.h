@@ -259,6 +259,7 @@ typedef struct bench_opts {
     bench_ceiling ceiling;   /* --ceiling */
     int repetitions;         /* 0 = Google Benchmark's default / --benchmark_repetitions */
     double min_time_s, max_time_s;
+    double case_timeout_s;   /* --case-timeout: wall-clock limit of one measurement in the worker; 0: none */
     int min_samples, max_samples;
     double noise_target_pct; /* --noise-target: stop once the median's noise is this small (0: off) */
     const char *samples_out; /* --samples-out FILE: raw samples sidecar (NULL: none) */
@@ -605,16 +606,50 @@ typedef struct bench_runner {
     ls_stop_reason cur_stop; /* why the last measurement stopped */
     ls_csv *samples_csv;     /* --samples-out sidecar, or NULL */
     bench_results res;       /* every row so far, for the report (res.t0: set by the caller) */
+    struct bench_sup *sup;   /* the worker process that measures (supervise.c); NULL: in process */
+    int stopped;             /* the sweep stopped (a failed write, no worker): cases left are not run */
 } bench_runner;
 
 /* Per device: select, bind (unless --no-bind), provenance, copy peak, flush buffer, budget.
  * 0, or -1 after printing the error. */
 int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be, const bench_plan *plan,
                       const int *devices, int n_devices);
+/* The parent's runner (no device touched here): devices, provenance and copy peaks come from
+ * a worker process started now with argv (supervise.c). 0, or -1 after printing the error. */
+int bench_runner_init_supervised(bench_runner *R, const bench_opts *o, const ls_runtime *be, const bench_plan *plan,
+                                 const int *devices, int n_devices, int argc, char **argv);
+/* Measures repetition rep of case c in this process (row, samples in R->samples); the sample
+ * count. */
+int bench_runner_measure(bench_runner *R, const bench_case *c, int rep, ls_row *row);
+/* The row of case c that ended without a measurement (status error:*, message the cause). */
+void bench_runner_error_row(bench_runner *R, const bench_case *c, int rep, const char *status, const char *message,
+                            ls_row *row);
+bench_device *bench_runner_device(bench_runner *R, int index);
 /* Registers every plan case with the Google Benchmark shim (GB runs them; rows come from us). */
 void bench_runner_register(bench_runner *R);
 /* Tears down the last case and frees the runner (not the CSV). */
 void bench_runner_free(bench_runner *R);
+
+/* ------------------------------------------------------------------ worker (supervise.c) */
+
+typedef struct bench_sup bench_sup;
+/* Worker mode: removes the worker flag from argv and returns its socket (stdout then goes to
+ * stderr), or -1 when this is not a worker. */
+int bench_worker_take_fd(int *argc, char **argv);
+/* The worker's life: devices, HELLO, then one row per request until the parent closes. */
+int bench_worker_main(const bench_opts *o, const ls_runtime *be, const bench_plan *plan, const int *devs,
+                      int n_devs, int fd);
+/* A deep copy of argv (NULL-terminated; parsing splits values in place), and its release. */
+char **bench_argv_copy(int argc, char **argv);
+void bench_argv_free(char **v);
+/* Starts the first worker (R->sup) with argv (a bench_argv_copy). 0 or -1. */
+int bench_sup_start(bench_runner *R, int argc, char **argv, double timeout_s);
+/* One repetition in the worker: the sample count, 0 with an error:crash|exit|timeout row when
+ * the worker died or hung (a new one takes the next case), -1 when no worker could start. */
+int bench_sup_measure(bench_runner *R, const bench_case *c, int rep, ls_row *row);
+/* Ends the worker after the sweep: 0, or -1 after saying it exited badly (a sanitizer report). */
+int bench_sup_close(bench_sup *S);
+void bench_sup_free(bench_sup *S); /* an error path: the worker is killed */
 
 /* ------------------------------------------------------------------ fleet (fleet.c) */
 

@@ -39,6 +39,7 @@ void bench_opts_init(bench_opts *o)
     o->noise_target_pct = 0.5;
     o->min_time_s = 0.03;
     o->max_time_s = 0.2;
+    o->case_timeout_s = 600;
     o->rank_flag = o->world_flag = -1;
 }
 
@@ -173,6 +174,9 @@ void bench_cli_usage(FILE *f)
         "  --min-time SECONDS     measured time per case at least (default 0.03)\n"
         "  --max-time SECONDS     wall-clock cap per measurement (default 0.2)\n"
         "  --max-samples N        samples per measurement at most (default and limit 10000)\n"
+        "  --case-timeout SECONDS wall-clock limit of one measurement (setup, verify, timing) in\n"
+        "                         the worker process; past it the case is error:timeout and a new\n"
+        "                         worker takes the next case (default 600; 0: no limit)\n"
         "  --noise-target PCT     after the minimums, sample until the median's noise (95 %% CI\n"
         "                         half-width / median, CSV noise_pct) is <= PCT (default 0.5;\n"
         "                         0: stop at the minimums); CSV stop_reason says which rule ended\n"
@@ -184,7 +188,11 @@ void bench_cli_usage(FILE *f)
         "--benchmark_repetitions=N, --benchmark_out=run.json --benchmark_out_format=json.\n"
         "Each GB iteration is one full measurement (GB's --benchmark_min_time has no effect; use\n"
         "--min-time). GB's console report goes to stderr unless --benchmark_format is given.\n"
-        "Exit status: 0 all rows ok or skipped, 1 a case failed, 2 bad command line.\n",
+        "Cases run in a worker process: an impl that crashes, exits or hangs costs only its case\n"
+        "(status error:crash, error:exit or error:timeout) and the sweep goes on.\n"
+        "Exit status: 0 all rows ok or skipped, 1 a case failed or a write failed, 2 bad command\n"
+        "line, 128 + N on signal N (SIGINT 130, SIGTERM 143, SIGHUP 129, SIGPIPE 141: the rows\n"
+        "measured so far are kept in the final file).\n",
         f);
 }
 
@@ -285,6 +293,18 @@ static int int_list(const char *flag, char *val, long lo, long hi, int *out, int
     return 0;
 }
 
+/* A real from 0 to hi (no NaN, no trailing text) into *out; 0 or -1. */
+static int parse_real(const char *val, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (errno || end == val || *end || !(v >= 0) || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int parse_seconds(const char *flag, const char *val, double *out)
 {
     char *end;
@@ -326,7 +346,7 @@ static int takes_value(const char *name)
     static const char *const with_value[] = {"model", "tp", "batch", "draft", "state-dtype", "cache",
                                              "graph", "family", "variant", "backend", "devices", "out",
                                              "impl", "impl-path", "tune", "state-layout", "ceiling", "pool-slots",
-                                             "repetitions", "min-samples", "min-time", "max-time",
+                                             "repetitions", "min-samples", "min-time", "max-time", "case-timeout",
                                              "max-samples", "noise-target", "samples-out",
                                              "out-dir", "fleet", "rank", "world"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
@@ -491,16 +511,15 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         return parse_seconds(flag, val, &o->min_time_s);
     } else if (strcmp(name, "max-time") == 0) {
         return parse_seconds(flag, val, &o->max_time_s);
+    } else if (strcmp(name, "case-timeout") == 0) {
+        if (parse_real(val, 604800, &o->case_timeout_s) != 0)
+            return bad(flag, val, "seconds from 0 (no limit) to 604800");
     } else if (strcmp(name, "max-samples") == 0) {
         if (parse_int(val, 1, BENCH_MAX_SAMPLES, &o->max_samples) != 0)
             return bad(flag, val, "an integer from 1 to 10000");
     } else if (strcmp(name, "noise-target") == 0) {
-        char *end;
-        errno = 0;
-        double v = strtod(val, &end);
-        if (errno || end == val || *end || !(v >= 0) || v > 100)
+        if (parse_real(val, 100, &o->noise_target_pct) != 0)
             return bad(flag, val, "a percentage from 0 (off) to 100");
-        o->noise_target_pct = v;
     } else if (strcmp(name, "samples-out") == 0) {
         if (!*val)
             return bad(flag, val, "a file name");

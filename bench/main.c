@@ -8,6 +8,10 @@
  *
  * Output files (the CSV, GB's --benchmark_out) are checked and their private temporaries created
  * before any case runs, and moved to their names only when complete (harness outfile.c).
+ *
+ * The cases are measured in a worker process (supervise.c): this same program started again with
+ * a worker flag, which builds the same plan and then only measures; this process (the parent)
+ * writes the rows, so a crash or hang in an impl costs only its case.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -232,8 +236,21 @@ static int gb_out_finish(void)
     return 0;
 }
 
+static char **worker_argv;
+
+static void worker_argv_free(void)
+{
+    bench_argv_free(worker_argv);
+}
+
 int main(int argc, char **argv)
 {
+    int worker_fd = bench_worker_take_fd(&argc, argv); /* >= 0: this is a worker (supervise.c) */
+    int argc0 = argc;
+    char **argv0 = worker_argv = bench_argv_copy(argc, argv); /* a worker's command line (parsing edits argv) */
+    if (!argv0)
+        return 1;
+    atexit(worker_argv_free);
     for (int i = 1; i < argc; i++) /* before GB sees argv: GB's Initialize handles --help itself */
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             bench_cli_usage(stdout);
@@ -243,7 +260,7 @@ int main(int argc, char **argv)
     char *filter = peek ? strdup(peek) : NULL;
     int gb_owns_stdout = has_flag_prefix(argc, argv, "--benchmark_format");
     FILE *table = gb_owns_stdout ? stderr : stdout; /* our final table */
-    if (gb_out_redirect(argc, argv) != 0) {
+    if (worker_fd < 0 && gb_out_redirect(argc, argv) != 0) {
         free(filter);
         return 2;
     }
@@ -277,6 +294,14 @@ int main(int argc, char **argv)
     bench_plan plan;
     if ((rc = bench_plan_build(&o, devs, n_devs, &plan)))
         return rc;
+    if (worker_fd >= 0) {
+        if (o.fleet.mode != BENCH_FLEET_NONE)
+            bench_fleet_shard(&o.fleet, &plan);
+        rc = bench_worker_main(&o, be, &plan, devs, n_devs, worker_fd);
+        bench_plan_free(&plan);
+        free(filter);
+        return rc;
+    }
     if (o.fleet.mode != BENCH_FLEET_NONE) {
         int planned = plan.n;
         bench_fleet_shard(&o.fleet, &plan);
@@ -331,18 +356,18 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "linstate-bench: %d cases on backend %s, %d device(s); CSV %s\n", plan.n, be->name, n_devs, out);
 
+    ls_csv_install_signal_handlers(csv);
+    if (!gb_out.done)
+        ls_csv_signal_discard(gb_out.tmp);
     bench_runner R;
-    if (bench_runner_init(&R, &o, be, &plan, devs, n_devs) != 0) {
+    if (bench_runner_init_supervised(&R, &o, be, &plan, devs, n_devs, argc0, argv0) != 0) {
         bench_runner_free(&R);
         ls_csv_discard(csv); /* nothing was measured */
         bench_plan_free(&plan);
         free(filter);
         return 1;
     }
-    ls_csv_install_signal_handlers(csv);
     R.csv = csv;
-    for (int i = 0; i < R.n_devs; i++)
-        bench_fleet_provenance(&o.fleet, &R.devs[i].prov);
     if (o.samples_out && (make_parent_dirs(o.samples_out) != 0 || !(R.samples_csv = ls_samples_open(o.samples_out)))) {
         fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
         ls_csv_discard(csv);
@@ -352,7 +377,12 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    ls_csv_install_signal_handlers(R.samples_csv);
+
     const ls_provenance *p0 = &R.devs[0].prov;
+    char timeout[32];
+    snprintf(timeout, sizeof timeout, "%g", o.case_timeout_s);
+    ls_gb_add_context("linstate_case_timeout_s", timeout);
     ls_gb_add_context("linstate_backend", be->name);
     ls_gb_add_context("linstate_gpu", p0->dev.name);
     ls_gb_add_context("linstate_git_commit", p0->git_commit);
@@ -361,12 +391,18 @@ int main(int argc, char **argv)
     R.res.t0 = bench_wall_s();
     run_gb(gb_owns_stdout);
     ls_gb_shutdown();
+    int worker_rc = bench_sup_close(R.sup); /* the worker ends; its rows are all here */
+    R.sup = NULL;
+    long written = ls_csv_rows(csv);
 
     int close_rc = ls_csv_close(csv);
     R.csv = NULL;
     bench_report_table(&R.res, table);
     if (o.quick)
         bench_report_quick(&R.res, table);
+    if (R.stopped)
+        fprintf(stderr, "linstate-bench: the sweep stopped early: %ld rows written, %d of %d cases not run\n",
+                written, plan.n - R.res.started, plan.n);
     if (close_rc)
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
     else
@@ -381,7 +417,7 @@ int main(int argc, char **argv)
         close_rc |= src;
     }
     int json_rc = gb_out_finish();
-    int status = R.res.failures || close_rc || json_rc ? 1 : 0;
+    int status = R.res.failures || R.stopped || worker_rc || close_rc || json_rc ? 1 : 0;
     bench_runner_free(&R);
     bench_plan_free(&plan);
     free(filter);

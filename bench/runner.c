@@ -17,7 +17,12 @@
  * Statuses: ok; skipped:oom (pool does not fit: the sweep goes on); skipped:no_graph (graph
  * timing on a runtime without graphs, or an impl that cannot be captured); skipped:unsupported
  * (the impl lacks an op the benchmark calls); fail_numerics (verification over tolerance: not timed);
- * error:setup|verify|timing (message on stderr).
+ * error:setup|verify|timing (message on stderr); error:crash|exit|timeout (the worker process
+ * died or hung during the case: supervise.c, the cause in the message column).
+ *
+ * With a worker (main.c: bench_runner_init_supervised) the parent's runner only writes and
+ * records rows; the worker's (bench_runner_init) measures them (bench_runner_measure). A failed
+ * CSV write stops the sweep: the remaining cases are not run.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -113,8 +118,9 @@ static void select_device(bench_runner *R, bench_device *D)
     R->cur_dev = D;
 }
 
-int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be, const bench_plan *plan,
-                      const int *devices, int n_devices)
+/* The runner's memory, no device touched yet. 0 or -1. */
+static int runner_alloc(bench_runner *R, const bench_opts *o, const ls_runtime *be, const bench_plan *plan,
+                        int n_devices)
 {
     memset(R, 0, sizeof *R);
     R->o = o;
@@ -131,6 +137,15 @@ int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be
         fprintf(stderr, "linstate-bench: out of host memory\n");
         return -1;
     }
+    g_runner = R;
+    return 0;
+}
+
+int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be, const bench_plan *plan,
+                      const int *devices, int n_devices)
+{
+    if (runner_alloc(R, o, be, plan, n_devices) != 0)
+        return -1;
     for (int i = 0; i < n_devices; i++) {
         if (device_init(R, &R->devs[i], devices[i]) != 0)
             return -1;
@@ -142,8 +157,18 @@ int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be
             R->res.n_devs = i + 1;
         }
     }
-    g_runner = R;
     return 0;
+}
+
+int bench_runner_init_supervised(bench_runner *R, const bench_opts *o, const ls_runtime *be, const bench_plan *plan,
+                                 const int *devices, int n_devices, int argc, char **argv)
+{
+    if (runner_alloc(R, o, be, plan, n_devices) != 0)
+        return -1;
+    for (int i = 0; i < n_devices; i++) /* the rest comes with the worker's HELLO */
+        R->devs[i].index = devices[i];
+    R->n_devs = n_devices;
+    return bench_sup_start(R, argc, argv, o->case_timeout_s);
 }
 
 /* ------------------------------------------------------------------ case life cycle */
@@ -369,8 +394,9 @@ static void record(bench_runner *R, const bench_case *c, const ls_row *row)
     bench_report_progress(res, r);
 }
 
-/* One repetition of case c: (setup + verify the first time), time, stats, CSV row. */
-static void measure(bench_runner *R, const bench_case *c, ls_row *row)
+/* One repetition (number rep) of case c here, in this process: (setup + verify the first time),
+ * time, stats; the row, its samples in R->samples. Returns the sample count. */
+int bench_runner_measure(bench_runner *R, const bench_case *c, int rep, ls_row *row)
 {
     bench_device *D = device_of(R, c->device);
     int fresh = R->cur != c;
@@ -382,10 +408,8 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     ls_nvtx_case_push(c->key, ls_mechanism_name(c->model->mechanism), c->batch, c->tokens);
     if (fresh)
         begin_case(R, c, D);
-    if (R->reps[c->index] == 0)
-        R->res.started++;
     ls_row_init(row, &D->prov);
-    row->repetition = R->reps[c->index]++;
+    row->repetition = rep;
     snprintf(row->status, sizeof row->status, "%s", R->cur_status);
     int n = 0;
     if (strcmp(R->cur_status, "ok") == 0) {
@@ -419,14 +443,46 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     }
     row->copy_peak_drift_pct = ls_copy_peak_drift_pct(R->cur_peak_gbps, D->copy_peak_gbps);
     ls_nvtx_case_pop();
+    return strcmp(row->status, "ok") == 0 ? n : 0;
+}
+
+bench_device *bench_runner_device(bench_runner *R, int index)
+{
+    return device_of(R, index);
+}
+
+void bench_runner_error_row(bench_runner *R, const bench_case *c, int rep, const char *status, const char *message,
+                            ls_row *row)
+{
+    ls_row_init(row, &device_of(R, c->device)->prov);
+    row->repetition = rep;
+    fill_row(R, c, row);
+    snprintf(row->status, sizeof row->status, "%s", status);
+    snprintf(row->message, sizeof row->message, "%s", message);
+}
+
+/* One repetition of case c, in the worker (R->sup) or here; its CSV row(s) written and recorded.
+ * 0, or -1 when the sweep stops (R->stopped: the output failed, no worker could start). */
+static int measure(bench_runner *R, const bench_case *c, ls_row *row)
+{
+    if (R->reps[c->index] == 0)
+        R->res.started++;
+    int rep = R->reps[c->index]++;
+    int n = R->sup ? bench_sup_measure(R, c, rep, row) : bench_runner_measure(R, c, rep, row);
+    if (n < 0) {
+        R->stopped = 1;
+        return -1;
+    }
     if (ls_csv_write(R->csv, row) != 0 ||
         (R->samples_csv && strcmp(row->status, "ok") == 0 && ls_samples_write(R->samples_csv, row, R->samples, n) != 0)) {
-        if (!R->csv_failed) /* later rows fail for the same reason: say it once */
-            fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+        /* nothing more can be kept: stop measuring (the rows on disk stay whole) */
+        fprintf(stderr, "linstate-bench: %s; the sweep stops here\n", ls_last_error());
         R->csv_failed = 1;
+        R->stopped = 1;
         R->res.failures++;
     }
     record(R, c, row);
+    return 0;
 }
 
 /* The GB callback: one call = one repetition = one measurement (iteration count fixed to 1). */
@@ -435,7 +491,10 @@ static void gb_case(ls_gb_state *st, void *vc)
     const bench_case *c = vc;
     bench_runner *R = g_runner;
     ls_row row;
-    measure(R, c, &row);
+    if (R->stopped || measure(R, c, &row) != 0) {
+        ls_gb_skip_with_error(st, "not run: the sweep stopped");
+        return;
+    }
     if (strcmp(row.status, "ok") != 0) {
         ls_gb_skip_with_error(st, row.status);
         return;
@@ -458,6 +517,8 @@ void bench_runner_register(bench_runner *R)
 
 void bench_runner_free(bench_runner *R)
 {
+    bench_sup_free(R->sup);
+    R->sup = NULL;
     release_case(R);
     for (int i = 0; i < R->n_devs; i++)
         ls_clocks_close(R->devs[i].clocks);

@@ -10,10 +10,11 @@
  *    (newlines, tabs) become spaces so one row is always one line;
  *  - integers are plain decimals; reals use %.10g; a NaN or infinite real is an EMPTY cell, as are
  *    git_dirty and numa_node when unknown (-1): pandas reads all of those as NaN;
- *  - the file is written to a private temporary PATH.tmp.XXXXXX (outfile.c), flushed after every
- *    row, and moved to PATH on close unless a write failed; on SIGINT/SIGTERM (after
- *    ls_csv_install_signal_handlers) the rows already written are moved into place and the
- *    process exits 130/143.
+ *  - the file is written to a private temporary PATH.tmp.XXXXXX (outfile.c), each row formatted
+ *    in memory and written with one write(), and moved to PATH on close unless a write failed
+ *    (then a torn tail is cut back to the last whole row and the temporary is kept); on SIGINT,
+ *    SIGTERM, SIGHUP or SIGPIPE (after ls_csv_install_signal_handlers) the rows already written
+ *    are moved into place and the process exits 128 + the signal (130, 143, 129, 141).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -28,13 +29,11 @@
 #include "harness_internal.h"
 #include "ls_harness.h"
 
-#define CSV_BUF_BYTES (64 * 1024) /* > any row: a flushed row reaches the file in one write() */
-
 struct ls_csv {
-    FILE *f;
     ls_outfile out; /* the private temporary and the final name */
-    char *buf;
-    int handlers;   /* this file owns the installed signal handlers */
+    off_t whole;    /* bytes of the header and the whole rows on disk */
+    long rows;      /* whole data lines written */
+    int slot;       /* 1 + its signal slot, 0 when a signal does not handle it */
     int failed;     /* a write failed: nothing more is written, nothing is moved */
     char failure[1024]; /* its message, repeated by ls_csv_close */
 };
@@ -108,6 +107,7 @@ struct ls_csv {
     X(world_size, OPT, p->world_size)                     \
     X(job_id, STR, p->job_id)                             \
     X(node, STR, p->node)                                 \
+    X(message, STR, r->message)                           \
     X(impl_source, STR, r->impl_source)                   \
     X(impl_source_git, STR, r->impl_source_git)           \
     X(impl_source_hash, STR, r->impl_source_hash)         \
@@ -157,97 +157,213 @@ static void put_dbl(FILE *f, double v)
 /* ------------------------------------------------------------------ signal handling */
 
 /* The handler may only touch these (async-signal-safe: link, rename, unlink, write, _exit).
- * sig_state: 0 disarmed, 1 move the rows into place, 2 a write failed (keep the temporary). */
-static char sig_tmp[LS_OUTFILE_PATH_MAX + 16], sig_path[LS_OUTFILE_PATH_MAX];
-static char sig_msg[2 * LS_OUTFILE_PATH_MAX + 96], sig_keep[2 * LS_OUTFILE_PATH_MAX + 96];
-static size_t sig_msg_len, sig_keep_len;
-static int sig_existed;
-static volatile sig_atomic_t sig_state = 0;
-static struct sigaction old_int, old_term;
+ * One slot per file whose rows a signal must keep (the CSV and the --samples-out sidecar);
+ * state: 0 disarmed, 1 move the rows into place, 2 a write failed (keep the temporary). */
+#define SIG_SLOTS 2
+static struct sig_file {
+    char tmp[LS_OUTFILE_PATH_MAX + 16], path[LS_OUTFILE_PATH_MAX];
+    int existed;
+    volatile sig_atomic_t state;
+    volatile sig_atomic_t rows; /* whole rows on disk (data lines for the sidecar) */
+} sig_files[SIG_SLOTS];
+static char sig_discard[LS_OUTFILE_PATH_MAX + 16]; /* a temporary to remove (GB's JSON) */
+static const int sig_list[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+#define SIG_N ((int)(sizeof sig_list / sizeof sig_list[0]))
+static struct sigaction sig_old[SIG_N];
+static int sig_installed;
 
-/* Rows already written are complete on disk (flushed per row, each in one write()), so the
- * handler only moves the file into place (by the no-clobber rule of outfile.c) and exits; a row
- * still in the stdio buffer was not finished and is dropped. */
+static void say(const char *s)
+{
+    ssize_t w = write(2, s, strlen(s));
+    (void)w;
+}
+
+static void say_num(long v)
+{
+    char b[24];
+    int k = (int)sizeof b;
+    b[--k] = '\0';
+    do
+        b[--k] = (char)('0' + v % 10);
+    while ((v /= 10) > 0 && k > 0);
+    say(b + k);
+}
+
+static const char *sig_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGPIPE";
+}
+
+/* Rows already written are complete on disk (each row is one write() of a whole formatted row),
+ * so the handler only moves each file into place (by the no-clobber rule of outfile.c), says so
+ * and exits 128 + sig; a row not yet written was not finished and is dropped. */
 static void on_signal(int sig)
 {
-    if (sig_state) {
+    say("linstate: interrupted by ");
+    say(sig_name(sig));
+    for (int i = 0; i < SIG_SLOTS; i++) {
+        struct sig_file *s = &sig_files[i];
+        if (!s->state)
+            continue;
         int moved = 0;
-        if (sig_state == 1 && sig_existed)
-            moved = rename(sig_tmp, sig_path) == 0;
-        else if (sig_state == 1 && link(sig_tmp, sig_path) == 0) {
-            unlink(sig_tmp);
+        if (s->state == 1 && s->existed)
+            moved = rename(s->tmp, s->path) == 0;
+        else if (s->state == 1 && link(s->tmp, s->path) == 0) {
+            unlink(s->tmp);
             moved = 1;
         }
-        sig_state = 0;
-        ssize_t w = moved ? write(2, sig_msg, sig_msg_len) : write(2, sig_keep, sig_keep_len);
-        (void)w;
+        s->state = 0;
+        say(i ? "; " : ": ");
+        say_num(s->rows);
+        say(moved ? " rows kept in " : " rows left in ");
+        say(moved ? s->path : s->tmp);
+        if (!moved) {
+            say(" (not moved to ");
+            say(s->path);
+            say(")");
+        }
     }
+    say("\n");
+    if (sig_discard[0])
+        unlink(sig_discard);
     _exit(128 + sig);
+}
+
+static int sig_slot_of(const ls_csv *c)
+{
+    for (int i = 0; i < SIG_SLOTS; i++)
+        if (sig_files[i].state && strcmp(sig_files[i].tmp, c->out.tmp) == 0)
+            return i;
+    return -1;
 }
 
 void ls_csv_install_signal_handlers(ls_csv *c)
 {
     if (!c)
         return;
-    snprintf(sig_tmp, sizeof sig_tmp, "%s", c->out.tmp);
-    snprintf(sig_path, sizeof sig_path, "%s", c->out.path);
-    sig_existed = c->out.existed;
-    snprintf(sig_msg, sizeof sig_msg, "linstate: interrupted; rows measured so far kept in %s\n", c->out.path);
-    snprintf(sig_keep, sizeof sig_keep, "linstate: interrupted; rows measured so far left in %s (not moved to %s)\n",
-             c->out.tmp, c->out.path);
-    sig_msg_len = strlen(sig_msg);
-    sig_keep_len = strlen(sig_keep);
+    int at = sig_slot_of(c);
+    for (int i = 0; i < SIG_SLOTS && at < 0; i++)
+        if (!sig_files[i].state)
+            at = i;
+    if (at < 0)
+        return;
+    struct sig_file *s = &sig_files[at];
+    snprintf(s->tmp, sizeof s->tmp, "%s", c->out.tmp);
+    snprintf(s->path, sizeof s->path, "%s", c->out.path);
+    s->existed = c->out.existed;
+    s->rows = (sig_atomic_t)c->rows;
+    s->state = c->failed ? 2 : 1;
+    c->slot = at + 1;
+    if (sig_installed)
+        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, SIGINT);
-    sigaddset(&sa.sa_mask, SIGTERM);
-    sig_state = c->failed ? 2 : 1;
-    sigaction(SIGINT, &sa, c->handlers ? NULL : &old_int);
-    sigaction(SIGTERM, &sa, c->handlers ? NULL : &old_term);
-    c->handlers = 1;
+    for (int i = 0; i < SIG_N; i++)
+        sigaddset(&sa.sa_mask, sig_list[i]);
+    for (int i = 0; i < SIG_N; i++)
+        sigaction(sig_list[i], &sa, &sig_old[i]);
+    sig_installed = 1;
+}
+
+void ls_csv_signal_discard(const char *tmp)
+{
+    snprintf(sig_discard, sizeof sig_discard, "%s", tmp ? tmp : "");
+}
+
+/* c is finished: its slot is disarmed, and the old handlers return with the last slot. */
+static void sig_release(ls_csv *c)
+{
+    if (!c->slot)
+        return;
+    sig_files[c->slot - 1].state = 0;
+    c->slot = 0;
+    for (int i = 0; i < SIG_SLOTS; i++)
+        if (sig_files[i].state)
+            return;
+    if (sig_installed)
+        for (int i = 0; i < SIG_N; i++)
+            sigaction(sig_list[i], &sig_old[i], NULL);
+    sig_installed = 0;
+    sig_discard[0] = '\0';
 }
 
 /* ------------------------------------------------------------------ file life cycle */
+
+/* A failed write (disk full, quota, I/O error) poisons the file: the torn tail is cut back to
+ * the last whole row, no later row is written and ls_csv_close keeps the temporary instead of
+ * moving it. */
+static int write_failed(ls_csv *c, int err)
+{
+    if (!c->failed && c->slot && sig_files[c->slot - 1].state)
+        sig_files[c->slot - 1].state = 2; /* a signal now leaves the rows in the temporary */
+    c->failed = 1;
+    if (ftruncate(c->out.fd, c->whole) != 0 || lseek(c->out.fd, c->whole, SEEK_SET) < 0)
+        err = err ? err : errno;
+    ls_fail("CSV: write to '%s' failed: %s; the %ld whole rows written before are kept there, not moved to '%s'",
+            c->out.tmp, strerror(err ? err : EIO), c->rows, c->out.path);
+    snprintf(c->failure, sizeof c->failure, "%s", ls_last_error());
+    return -1;
+}
+
+/* Writes what the row stream m holds (closing it) with as few write() calls as the kernel
+ * allows (one for any row that fits), then counts lines whole rows. 0, or -1 (write_failed). */
+static int put_rows(ls_csv *c, FILE *m, char **mem, size_t *len, long lines)
+{
+    if (fclose(m) != 0 || !*mem) {
+        free(*mem);
+        return write_failed(c, ENOMEM);
+    }
+    size_t done = 0;
+    int err = 0;
+    while (done < *len) {
+        ssize_t w = write(c->out.fd, *mem + done, *len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            err = w < 0 ? errno : ENOSPC;
+            break;
+        }
+        done += (size_t)w;
+    }
+    free(*mem);
+    if (done < *len)
+        return write_failed(c, err);
+    c->whole += (off_t)*len;
+    c->rows += lines;
+    if (c->slot)
+        sig_files[c->slot - 1].rows = (sig_atomic_t)c->rows;
+    return 0;
+}
 
 /* The one file writer: a private temporary (outfile.c) with the given header line, moved on close
  * (main CSV and the --samples-out sidecar alike). */
 static ls_csv *open_with_header(const char *path, const char *header)
 {
     ls_csv *c = calloc(1, sizeof *c);
-    char *buf = malloc(CSV_BUF_BYTES);
-    if (!c || !buf) {
-        free(c);
-        free(buf);
+    if (!c)
         return ls_fail("CSV: out of host memory"), NULL;
-    }
     if (ls_outfile_open(&c->out, path) != 0) {
         lsh_fail_cause("CSV");
-        free(buf);
         free(c);
         return NULL;
     }
-    c->buf = buf;
-    int fd = dup(c->out.fd); /* the FILE gets its own descriptor; out.fd keeps the lock */
-    c->f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!c->f) {
-        ls_fail("CSV: cannot open '%s': %s", c->out.tmp, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    char *mem = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&mem, &len);
+    if (!m) {
+        ls_fail("CSV: out of host memory");
         goto fail;
     }
-    setvbuf(c->f, c->buf, _IOFBF, CSV_BUF_BYTES);
-    fprintf(c->f, "%s\n", header);
-    if (fflush(c->f) != 0) {
-        ls_fail("CSV: cannot write '%s': %s", c->out.tmp, strerror(errno));
-        fclose(c->f);
+    fprintf(m, "%s\n", header);
+    if (put_rows(c, m, &mem, &len, 0) != 0) {
+        ls_fail("CSV: cannot write '%s': %s", c->out.tmp, strerror(errno ? errno : EIO));
         goto fail;
     }
     return c;
 fail:
     ls_outfile_discard(&c->out);
-    free(c->buf);
     free(c);
     return NULL;
 }
@@ -257,22 +373,14 @@ const char *ls_csv_tmp_path(const ls_csv *c)
     return c ? c->out.tmp : "";
 }
 
-/* A failed write (disk full, quota, I/O error) poisons the file: no later row is written (it
- * would follow a torn one) and ls_csv_close keeps the temporary instead of moving it. */
-static int write_failed(ls_csv *c, int err)
-{
-    if (!c->failed && c->handlers && sig_state)
-        sig_state = 2; /* a signal now leaves the rows in the temporary */
-    c->failed = 1;
-    ls_fail("CSV: write to '%s' failed: %s; rows written so far are kept there, not moved to '%s'", c->out.tmp,
-            strerror(err ? err : EIO), c->out.path);
-    snprintf(c->failure, sizeof c->failure, "%s", ls_last_error());
-    return -1;
-}
-
 ls_csv *ls_csv_open(const char *path)
 {
     return open_with_header(path, ls_csv_header());
+}
+
+long ls_csv_rows(const ls_csv *c)
+{
+    return c ? c->rows : 0;
 }
 
 /* ------------------------------------------------------------------ raw samples sidecar */
@@ -290,13 +398,28 @@ ls_csv *ls_samples_open(const char *path)
     return open_with_header(path, samples_header);
 }
 
+/* A stream that collects one write's worth of formatted text (put_rows writes it). */
+static FILE *row_stream(ls_csv *c, char **mem, size_t *len)
+{
+    *mem = NULL;
+    *len = 0;
+    FILE *m = open_memstream(mem, len);
+    if (!m)
+        write_failed(c, ENOMEM);
+    return m;
+}
+
 int ls_samples_write(ls_csv *c, const ls_row *r, const double *us, int n)
 {
     if (!c || !r || !r->prov || (n > 0 && !us))
         return ls_fail("ls_samples_write: NULL %s", !c ? "file" : !r || !r->prov ? "row" : "samples");
     if (c->failed)
         return ls_fail("CSV: not written after an earlier write failure (samples kept in '%s')", c->out.tmp);
-    FILE *f = c->f;
+    char *mem;
+    size_t len;
+    FILE *f = row_stream(c, &mem, &len);
+    if (!f)
+        return -1;
     for (int i = 0; i < n; i++) {
         CELL_STR(f, r->case_key);
         fputc(',', f);
@@ -313,9 +436,7 @@ int ls_samples_write(ls_csv *c, const ls_row *r, const double *us, int n)
         put_dbl(f, us[i]);
         fputc('\n', f);
     }
-    if (fflush(f) != 0 || ferror(f))
-        return write_failed(c, errno);
-    return 0;
+    return put_rows(c, f, &mem, &len, n);
 }
 
 int ls_csv_write(ls_csv *c, const ls_row *r)
@@ -325,13 +446,15 @@ int ls_csv_write(ls_csv *c, const ls_row *r)
     if (c->failed)
         return ls_fail("CSV: not written after an earlier write failure (rows kept in '%s')", c->out.tmp);
     const ls_provenance *p = r->prov;
-    FILE *f = c->f;
+    char *mem;
+    size_t len;
+    FILE *f = row_stream(c, &mem, &len);
+    if (!f)
+        return -1;
     int first = 1;
     LS_CSV_COLUMNS(ROW_CELL)
     fputc('\n', f);
-    if (fflush(f) != 0 || ferror(f))
-        return write_failed(c, errno);
-    return 0;
+    return put_rows(c, f, &mem, &len, 1);
 }
 
 int ls_csv_close(ls_csv *c)
@@ -339,20 +462,13 @@ int ls_csv_close(ls_csv *c)
     if (!c)
         return 0;
     int rc = 0;
-    if (c->handlers) {
-        sig_state = 0;
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-    }
-    if (fclose(c->f) != 0 && !c->failed)
-        rc = write_failed(c, errno);
+    sig_release(c);
     if (c->failed) {
         ls_outfile_keep(&c->out);
         rc = ls_fail("%s", c->failure); /* the first failure, which names the temporary */
     } else if (ls_outfile_commit(&c->out) != 0) {
         rc = lsh_fail_cause("CSV");
     }
-    free(c->buf);
     free(c);
     return rc;
 }
@@ -361,14 +477,8 @@ void ls_csv_discard(ls_csv *c)
 {
     if (!c)
         return;
-    if (c->handlers) {
-        sig_state = 0;
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-    }
-    fclose(c->f);
+    sig_release(c);
     ls_outfile_discard(&c->out);
-    free(c->buf);
     free(c);
 }
 

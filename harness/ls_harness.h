@@ -242,6 +242,7 @@ typedef struct ls_row {
     int sm_clock_median_mhz;
     int samples_discarded;   /* samples dropped as throttled; -1 (empty) when clocks not sampled */
     double copy_peak_drift_pct; /* this row's ceiling against the run's first, %; NaN if unknown */
+    char message[160];       /* what went wrong for an error:crash|timeout|exit row ("" otherwise) */
     /* Python impls (docs/plugin-abi.md "Python impls"); "" / NaN for C impls: */
     char impl_source[512];   /* the source it was loaded from: a pinned version or a folder */
     char impl_source_git[64]; /* `git describe --always --dirty` of that folder ("" if none) */
@@ -277,12 +278,16 @@ typedef struct ls_csv ls_csv;
 /* Opens a private temporary for PATH (ls_outfile_open: errors before anything is measured) and
  * writes the header. Rows are flushed as written; ls_csv_close moves the file to PATH
  * (ls_outfile_commit) unless a write failed: then the rows stay in the temporary, named in the
- * error, and ls_csv_close returns -1. ls_csv_tmp_path names the temporary.
- * ls_csv_install_signal_handlers makes SIGINT/SIGTERM finish the file first. */
+ * error, and ls_csv_close returns -1. ls_csv_tmp_path names the temporary; ls_csv_rows counts
+ * the whole rows on disk. ls_csv_install_signal_handlers (for the CSV and the sidecar, up to two
+ * files) makes SIGINT/SIGTERM/SIGHUP/SIGPIPE move the files into place, say how many rows each
+ * kept, remove the temporary named by ls_csv_signal_discard (if any) and exit 128 + signal. */
 ls_csv *ls_csv_open(const char *path);
 int ls_csv_write(ls_csv *c, const ls_row *r);
 int ls_csv_close(ls_csv *c);
 void ls_csv_install_signal_handlers(ls_csv *c);
+void ls_csv_signal_discard(const char *tmp);
+long ls_csv_rows(const ls_csv *c);
 const char *ls_csv_tmp_path(const ls_csv *c);
 void ls_csv_discard(ls_csv *c); /* closes and removes the temporary: nothing was measured */
 const char *ls_csv_header(void);  /* the exact header line, no newline */

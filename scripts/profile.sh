@@ -23,6 +23,9 @@
 #    push/pop filter 'linstate@<key>/measure', where each '/' of the key is escaped as '\/'
 #    (ncu reads an unescaped '/' as the separator of nested ranges).
 #    Clocks are never locked (--clock-control none): we profile what the benchmark measures.
+#  - the kernels run in linstate-bench's worker process (a child of the one started here, see
+#    docs/timing.md "Worker process"): ncu is told to follow it (--target-processes all); nsys
+#    follows exec'd children by default (the worker is forked and exec'd at once).
 # Environment: LINSTATE_BENCH (bench binary; default build/bench/linstate-bench),
 #   LS_NSYS_ARGS / LS_NCU_ARGS (extra profiler options, word-split, e.g. LS_NCU_ARGS='--set full').
 # Exit: the profiler's status; 1 when nsys/ncu or the bench binary is missing; 2 on bad usage.
@@ -108,7 +111,7 @@ else
   else
     window=(--profile-from-start off)
   fi
-  cmd=(ncu "${window[@]}" --clock-control none --force-overwrite -o "$out/$name" "${ncu_extra[@]}")
+  cmd=(ncu "${window[@]}" --target-processes all --clock-control none --force-overwrite -o "$out/$name" "${ncu_extra[@]}")
 fi
 cmd+=("$bench" "--benchmark_filter=$filter" --profile "${bench_args[@]}")
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,7 +27,7 @@ static const char *expected_header =
     "time_us_stddev,bytes,gbps,copy_peak_gbps,pct_of_copy_peak,max_rel_err,status,"
     "repetition,rotated,time_us_min,time_us_max,held,impl,impl_version,tuning,kernel,state_layout,"
     "noise_pct,stop_reason,sm_clock_min_mhz,sm_clock_median_mhz,samples_discarded,"
-    "copy_peak_drift_pct,gpu_uuid,pci_bus_id,rank,world_size,job_id,node,"
+    "copy_peak_drift_pct,gpu_uuid,pci_bus_id,rank,world_size,job_id,node,message,"
     "impl_source,impl_source_git,impl_source_hash,impl_layout,host_call_us";
 
 static char dir[64];
@@ -189,7 +190,7 @@ static void test_header_and_rows(void)
 
     static char f[96][256];
     int ncols = split_csv(ls_csv_header(), f, 96);
-    LS_CHECK_EQ_INT(ncols, 69);
+    LS_CHECK_EQ_INT(ncols, 70);
     LS_CHECK_EQ_INT(split_csv(row1, f, 96), ncols);
     LS_CHECK(strcmp(f[column("model")], "we,ird \"model\"") == 0);
     LS_CHECK(strcmp(f[column("host")], "node,1") == 0);
@@ -251,6 +252,60 @@ static void test_signal(int sig, int expect_status)
     LS_CHECK(strstr(slurp(path), "/B:2/T:4/") != NULL);
 }
 
+/* A write that stops part-way (file size limit): the file is cut back to its last whole row,
+ * later rows are refused, the temporary is kept and the error counts the whole rows. */
+static void test_torn_write(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/torn.csv", dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    LS_REQUIRE(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        ls_csv *c = ls_csv_open(path);
+        if (!c)
+            _exit(3);
+        ls_provenance prov;
+        fill_prov(&prov);
+        ls_row r;
+        fill_row(&r, &prov, 1);
+        if (ls_csv_write(c, &r) != 0)
+            _exit(4);
+        struct stat st;
+        if (stat(ls_csv_tmp_path(c), &st) != 0)
+            _exit(5);
+        /* room for the header, one row and half of the next */
+        struct rlimit lim = {(rlim_t)(st.st_size + (st.st_size - (off_t)strlen(ls_csv_header())) / 2),
+                             RLIM_INFINITY};
+        lim.rlim_max = lim.rlim_cur;
+        if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+            _exit(6);
+        fill_row(&r, &prov, 2);
+        if (ls_csv_write(c, &r) != -1 || !strstr(ls_last_error(), "the 1 whole rows"))
+            _exit(7);
+        if (ls_csv_write(c, &r) != -1 || ls_csv_rows(c) != 1)
+            _exit(8);
+        _exit(ls_csv_close(c) == -1 ? 0 : 9);
+    }
+    int status = 0;
+    LS_REQUIRE(waitpid(pid, &status, 0) == pid);
+    LS_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status))
+        fprintf(stderr, "torn-write child exited %d\n", WEXITSTATUS(status));
+    LS_CHECK(!exists(path));
+    glob_t g;
+    char pat[160];
+    snprintf(pat, sizeof pat, "%s.tmp.*", path);
+    LS_REQUIRE(glob(pat, 0, NULL, &g) == 0 && g.gl_pathc == 1);
+    const char *text = slurp(g.gl_pathv[0]);
+    LS_CHECK_EQ_INT(count_lines(text), 2); /* header + the whole row */
+    LS_CHECK(text[strlen(text) - 1] == '\n');
+    LS_CHECK(strstr(text, "/B:1/") != NULL && strstr(text, "/B:2/") == NULL);
+    unlink(g.gl_pathv[0]);
+    globfree(&g);
+}
+
 static void test_errors(void)
 {
     char path[160];
@@ -267,6 +322,9 @@ int main(void)
     test_header_and_rows();
     test_signal(SIGINT, 130);
     test_signal(SIGTERM, 143);
+    test_signal(SIGHUP, 129);
+    test_signal(SIGPIPE, 141);
+    test_torn_write();
     test_errors();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -916,6 +916,8 @@ class Profile(Base):
         self.assertEqual(argv[i + 1], "linstate@" + self.KEY.replace("/", "\\/") + "/measure")
         self.assertIn("--nvtx", argv)
         self.assertEqual(argv[argv.index("--clock-control") + 1], "none")
+        # the kernels run in the bench's worker process, a child
+        self.assertEqual(argv[argv.index("--target-processes") + 1], "all")
         self.assertTrue(any(a.startswith("results/profiles/") or "/results/profiles/" in a
                             for a in argv))
 
