@@ -11,7 +11,7 @@
 #ifndef LS_POOL_H
 #define LS_POOL_H
 
-#include "../kernels/ls_kernels.h"
+#include "ls_kernels.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -15,7 +15,7 @@
 #ifndef LS_CHOOSE_H
 #define LS_CHOOSE_H
 
-#include "../ls_kernels.h"
+#include "ls_kernels.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "../ls_test.h"
+#include "ls_test.h"
 #include "ls_kernels.h"
 
 enum { B = 3, SLOTS = 5, MAXT = 4 };
