@@ -5,7 +5,6 @@
 #ifndef LS_API_ERRORS_H
 #define LS_API_ERRORS_H
 
-
 #ifdef __cplusplus
 extern "C" {
 #endif
