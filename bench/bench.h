@@ -12,9 +12,9 @@
 
 #include <stdint.h>
 
-#include "../harness/ls_harness.h"
-#include "../kernels/ls_kernels.h"
-#include "../pool/ls_pool.h"
+#include "ls_harness.h"
+#include "ls_kernels.h"
+#include "ls_pool.h"
 
 /* ------------------------------------------------------------------ registry */
 

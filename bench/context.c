@@ -264,7 +264,11 @@ int bench_pool_create_desc(bench_ctx *x, const ls_state_desc *d, int32_t capacit
      * kernel benchmark they only prepare state, with the runtime's default impl. */
     const unsigned state_ops = BENCH_OP(LS_OP_STATE_COPY) | BENCH_OP(LS_OP_STATE_ACCEPT) | BENCH_OP(LS_OP_STATE_ZERO);
     int own = x->c && (x->c->e->ops & state_ops) != 0;
-    ls_pool_config cfg = {capacity, LS_PAD_LAST, zero, own ? x->im : NULL, own ? x->tune : NULL};
+    ls_tuning def;
+    const ls_impl *im = own ? x->im : ls_impl_default(x->be);
+    if (!own && im)
+        ls_tuning_default(im, &def);
+    ls_pool_config cfg = {capacity, LS_PAD_LAST, zero, im, own ? x->tune : &def};
     x->pool = ls_pool_create(d, &cfg, x->be);
     /* The descriptor is valid, so a failure here is the backend running out of memory. */
     if (!x->pool)

@@ -1,10 +1,11 @@
 /*
- * csv.c — the versioned result file (schema v1). One row per case and repetition.
+ * csv.c — the versioned result file (schema LS_CSV_SCHEMA_VERSION, docs/csv.md). One row per case
+ * and repetition.
  *
  * Format rules (also for readers such as scripts/compare.py):
  *  - the header is fixed up front (never decided by the first row) and comes from the same
  *    column table as the rows, so the two cannot drift apart; the 42 schema-v1 columns come
- *    first, in the schema's order (results/README.md), then the extras repetition, rotated,
+ *    first, in the schema's order (docs/csv.md), then the extras repetition, rotated,
  *    time_us_min, time_us_max, held; new columns are only ever appended;
  *  - strings are always double-quoted, an embedded '"' doubled (RFC 4180); control characters
  *    (newlines, tabs) become spaces so one row is always one line;

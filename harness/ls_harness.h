@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../kernels/ls_kernels.h"
+#include "ls_kernels.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -209,11 +209,11 @@ int ls_provenance_fill(ls_provenance *p, const ls_runtime *be, int device_index)
  * "unknown" and git_dirty = -1 (written as an empty CSV cell). cpuset "" and numa_node -1 until
  * ls_bind_to_device fills them. Fails only when be->device_info fails. */
 
-/* ------------------------------------------------------------------ CSV (schema v1) */
+/* ------------------------------------------------------------- CSV (schema v2, docs/csv.md) */
 
 #define LS_CSV_SCHEMA_VERSION 2
 
-/* One row = one case (and repetition). Column names/units: results/README.md. */
+/* One row = one case (and repetition). Column names/units: docs/csv.md. */
 typedef struct ls_row {
     const ls_provenance *prov;
     char case_key[192];      /* stable key, never renamed: gdn/verify/qwen3-next-80b-a3b/tp2/B:64/T:4/fp32 */

@@ -1,7 +1,7 @@
 /*
  * peer_arch.h — which GPUs a peer's prebuilt machine code runs on. The peers ship code for one
  * arch only: Triton AOT cubins for sm_90 (peers/triton/aot.py TARGET_ARCH; Triton compiles
- * capability 90 as sm_90a) and the CUDA peers compiled for sm_90a (peers/cuda/CMakeLists.txt),
+ * capability 90 as sm_90a) and the CUDA peers compiled for sm_90a (peers/CMakeLists.txt),
  * with no PTX. Arch-specific (the "a") code runs on exactly that compute capability, so on any
  * other GPU (a Blackwell sm_100, say) the op answers LS_OP_UNSUPPORTED ("unsupported on this
  * arch", a skipped:unsupported row) instead of failing at module load or launch.

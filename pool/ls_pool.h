@@ -11,7 +11,7 @@
 #ifndef LS_POOL_H
 #define LS_POOL_H
 
-#include "../kernels/ls_kernels.h"
+#include "ls_kernels.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,9 +113,9 @@ typedef struct ls_pool_config {
     int32_t capacity;            /* S allocatable slots (the pool holds S+1) */
     ls_pad_policy pad;
     ls_zero_policy zero;
-    const ls_impl *impl;         /* whose state_copy / accept / zero the slot operations use;
-                                  * NULL = the runtime's default impl (ls_impl_default) */
-    const ls_tuning *tuning;     /* its tuning; NULL = the impl's defaults */
+    const ls_impl *impl;         /* whose state_copy / accept / zero the slot operations use
+                                  * (required; the caller picks, e.g. ls_impl_default(runtime)) */
+    const ls_tuning *tuning;     /* its tuning (required; e.g. ls_tuning_default); copied */
 } ls_pool_config;
 
 typedef struct ls_pool ls_pool;

@@ -41,13 +41,25 @@ static int backend_check(const ls_runtime *be)
     return 0;
 }
 
-/* The impl whose state ops serve the slot operations: given or the runtime's default; it must
- * run on this runtime and have all three state ops. */
-static const ls_impl *impl_pick(const ls_pool_config *cfg, const ls_runtime *be)
+/* The impl whose state ops serve the slot operations, as the caller chose it (the pool picks no
+ * default): it must run on this runtime, have all three state ops, and come with a tuning of
+ * its knobs. */
+static const ls_impl *impl_check(const ls_pool_config *cfg, const ls_runtime *be)
 {
-    const ls_impl *im = cfg->impl ? cfg->impl : ls_impl_default(be);
-    if (!im)
+    const ls_impl *im = cfg->impl;
+    if (!im) {
+        ls_fail("pool: create: config has no impl (the caller picks one, e.g. ls_impl_default)");
         return NULL;
+    }
+    if (!cfg->tuning) {
+        ls_fail("pool: create: config has no tuning for impl '%s' (e.g. ls_tuning_default)", im->name);
+        return NULL;
+    }
+    if (cfg->tuning->n != im->n_knobs) {
+        ls_fail("pool: create: tuning has %d knob values, impl '%s' declares %d knobs",
+                (int)cfg->tuning->n, im->name, (int)im->n_knobs);
+        return NULL;
+    }
     if (strcmp(im->runtime, be->name) != 0) {
         ls_fail("pool: create: impl '%s' runs on runtime %s, the pool is on %s", im->name, im->runtime, be->name);
         return NULL;
@@ -159,7 +171,7 @@ ls_pool *ls_pool_create(const ls_state_desc *d, const ls_pool_config *cfg, const
 {
     if (ls_state_desc_check(d) || config_check(cfg) || backend_check(be))
         return NULL;
-    const ls_impl *im = impl_pick(cfg, be);
+    const ls_impl *im = impl_check(cfg, be);
     if (!im)
         return NULL;
     ls_pool *p = calloc(1, sizeof *p);
@@ -171,11 +183,7 @@ ls_pool *ls_pool_create(const ls_state_desc *d, const ls_pool_config *cfg, const
     p->cfg = *cfg;
     p->be = be;
     p->impl = im;
-    if (cfg->tuning && cfg->tuning->n == im->n_knobs)
-        p->tuning = *cfg->tuning;
-    else
-        ls_tuning_default(im, &p->tuning);
-    p->cfg.impl = im;
+    p->tuning = *cfg->tuning;
     p->cfg.tuning = NULL; /* the copy above is the pool's own */
     p->slots = cfg->capacity + 1;
     p->n_buf = d->n_conv + 1;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/ceiling-probe.sh [OUT_FILE] [probe options] — on the GPU machine: builds ls_ceiling_probe
-# (tests/gpu/ceiling_probe.cu) in build-gpu and runs it, output to stdout and OUT_FILE (default
+# (tools/ceiling_probe.cu) in build-gpu and runs it, output to stdout and OUT_FILE (default
 # build-gpu/ceiling-probe.txt). Options pass through (--size-mib, --free-gb, --chunk-gb, --rounds,
 # --device). Without a visible GPU it builds nothing and exits 77. docs/timing.md says how to read it.
 set -euo pipefail
@@ -20,7 +20,7 @@ mkdir -p "$(dirname "$out")"
     echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
         --format=csv,noheader 2>/dev/null | sed 's/^/# before: /' || true
-    "$build/tests/gpu/ls_ceiling_probe" "$@"
+    "$build/tools/ls_ceiling_probe" "$@"
     nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
         --format=csv,noheader 2>/dev/null | sed 's/^/# after: /' || true
 } | tee "$out"

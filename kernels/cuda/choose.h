@@ -6,7 +6,7 @@
  * slot-guess mode). The launchers (.cu files) call these with the real device numbers and then
  * launch exactly what the plan says; the impl's `explain` prints the plan (ls_choose_describe).
  * Nothing here touches CUDA: choose.c is plain C, compiled into ls_kernels in every build, and
- * unit-tested without a GPU (tests/ref/test_choose.c).
+ * unit-tested without a GPU (tests/kernels/test_choose.c).
  *
  * The knob table of the impl lives here too (ls_linstate_knobs), so the tests can parse tunings
  * with ls_tuning_parse in builds without CUDA. LS_KNOB_* index ls_tuning.v and the table; the
@@ -15,7 +15,7 @@
 #ifndef LS_CHOOSE_H
 #define LS_CHOOSE_H
 
-#include "../ls_kernels.h"
+#include "ls_kernels.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,7 +4,7 @@
  * bits, and `explain`: the plan of a call (choose.h) as one line.
  */
 #include "ls_cuda.h"
-#include "../impl_internal.h"
+#include "impl_internal.h" /* kernels/ (the target's include directory) */
 
 /* The plan the op's launcher would follow on a device with dev->sm_count SMs. The SSU's
  * automatic slot guess needs the resident CTA count of its kernel: queried on the current

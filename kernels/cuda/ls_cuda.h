@@ -6,7 +6,7 @@
 #ifndef LS_CUDA_H
 #define LS_CUDA_H
 
-#include "../ls_kernels.h"
+#include "ls_kernels.h"
 #include "choose.h"
 
 #ifdef __cplusplus

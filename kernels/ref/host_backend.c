@@ -17,7 +17,7 @@
 #define _GNU_SOURCE /* sysconf(_SC_PHYS_PAGES, _SC_LEVEL2_CACHE_SIZE), clock_gettime */
 
 #include "ls_ref.h"
-#include "../impl_internal.h"
+#include "impl_internal.h" /* kernels/ (the target's include directory) */
 
 #include <stdlib.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
 #ifndef LS_REF_H
 #define LS_REF_H
 
-#include "../ls_kernels.h"
+#include "ls_kernels.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -10,7 +10,7 @@
 #include "fla_adapt.h"
 #include "ls_kernels.h"
 #include "tk.h"
-#include "../peer_arch.h" /* tk_launch answers PEER_UNSUPPORTED on another arch */
+#include "peer_arch.h" /* tk_launch answers PEER_UNSUPPORTED on another arch */
 
 extern const tk_variant fla_variants[];
 extern const int fla_n_variants;

@@ -10,7 +10,7 @@
 #include "ls_fi_ssu.h"
 #include "ls_kernels.h"
 #define PEER_ARCH_CUDART
-#include "../peer_arch.h"
+#include "peer_arch.h"
 
 #ifndef LS_FI_VERSION
 #define LS_FI_VERSION "flashinfer-python"

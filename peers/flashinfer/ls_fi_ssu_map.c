@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../peer_err.h"
+#include "peer_err.h"
 
 
 static int pow2_upto64(int32_t r)

@@ -18,7 +18,7 @@
 #ifdef LS_SGLANG_CUDA_KDA
 #define PEER_ARCH_CUDART
 #endif
-#include "../peer_arch.h" /* tk_launch answers PEER_UNSUPPORTED on another arch */
+#include "peer_arch.h" /* tk_launch answers PEER_UNSUPPORTED on another arch */
 
 extern const tk_variant sg_variants[];
 extern const int sg_n_variants;

@@ -10,7 +10,7 @@
 #include "ls_kernels.h"
 #include "ls_sglang_cuda.h"
 #define PEER_ARCH_CUDART
-#include "../peer_arch.h"
+#include "peer_arch.h"
 
 #ifndef LS_SG_VERSION
 #define LS_SG_VERSION "sglang"

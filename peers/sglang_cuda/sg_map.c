@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../peer_err.h"
+#include "peer_err.h"
 
 
 #define U32_LIMIT 4294967295LL

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../peer_arch.h"
+#include "peer_arch.h"
 #include "tk.h"
 
 #define TK_MAX_LOADED 1024 /* > the variants of one peer (sglang: 649), one context */

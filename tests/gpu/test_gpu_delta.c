@@ -31,7 +31,7 @@
  * tuning, last, runs everything above (vk: vk4 up to B = 4, vk8 above, generic for the odd
  * shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
  * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
- * value is rejected, naming it, is a host test: tests/ref/test_choose.c.) Every case gives the
+ * value is rejected, naming it, is a host test: tests/kernels/test_choose.c.) Every case gives the
  * pool's slot count (p.slots).
  */
 #include <math.h>

@@ -32,12 +32,22 @@ typedef struct twin {
     const char *name;
 } twin;
 
+/* A pool on runtime rt whose own slot operations use that runtime's default impl. */
+static ls_pool *pool_on(const ls_state_desc *desc, int capacity, const ls_runtime *rt)
+{
+    const ls_impl *own = ls_impl_default(rt);
+    ls_tuning own_tune;
+    ls_tuning_default(own, &own_tune);
+    ls_pool_config cfg = {.capacity = capacity, .pad = LS_PAD_LAST, .zero = LS_ZERO_AT_FREE,
+                          .impl = own, .tuning = &own_tune};
+    return ls_pool_create(desc, &cfg, rt);
+}
+
 static int twin_open(twin *t, const ls_state_desc *desc, int capacity, const char *name)
 {
-    ls_pool_config cfg = {.capacity = capacity, .pad = LS_PAD_LAST, .zero = LS_ZERO_AT_FREE};
     t->name = name;
-    t->ph = ls_pool_create(desc, &cfg, ls_runtime_host());
-    t->pd = ls_pool_create(desc, &cfg, be);
+    t->ph = pool_on(desc, capacity, ls_runtime_host());
+    t->pd = pool_on(desc, capacity, be);
     if (!t->ph || !t->pd) {
         fprintf(stderr, "pool create failed (%s): %s\n", name, ls_last_error());
         return -1;

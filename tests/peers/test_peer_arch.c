@@ -7,7 +7,7 @@
 
 #include "ls_kernels.h"
 #include "ls_test.h"
-#include "../../peers/peer_arch.h"
+#include "peer_arch.h"
 
 int main(void)
 {

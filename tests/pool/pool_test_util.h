@@ -65,7 +65,10 @@ static inline ls_state_desc pt_data_desc(int i, ls_dtype tdt, int spec)
 static inline ls_pool *pt_pool(const ls_state_desc *d, int32_t cap, ls_pad_policy pad,
                                ls_zero_policy zero)
 {
-    ls_pool_config cfg = {.capacity = cap, .pad = pad, .zero = zero};
+    const ls_impl *im = ls_impl_default(pt_backend()); /* the pool's slot ops: the runtime's own */
+    ls_tuning tune;
+    ls_tuning_default(im, &tune);
+    ls_pool_config cfg = {.capacity = cap, .pad = pad, .zero = zero, .impl = im, .tuning = &tune};
     ls_pool *p = ls_pool_create(d, &cfg, pt_backend());
     if (!p) {
         fprintf(stderr, "ls_pool_create: %s\n", ls_last_error());

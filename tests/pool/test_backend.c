@@ -108,7 +108,8 @@ enum { S = 4, T = 2 };
 static ls_pool *make(const ls_runtime *be, int preset, ls_zero_policy zero)
 {
     ls_state_desc d = pt_data_desc(preset, LS_BF16, T);
-    ls_pool_config cfg = {.capacity = S, .pad = LS_PAD_LAST, .zero = zero, .impl = &spy_impl};
+    ls_pool_config cfg = {.capacity = S, .pad = LS_PAD_LAST, .zero = zero, .impl = &spy_impl,
+                          .tuning = &(ls_tuning){0}};
     reset(-1, 0);
     ls_pool *p = ls_pool_create(&d, &cfg, be);
     LS_REQUIRE(p != NULL);
@@ -119,7 +120,7 @@ static ls_pool *make(const ls_runtime *be, int preset, ls_zero_policy zero)
 static void test_create_failures(const ls_runtime *be, int preset)
 {
     ls_state_desc d = pt_data_desc(preset, LS_BF16, T);
-    ls_pool_config cfg = {.capacity = S, .impl = &spy_impl};
+    ls_pool_config cfg = {.capacity = S, .impl = &spy_impl, .tuning = &(ls_tuning){0}};
     reset(-1, 0);
     ls_pool *p = ls_pool_create(&d, &cfg, be);
     LS_REQUIRE(p != NULL);

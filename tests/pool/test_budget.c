@@ -103,7 +103,8 @@ static void test_qwen_nextn(void)
     const int64_t per_req = 38633472;
     LS_CHECK_EQ_INT(ls_bytes_per_req(&d), per_req);
     g_reserved = 0;
-    ls_pool_config cfg = {.capacity = 48, .pad = LS_PAD_LAST, .zero = LS_ZERO_AT_FREE, .impl = reserve_impl()};
+    ls_pool_config cfg = {.capacity = 48, .pad = LS_PAD_LAST, .zero = LS_ZERO_AT_FREE, .impl = reserve_impl(),
+                          .tuning = &(ls_tuning){0}};
     ls_pool *p = ls_pool_create(&d, &cfg, &be);
     LS_REQUIRE(p != NULL);
     const int64_t idx_bytes = 3 * 49 * 4; /* the index scratch: src | dst | step */
@@ -126,7 +127,8 @@ static void test_kimi(void)
     const ls_runtime be = reserve_backend();
     ls_state_desc d = desc_named("kimi-linear-48b-a3b", 2, LS_F32, 0);
     g_reserved = 0;
-    ls_pool_config cfg = {.capacity = 512, .pad = LS_PAD_LAST, .zero = LS_ZERO_AT_FREE, .impl = reserve_impl()};
+    ls_pool_config cfg = {.capacity = 512, .pad = LS_PAD_LAST, .zero = LS_ZERO_AT_FREE, .impl = reserve_impl(),
+                          .tuning = &(ls_tuning){0}};
     ls_pool *p = ls_pool_create(&d, &cfg, &be);
     LS_REQUIRE(p != NULL);
     LS_CHECK_EQ_INT(g_reserved - 3 * 513 * 4, 513ll * 21708800);

@@ -90,6 +90,19 @@ static void test_invalid_config(void)
     LS_CHECK(ls_pool_create(&d, NULL, be) == NULL);
     LS_CHECK(ls_pool_create(&d, &c, NULL) == NULL);
     LS_CHECK(pt_error_has("backend is NULL"));
+    LS_CHECK(ls_pool_create(&d, &c, be) == NULL); /* the caller picks the impl: no default */
+    LS_CHECK(pt_error_has("config has no impl"));
+    c.impl = ls_impl_default(be);
+    LS_CHECK(ls_pool_create(&d, &c, be) == NULL); /* ... and its tuning */
+    LS_CHECK(pt_error_has("config has no tuning for impl"));
+    ls_tuning tune = {.n = c.impl->n_knobs + 1};
+    c.tuning = &tune;
+    LS_CHECK(ls_pool_create(&d, &c, be) == NULL);
+    LS_CHECK(pt_error_has("knob values"));
+    ls_tuning_default(c.impl, &tune);
+    ls_pool *ok = ls_pool_create(&d, &c, be);
+    LS_CHECK(ok != NULL);
+    ls_pool_destroy(ok);
     ls_impl no_zero = *ls_impl_default(be); /* the pool's impl must have all three state ops */
     no_zero.state_zero = NULL;
     c.impl = &no_zero;

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""compare.py on committed real runs: for every results/h200/*.csv, the file against itself is
+"""compare.py on real runs: for every tests/fixtures/real-runs/*.csv, the file against itself is
 all SAME (exit 0), and against a copy with every time_us_* column of one case scaled by 1.3 is
 SLOWER for exactly that case (exit 1). The case is the least noisy ok key (see spread), so the
 injected +30 % stands clear of its own noise; a file where even that key spreads by x1.3 or
 more fails, since compare.py could not catch a 30 % regression in it.
-Exit 77 (CTest skip) when no such CSV is committed yet, or numpy/scipy are missing.
+Exit 77 (CTest skip) when numpy/scipy are missing.
 """
 import csv
 import glob
@@ -112,12 +112,12 @@ def main():
         import scipy  # noqa: F401
     except ImportError as e:
         skip(f"{e.name} is not installed")
-    # Only linstate-bench CSVs (schema v1/v2: first column schema_version); other CSVs under
-    # results/ (e.g. the kernel_speed tool's) have their own columns.
-    files = [f for f in sorted(glob.glob(os.path.join(ROOT, "results", "h200", "*.csv")))
+    # Only linstate-bench CSVs (schema v1/v2: first column schema_version).
+    files = [f for f in sorted(glob.glob(os.path.join(ROOT, "tests", "fixtures", "real-runs", "*.csv")))
              if is_bench_csv(f)]
     if not files:
-        skip("no committed CSV under results/h200/ yet")
+        print("FAIL: no CSV under tests/fixtures/real-runs/")
+        return 1
     fails = []
     with tempfile.TemporaryDirectory() as tmp:
         for path in files:

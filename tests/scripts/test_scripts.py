@@ -269,12 +269,11 @@ class CompareNoise(Base):
         self.assertIn("run scatter 0.00%", out)
 
     def test_committed_h200_aa_is_quiet(self):
-        """Two default sweeps of one build on one H200 (committed): the old rule (threshold 5 %,
-        p10/p90 separation) said 6 SLOWER and 9 FASTER, all pool/fork; this one says none."""
-        d = os.path.join(synth.ROOT, "results", "h200", "impls-45c3dc9")
-        a, b = (os.path.join(d, f) for f in ("default-sweep-after.csv", "default-sweep-after-aa.csv"))
-        if not (os.path.exists(a) and os.path.exists(b)):
-            self.skipTest("committed A/A sweeps not present")
+        """Two default sweeps of one build on one H200 (100 of their cases, pool/fork among
+        them: tests/fixtures/real-runs/): the old rule (threshold 5 %, p10/p90 separation) said 6 SLOWER
+        and 9 FASTER, all pool/fork; this one says none."""
+        d = os.path.join(synth.ROOT, "tests", "fixtures", "real-runs")
+        a, b = (os.path.join(d, f) for f in ("h200-aa1-45c3dc9.csv", "h200-aa2-45c3dc9.csv"))
         rc, out, err = run(PY, COMPARE, a, b)
         self.assertEqual(rc, 0, out[-3000:] + err)
         self.assertRegex(out, r"\n0 SLOWER, 0 FASTER, [0-9]+ SAME, 0 UNSURE, [0-9]+ NOISY")
@@ -1007,23 +1006,26 @@ class SideBySide(Base):
 
 
 class GpuCheckWithoutGpu(Base):
-    """gpu-check.sh on a machine without a GPU: SKIPPED, exit 77, nothing built, and the
-    committed results/h200/gpu-check.txt untouched (the summary goes where asked)."""
+    """gpu-check.sh on a machine without a GPU: SKIPPED, exit 77, nothing built, and nothing
+    under results/ written (the summary goes where asked)."""
 
     def test_skipped(self):
         import shutil
         smi = shutil.which("nvidia-smi")
         if smi and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU "):
             self.skipTest("a GPU is visible here")
-        committed = os.path.join(synth.ROOT, "results", "h200", "gpu-check.txt")
-        before = open(committed).read()
+        def results_tree():
+            top = os.path.join(synth.ROOT, "results")
+            return sorted((os.path.join(dp, f), os.stat(os.path.join(dp, f)).st_mtime_ns)
+                          for dp, _, fs in os.walk(top) for f in fs)
+        before = results_tree()
         out_file = os.path.join(self.dir, "gc.txt")
         p = subprocess.run(["bash", os.path.join(synth.SCRIPTS, "gpu-check.sh"), out_file],
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 77, p.stdout + p.stderr)
         self.assertIn("result: SKIPPED", p.stdout)
         self.assertIn("result: SKIPPED", open(out_file).read())
-        self.assertEqual(open(committed).read(), before)
+        self.assertEqual(results_tree(), before)
 
 
 if __name__ == "__main__":
