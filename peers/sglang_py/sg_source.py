@@ -143,10 +143,11 @@ def resolve(source, repo=REPO):
 
 
 def _version_of(root):
-    vf = os.path.join(root, "sglang", "version.py")
+    """'sglang X (root)' from sglang/_version.py (a wheel's or an installed tree's; a checkout
+    has none: its git describe says which code it is)."""
     try:
-        with open(vf, encoding="utf-8") as f:
-            m = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", f.read())
+        with open(os.path.join(root, "sglang", "_version.py"), encoding="utf-8") as f:
+            m = re.search(r"^__version__\s*=\s*(?:version\s*=\s*)?['\"]([^'\"]+)", f.read(), re.M)
         if m:
             return f"sglang {m.group(1)} ({root})"
     except OSError:
@@ -174,7 +175,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if name in STUBS:  # a package when another stub lives under it (sglang.srt.utils.common)
             return importlib.machinery.ModuleSpec(name, self, is_package=any(k.startswith(name + ".") for k in STUBS))
         rel = os.path.join(t.root, *name.split("."))
-        if os.path.isdir(rel):
+        if os.path.isdir(rel) or any(k.startswith(name + ".") for k in STUBS):  # a stub's parents too
             spec = importlib.machinery.ModuleSpec(name, self, is_package=True)
             spec.submodule_search_locations = [rel]
             return spec
