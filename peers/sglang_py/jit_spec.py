@@ -14,6 +14,9 @@ peers/sglang/kernels.py (peers/triton/aot.py's specialisation), and the closest 
 are printed.
 
     python3 peers/sglang_py/jit_spec.py [--source 0.5.23] [--case NAME] [--compile] [--json FILE]
+    python3 peers/sglang_py/jit_spec.py --cache TRITON_CACHE_DIR [--aot-dir build/peers/gen/sglang]
+        (after a GPU run: each cubin the JIT compiled, its registers, and the AOT variants whose
+        SASS is identical)
 """
 import argparse
 import hashlib
@@ -282,14 +285,55 @@ def run_case(inst, name, do_compile=False, workdir="/tmp/ls_jit_spec"):
     return rows
 
 
+def cache_report(cache_dir, aot_dir):
+    """Markdown lines: each cubin Triton's JIT left in cache_dir (a GPU run of py_sglang with
+    TRITON_CACHE_DIR set) against the AOT cubins of the same kernel in aot_dir
+    (build/peers/gen/sglang): registers, warps, and which AOT variants have the identical SASS."""
+    aot = {}
+    for f in sorted(os.listdir(aot_dir)) if os.path.isdir(aot_dir) else []:
+        if f.endswith(".cubin") and "__" in f:
+            kernel, key = f[:-6].split("__", 1)
+            path = os.path.join(aot_dir, f)
+            aot.setdefault(kernel, []).append((key, cubin_regs(path), sass_digest(path)))
+    lines = ["| JIT kernel | warps | regs | AOT variants with the identical SASS | AOT regs of that kernel |",
+             "|---|---|---|---|---|"]
+    for root, _dirs, files in sorted(os.walk(cache_dir)):
+        for f in sorted(files):
+            if not f.endswith(".cubin"):
+                continue
+            path = os.path.join(root, f)
+            kernel = f[:-6]
+            meta = {}
+            try:
+                with open(os.path.join(root, kernel + ".json")) as mf:
+                    meta = json.load(mf)
+            except (OSError, ValueError):
+                pass
+            digest, regs = sass_digest(path), cubin_regs(path)
+            same = [k for k, _r, d in aot.get(kernel, []) if d == digest]
+            aregs = sorted({r for _k, r, _d in aot.get(kernel, [])})
+            lines.append(f"| {kernel} | {meta.get('num_warps', '')} | {regs} | "
+                         f"{', '.join(same[:6]) + (' ...' if len(same) > 6 else '') if same else 'none'} | "
+                         f"{', '.join(map(str, aregs)) or 'no AOT variants'} |")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap.add_argument("--cache", help="report on a Triton cache folder instead (with --aot-dir)")
+    ap.add_argument("--aot-dir", default=os.path.join(REPO, "build", "peers", "gen", "sglang"))
     ap.add_argument("--source", default="0.5.23")
     ap.add_argument("--case", action="append", help="a case name (default: all); --list shows them")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--compile", action="store_true", help="compile both sides and read registers/thread")
     ap.add_argument("--json", help="write the rows to this file")
     args = ap.parse_args()
+    if args.cache:
+        if not os.path.isdir(args.cache):
+            print(f"jit_spec: --cache {args.cache}: no such folder", file=sys.stderr)
+            return 2
+        print("\n".join(cache_report(args.cache, args.aot_dir)))
+        return 0
     if args.list:
         print("\n".join(CASES))
         return 0
