@@ -113,6 +113,9 @@ check(rc == 0 and ls[0].constexprs.get("IS_VARLEN") is True, "kda verify: q/k/v 
 for case, expect in (("ssu/decode/B128", [["div16", "batch", "True", "False"]]),
                      ("ssu/verify/B128/T4", [["div16", "batch", "True", "False"]]),
                      ("gdn/decode/B128", []),
+                     # varlen as SGLang calls it (cu_seqlens); NP2_T is read only for EAGLE trees
+                     ("gdn/verify/B128/T4", [["constexpr", "NP2_T", "512", "1"]]),
+                     ("kda/verify/B128/T4", [["constexpr", "NP2_T", "512", "1"]]),
                      ("conv_delta/kda/B128/T4", [])):
     rows = jit_spec.run_case(inst, case)
     check(len(rows) == 1 and rows[0]["differences"] == expect,
