@@ -123,10 +123,25 @@ STUBS = {
 }
 
 
+def pinned_version(repo=REPO):
+    """The sglang version peers/pins.txt pins (the source of a plain `py_sglang`)."""
+    try:
+        with open(os.path.join(repo, "peers", "pins.txt"), encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"\s*sglang\s*==\s*([^\s#]+)", line)
+                if m:
+                    return m.group(1)
+    except OSError:
+        pass
+    raise ValueError("py_sglang: no source given and no sglang pin in peers/pins.txt")
+
+
 def resolve(source, repo=REPO):
-    """(root holding sglang/, version string, git describe or "") for a `source` argument."""
-    if not source:
-        raise ValueError("py_sglang needs a source: a version (e.g. 0.5.23) or a PATH holding sglang/")
+    """(root holding sglang/, version string, git describe or "") for a `source` argument: a
+    version, a PATH, or None / "" for the pinned version (the bridge passes absolute paths, and
+    None to a module loaded with --impl-path)."""
+    if source is None or source == "":
+        source = pinned_version(repo)
     if VERSION_RE.match(source) and not os.path.isdir(source):
         root = os.path.join(repo, ".peers", "src", f"sglang-{source}")
         if not os.path.isdir(os.path.join(root, "sglang")):
@@ -152,16 +167,29 @@ def _version_of(root):
             return f"sglang {m.group(1)} ({root})"
     except OSError:
         pass
+    m = re.match(r"sglang-([0-9][^/]*)$", os.path.basename(root.rstrip("/")))
+    if m:  # .peers/src/sglang-<version>/ extracted before _version.py was
+        return f"sglang {m.group(1)} ({root})"
     return f"sglang ({root})"
 
 
-def _git_describe(root):
+def _git(root, *args):
     try:
-        r = subprocess.run(["git", "-C", root, "describe", "--always", "--dirty", "--tags"],
-                           capture_output=True, text=True, timeout=20)
+        r = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return ""
     return r.stdout.strip() if r.returncode == 0 else ""
+
+
+def _git_describe(root):
+    """`git describe` when root is a checkout (its top folder, or its python/ folder); "" for a
+    folder that merely lies inside some other repository (e.g. .peers/src in linstate's own)."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    top = os.path.realpath(top) if top else ""
+    here = os.path.realpath(root)
+    if not top or (top != here and not (os.path.basename(here) == "python" and top == os.path.dirname(here))):
+        return ""
+    return _git(root, "describe", "--always", "--dirty", "--tags")
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -69,7 +69,8 @@ check(raises(lambda: t.load("sglang.kernels.ops.no_such_module"), ImportError, "
 check(raises(lambda: sg.SourceTree("9.9.9"), ValueError, "9.9.9"), "an unknown version is refused by name")
 check(raises(lambda: sg.SourceTree("/nonexistent/sglang-tree"), ValueError, "/nonexistent/sglang-tree"),
       "a PATH without sglang/ is refused by name")
-check(raises(lambda: sg.SourceTree(""), ValueError, "source"), "an empty source is refused")
+check(sg.resolve(None)[1].startswith("sglang " + sg.pinned_version()),
+      "no source (a module loaded with --impl-path): the pinned version")
 
 # ---------------------------------------------------------------- layouts SGLang's model code gives
 inst = jit_spec.instance(TREE)
@@ -144,6 +145,14 @@ try:
     check(not git or ib.source_info()["git_describe"].startswith("planted-v1"),
           f"a git checkout records git describe ({ib.source_info()['git_describe']!r})")
     check(ia.source_info()["git_describe"] == "", "a plain folder records no git describe")
+    inner = os.path.join(b, "vendor")
+    os.makedirs(os.path.join(inner, "sglang"))
+    check(git is None or sg.resolve(inner)[2] == "",
+          "a tree inside another repository (e.g. .peers/src in linstate's) records no git describe")
+    py = os.path.join(b, "python")
+    os.makedirs(os.path.join(py, "sglang"))
+    check(git is None or sg.resolve(b)[0] == py and sg.resolve(b)[2].startswith("planted-v1"),
+          "a checkout's top folder resolves to its python/ folder, with the checkout's git describe")
     check(set(ia.ops()) == {"ssu", "conv_update"}, f"a tree without the GDN/KDA files offers ssu and conv only "
           f"({sorted(ia.ops())}; errors name the missing modules: {sorted(ia.errors)})")
     warps = {}
