@@ -29,8 +29,9 @@ def _dt(name, size):
     return type(f"dtype_{name}", (dtype,), {})(name, size)
 
 
-bfloat16, float16, float32, int32, int64, uint8 = (_dt("bfloat16", 2), _dt("float16", 2), _dt("float32", 4),
-                                                   _dt("int32", 4), _dt("int64", 8), _dt("uint8", 1))
+bfloat16, float16, float32, int32, int64, uint8, uint64 = (
+    _dt("bfloat16", 2), _dt("float16", 2), _dt("float32", 4), _dt("int32", 4), _dt("int64", 8), _dt("uint8", 1),
+    _dt("uint64", 8))
 __version__ = "2.11.0"
 version = types.SimpleNamespace(hip=None, cuda="12.8")
 
@@ -128,7 +129,16 @@ class Tensor:
     def _at(self, shape, stride, off=0):
         return Tensor(shape, stride, self._addr + off * self.dtype.itemsize, self.dtype, self.device)
 
+    is_cuda = True
+    is_xpu = False
+
     def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], dtype):  # reinterpret the last dim
+            dt = shape[0]
+            n = self.shape[-1] * self.dtype.itemsize // dt.itemsize
+            r = self.dtype.itemsize / dt.itemsize
+            st = tuple(int(x * r) for x in self._stride[:-1]) + (1,)
+            return Tensor(self.shape[:-1] + (n,), st, self._addr, dt, self.device)
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         shape = list(shape)
@@ -186,6 +196,9 @@ class Tensor:
     def __getitem__(self, idx):
         if not isinstance(idx, tuple):
             idx = (idx,)
+        if any(isinstance(x, Tensor) for x in idx):  # advanced indexing: a gathered new tensor
+            shape = [x.shape[0] if isinstance(x, Tensor) else n for x, n in zip(idx, self.shape)]
+            return empty(tuple(shape) + self.shape[len(idx):], dtype=self.dtype)
         if Ellipsis in idx:
             i = idx.index(Ellipsis)
             fill = self.dim() - sum(1 for x in idx if x is not None and x is not Ellipsis)
@@ -216,6 +229,15 @@ class Tensor:
 
     def copy_(self, _src):
         return self
+
+    def __setitem__(self, _idx, _value):  # a write: nothing to record
+        pass
+
+    def index_fill_(self, *_a):
+        return self
+
+    def contiguous(self):
+        return self if self.is_contiguous() else empty(self.shape, dtype=self.dtype)
 
     def new_empty(self, *shape, **_kw):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -260,6 +282,10 @@ def empty(*shape, dtype=float32, device=None, **_kw):
 
 
 zeros = empty
+
+
+def tensor(data, dtype=int64, device=None):
+    return empty((len(data),), dtype=dtype)
 
 
 def empty_like(x, dtype=None, device=None, **_kw):

@@ -228,6 +228,18 @@ def conv_delta_params(H, HV, B, T, state_dtype="fp32", K=128, V=128, slots=512):
     return types.SimpleNamespace(kda=1, conv=c, delta=d)
 
 
+def pool_params(op, conv_items=(4096 * 3 * 2,), temporal_item=16 * 128 * 128 * 4, layers=36, slots=513, T=4,
+                count=64):
+    """A whole pool as the bench hands it: conv buffers then the temporal state (qwen3-next tp 2)."""
+    u8, i32 = T_.uint8, T_.int32
+    bufs = [(_t((layers, slots, ib), u8), _t((layers, slots, T, ib), u8) if op == "state_accept" else None, ib)
+            for ib in conv_items + (temporal_item,)]
+    return types.SimpleNamespace(n_buffers=len(bufs), layers=layers, slots=slots,
+                                 spec_tokens=T if op == "state_accept" else 0, buf=bufs, count=count,
+                                 src=_t((count,), i32) if op == "state_copy" else None, dst=_t((count,), i32),
+                                 step=_t((count,), i32) if op == "state_accept" else None)
+
+
 # name -> (op, params maker, tuning): nemotron-h-8b tp 2 (nh 64, hd 64, ds 128, ng 4), qwen3-next
 # tp 1 (GDN H 16, HV 32; conv 8192 channels), kimi-linear tp 1 (KDA H = HV = 32; conv 3*4096).
 CASES = {
@@ -248,6 +260,9 @@ CASES = {
     "kda/decode/B4": ("kda", lambda: delta_params(32, 32, 4, 1, True, False), {}),
     "kda/verify/B128/T4": ("kda", lambda: delta_params(32, 32, 128, 4, True, True), {}),
     "conv_delta/kda/B128/T4": ("conv_delta", lambda: conv_delta_params(32, 32, 128, 4), {}),
+    "pool/copy/qwen": ("state_copy", lambda: pool_params("state_copy"), {}),
+    "pool/zero/qwen": ("state_zero", lambda: pool_params("state_zero"), {}),
+    "pool/accept/qwen/T4": ("state_accept", lambda: pool_params("state_accept"), {}),
 }
 
 

@@ -33,9 +33,11 @@ MODULES = {
     "gating": "sglang.kernels.ops.attention.linear.fused_sigmoid_gating_recurrent",
     "fla": "sglang.kernels.ops.attention.fla.fused_recurrent",
     "kda_conv": "sglang.kernels.ops.attention.linear.fused_kda_conv_recurrent_verify",
+    "slot": "sglang.srt.mem_cache.mamba_slot_fused",
+    "scatter": "sglang.kernels.ops.mamba.mamba_state_scatter_triton",
 }
 OPS_OF = {"ssu": ("ssu",), "conv": ("conv_update",), "gating": ("gdn", "kda"), "fla": ("gdn", "kda"),
-          "kda_conv": ("conv_delta",)}
+          "kda_conv": ("conv_delta",), "slot": ("state_copy", "state_zero"), "scatter": ("state_accept",)}
 
 # Per op: the layout reproduced and the SGLang 0.5.23 file it comes from (the `layout` column).
 LAYOUTS = {
@@ -56,6 +58,16 @@ LAYOUTS = {
     "kda": "srt/layers/attention/linear/kernels/kda_triton.py: decode = fused_recurrent_kda_packed_decode on "
            "mixed_qkv rows (CUDA kda_packed_decode when covered(): not loadable, unsupported), "
            "verify/unpacked = fused_sigmoid_gating_delta_rule_update(is_kda=True); state vk pool",
+    "state_copy": "srt/mem_cache/memory_pool.py MambaPool.copy_from (fused path, bf16 contiguous conv): "
+                  "fused_copy_conv_slots over every conv tensor [L, S, C, 3] bf16 (descriptor built once "
+                  "per pool, as _conv_slot_desc), then temporal[:, dst] = temporal[:, src] on [L, S, item] "
+                  "fp32 (torch's own index kernels); slot indices int64",
+    "state_zero": "srt/mem_cache/memory_pool.py MambaPool.clear_slots: idx64 = indices.to(int64), "
+                  "fused_clear_conv_slots, temporal.index_fill_(1, idx64, 0)",
+    "state_accept": "kernels/ops/mamba/mamba_state_scatter_triton.py scatter_mamba_states_after_mtp_verify "
+                    "(temporal [L, S, item] fp32, intermediate_ssm [L, S, T, item], conv [L, S, C, 3] bf16, "
+                    "windows [L, S, T, C, 3]); src_indices_raw = the slots (linstate's spec rows are pool "
+                    "slots), no radix track",
     "conv_delta": "kernels/ops/attention/linear/fused_kda_conv_recurrent_verify.py "
                   "fused_kda_conv_gating_verify: mixed_qkv rows [B*T, C], window-major conv state, "
                   "per-step states [slots, T, HV, V, K] contiguous",
@@ -344,6 +356,75 @@ class Instance:
             self.kda_conv_kernel.target = None
         return 0
 
+    # ------------------------------------------------------------------------- pool state ops
+    def _pool(self, p):
+        """SGLang's view of linstate's pool (MambaPool.State): conv tensors bf16 [L, S, C, W-1]
+        (W-1 = 3) and the temporal state fp32 [L, S, item] (the last buffer), their spec buffers,
+        and the fused slot kernels' descriptor; built once per pool (outside graph capture: the
+        bench runs every case eagerly first). None: not a whole pool SGLang's code takes."""
+        torch = self.torch
+        bufs = list(p.buf)
+        if len(bufs) < 2:
+            return None  # SGLang's pool ops take the whole pool (conv tensors and temporal) at once
+        key = ("pool", p.layers, p.slots, p.spec_tokens,
+               tuple((m.data_ptr(), s.data_ptr() if s is not None else 0, ib) for m, s, ib in bufs))
+
+        def make():
+            L, S, T = p.layers, p.slots, p.spec_tokens
+            convs, wins = [], []
+            for main, spec, ib in bufs[:-1]:
+                if ib % 6:
+                    return None  # not bf16 [C, 3] items
+                convs.append(main.view(torch.bfloat16).view(L, S, ib // 6, 3))
+                wins.append(spec.view(torch.bfloat16).view(L, S, T, ib // 6, 3) if spec is not None else None)
+            main, spec, ib = bufs[-1]
+            if ib % 4:
+                return None
+            temporal = main.view(torch.float32).view(L, S, ib // 4)
+            inter = spec.view(torch.float32).view(L, S, T, ib // 4) if spec is not None else None
+            desc = self.m["slot"].build_conv_slot_descriptor(convs) if "slot" in self.m else None
+            import types
+            return types.SimpleNamespace(conv=convs, temporal=temporal, intermediate_ssm=inter,
+                                         intermediate_conv_window=wins, desc=desc)
+        return self._pack(key, make)
+
+    def _idx64(self, t):
+        """SGLang's slot tensors are int64 (the pool's free list); linstate's are int32: an int64
+        copy made the first time an index list is seen (eagerly, as the SSU's packed inputs)."""
+        return self._pack(("idx64", t.data_ptr(), tuple(t.shape)), lambda: t.to(self.torch.int64))
+
+    def state_copy(self, p, tuning):
+        pool = self._pool(p)
+        if pool is None:
+            return UNSUPPORTED
+        if p.count == 0:
+            return 0
+        src, dst = self._idx64(p.src), self._idx64(p.dst)  # MambaPool.copy_from, fused path
+        self.m["slot"].fused_copy_conv_slots(pool.desc, src, dst)
+        pool.temporal[:, dst] = pool.temporal[:, src]
+        return 0
+
+    def state_zero(self, p, tuning):
+        pool = self._pool(p)
+        if pool is None:
+            return UNSUPPORTED
+        if p.count == 0:
+            return 0
+        idx64 = self._idx64(p.dst).to(self.torch.int64)  # MambaPool.clear_slots (a no-op cast here)
+        self.m["slot"].fused_clear_conv_slots(pool.desc, idx64)
+        pool.temporal.index_fill_(1, idx64, 0)
+        return 0
+
+    def state_accept(self, p, tuning):
+        pool = self._pool(p)
+        if pool is None or pool.intermediate_ssm is None or any(w is None for w in pool.intermediate_conv_window):
+            return UNSUPPORTED
+        if p.count == 0:
+            return 0
+        self.m["scatter"].scatter_mamba_states_after_mtp_verify(
+            pool, p.dst, p.step, None, None, src_indices_raw=p.dst)
+        return 0
+
     # ------------------------------------------------------------------------- descriptions
     def ops(self):
         out = {}
@@ -367,7 +448,10 @@ class Instance:
         where = {"ssu": "mamba_ssm.selective_state_update", "conv_update": "causal_conv1d_triton.causal_conv1d_update",
                  "gdn": "gdn_triton (packed_decode | fused_sigmoid_gating_delta_rule_update)",
                  "kda": "kda_triton (fused_recurrent_kda_packed_decode | fused_sigmoid_gating_delta_rule_update)",
-                 "conv_delta": "fused_kda_conv_gating_verify"}.get(op, op)
+                 "conv_delta": "fused_kda_conv_gating_verify",
+                 "state_copy": "MambaPool.copy_from: fused_copy_conv_slots + temporal[:, dst] = temporal[:, src]",
+                 "state_zero": "MambaPool.clear_slots: fused_clear_conv_slots + temporal.index_fill_",
+                 "state_accept": "scatter_mamba_states_after_mtp_verify"}.get(op, op)
         lay = tuning.get("py.layout", "model") if op == "ssu" else ""
         return f"{where} ({self.tree.version}, Triton JIT{', layout ' + lay if lay else ''})"
 

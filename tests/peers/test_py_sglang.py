@@ -75,7 +75,8 @@ check(sg.resolve(None)[1].startswith("sglang " + sg.pinned_version()),
 # ---------------------------------------------------------------- layouts SGLang's model code gives
 inst = jit_spec.instance(TREE)
 check(not inst.errors, f"every kernel module of the pinned tree loads ({inst.errors})")
-check(set(inst.ops()) == {"ssu", "conv_update", "gdn", "kda", "conv_delta"}, f"ops: {sorted(inst.ops())}")
+check(set(inst.ops()) == {"ssu", "conv_update", "gdn", "kda", "conv_delta", "state_copy", "state_zero",
+                          "state_accept"}, f"ops: {sorted(inst.ops())}")
 info = inst.source_info()
 check(all(f.startswith(os.path.abspath(TREE)) for f in info["files"]) and len(info["files"]) >= 6,
       f"source files all inside the tree ({len(info['files'])})")
@@ -109,6 +110,17 @@ check(rc == 0 and ls[0].constexprs.get("stride_x_dim") == 1 and ls[0].constexprs
       "conv verify: x and out [B,T,C] seen as (B, C, T) (mamba.py's transpose), strides constexpr")
 rc, ls = launch("kda/verify/B128/T4")
 check(rc == 0 and ls[0].constexprs.get("IS_VARLEN") is True, "kda verify: q/k/v [1, B*T, H, K] with cu_seqlens")
+
+rc, ls = launch("pool/copy/qwen")
+check(rc == 0 and [L.kernel for L in ls] == ["_fused_slot_copy_kernel"] and ls[0].grid == (64, 1, 36),
+      "pool copy: MambaPool.copy_from's one fused conv launch (the temporal copy is torch indexing)")
+rc, ls = launch("pool/accept/qwen/T4")
+check(rc == 0 and [L.kernel for L in ls] == ["_fused_mamba_state_scatter_with_mask_kernel",
+                                             "_fused_conv_window_scatter_with_mask_kernel"],
+      "pool accept: the state scatter, then the window scatter per conv tensor (source rows given)")
+one = jit_spec.pool_params("state_zero")
+one.buf, one.n_buffers = one.buf[:1], 1
+check(inst.ops()["state_zero"](one, {}) == py_sglang.UNSUPPORTED, "pool op on one buffer: unsupported")
 
 # ---------------------------------------------------------------- the AOT impl against SGLang's call
 for case, expect in (("ssu/decode/B128", [["div16", "batch", "True", "False"]]),
