@@ -222,6 +222,9 @@ class Tensor:
         stride += self._stride[d:]
         return self._at(shape, stride, off)
 
+    def as_strided(self, size, stride, storage_offset=0):
+        return self._at(size, stride, storage_offset)
+
     def to(self, dtype=None, **_kw):
         if dtype is None or dtype is self.dtype:
             return self
@@ -282,6 +285,11 @@ def empty(*shape, dtype=float32, device=None, **_kw):
 
 
 zeros = empty
+
+
+def as_tensor(obj, device=None):
+    cai = obj.__cuda_array_interface__
+    return Tensor(cai["shape"], _contiguous(cai["shape"]), cai["data"][0], uint8)
 
 
 def tensor(data, dtype=int64, device=None):

@@ -122,6 +122,37 @@ one = jit_spec.pool_params("state_zero")
 one.buf, one.n_buffers = one.buf[:1], 1
 check(inst.ops()["state_zero"](one, {}) == py_sglang.UNSUPPORTED, "pool op on one buffer: unsupported")
 
+# ---------------------------------------------------------------- input copies: made once per case
+made = []
+
+
+def bench_case(inst_, keys, rounds=23, verify_key="V"):
+    """The bench's call pattern: the verification call, then rounds over the rotated layers."""
+    seq = [verify_key] + [k for _ in range(rounds) for k in keys]
+    for i, k in enumerate(seq):
+        inst_._calls += 1
+        inst_._pack(k, lambda k=k, i=i: made.append((k, i)) or k)
+
+
+ic = py_sglang.Instance(TREE, "host")
+bench_case(ic, ["L0", "L1", "L2"])
+check([k for k, _ in made] == ["V", "L0", "L1", "L2"], f"case 1: one copy per input set ({made})")
+made.clear()
+bench_case(ic, ["L0", "L1", "L2"])  # the next case at the same addresses, other values
+check([k for k, _ in made] == ["V", "L0", "L1", "L2"] and max(i for _, i in made) <= 3,
+      f"case 2 at the same addresses: copied again, in its verification call and first round only ({made})")
+made.clear()
+many = [f"R{i}" for i in range(24)]
+bench_case(ic, many, verify_key="X")
+made.clear()
+bench_case(ic, many, verify_key="X")
+check(len(made) == 25 and max(i for _, i in made) <= 24,
+      f"24 rotated layers, same addresses twice: 25 copies, all in the first round ({len(made)})")
+made.clear()
+bench_case(ic, ["M0"], verify_key="W")  # a new case at new addresses, one rotated layer
+bench_case(ic, ["M0"], verify_key="W")
+check([k for k, _ in made] == ["W", "M0", "W", "M0"], f"one rotated layer: copied once per case ({made})")
+
 # ---------------------------------------------------------------- the AOT impl against SGLang's call
 for case, expect in (("ssu/decode/B128", [["div16", "batch", "True", "False"]]),
                      ("ssu/verify/B128/T4", [["div16", "batch", "True", "False"]]),
