@@ -15,7 +15,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "peers"))
 sys.path.insert(0, os.path.join(ROOT, "peers", "sglang_py"))
 from aot_preamble import sources  # noqa: E402
 
-SRC = sources(ROOT, "sglang-0.5.23", ["sglang/kernels/ops/mamba/triton_ops/mamba_ssm.py"])
+SRC = sources(ROOT, "sglang-0.5.23", ["sglang/kernels/ops/mamba/triton_ops/mamba_ssm.py",
+                                      "sglang/kernels/ops/memory/ptr_table.py"])
 try:
     import torch
 except ImportError:

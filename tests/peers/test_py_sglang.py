@@ -21,7 +21,10 @@ from aot_preamble import sources  # noqa: E402
 
 SSU = "sglang/kernels/ops/mamba/triton_ops/mamba_ssm.py"
 CONV = "sglang/kernels/ops/mamba/causal_conv1d_triton.py"
-SRC = sources(ROOT, "sglang-0.5.23", [SSU, CONV])
+# the pool ops' ptr_table.py and the KDA decode's kda_packed_decode.py came with the py_sglang
+# extraction list (scripts/peers.sh): an older .peers/src is a skip until re-fetched
+SRC = sources(ROOT, "sglang-0.5.23", [SSU, CONV, "sglang/kernels/ops/memory/ptr_table.py",
+                                      "sglang/kernels/ops/attention/kda_packed_decode.py"])
 TREE = os.path.join(SRC, "sglang-0.5.23")
 
 import fake_torch  # noqa: E402
