@@ -44,6 +44,17 @@ static int cu_err(CUresult r, const char *what, char *err, size_t cap)
     return -1;
 }
 
+/* The calling thread's CUDA context, or NULL with err. */
+static CUcontext current_ctx(char *err, size_t cap)
+{
+    CUcontext ctx = NULL;
+    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
+        snprintf(err, cap, "sglang: no current CUDA context");
+        return NULL;
+    }
+    return ctx;
+}
+
 /* 0 when s is not capturing; -1 with err naming what the call would have to set up. */
 static int not_capturing(ls_stream s, const char *what, char *err, size_t cap)
 {
@@ -64,11 +75,9 @@ static const int64_t *slot_table(const ls_state_params *p, ls_stream s, char *er
 {
     int64_t want[SG_SLOT_TABLE_LEN];
     sg_slot_table(p, want);
-    CUcontext ctx = NULL;
-    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
-        snprintf(err, cap, "sglang: no current CUDA context");
+    CUcontext ctx = current_ctx(err, cap);
+    if (!ctx)
         return NULL;
-    }
     const int64_t *out = NULL;
     pthread_mutex_lock(&mu);
     for (int i = 0; i < N_TABLES && !out; i++)
@@ -118,11 +127,9 @@ const int32_t *sg_query_start_loc(int B, int T, ls_stream s, char *err, size_t c
         snprintf(err, cap, "sglang: query_start_loc: B=%d T=%d (T must be 1..%d)", B, T, QSL_MAX_T);
         return NULL;
     }
-    CUcontext ctx = NULL;
-    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
-        snprintf(err, cap, "sglang: no current CUDA context");
+    CUcontext ctx = current_ctx(err, cap);
+    if (!ctx)
         return NULL;
-    }
     const int32_t *out = NULL;
     pthread_mutex_lock(&mu);
     if (qsl[T].dev && qsl[T].ctx == ctx && qsl[T].len >= B + 1) {
@@ -171,11 +178,9 @@ done:
 /* A device temporary of at least `bytes` (grow-only; one stream at a time). */
 static void *gather_scratch(size_t bytes, ls_stream s, char *err, size_t cap)
 {
-    CUcontext ctx = NULL;
-    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
-        snprintf(err, cap, "sglang: no current CUDA context");
+    CUcontext ctx = current_ctx(err, cap);
+    if (!ctx)
         return NULL;
-    }
     void *out = NULL;
     pthread_mutex_lock(&mu);
     if (scratch && scratch_ctx == ctx && scratch_bytes >= bytes) {
