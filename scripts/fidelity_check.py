@@ -2,12 +2,14 @@
 """
 fidelity_check.py — an AOT peer against its Python twin in linstate-bench CSVs (docs/peers.md,
 "Fidelity"): for every case both impls ran, the AOT median time within TOL % of the Python
-path's where it is asked (B >= 128 eager and graph, B = 1 graph), and both verified (status ok).
+path's where it is asked (B >= 128 eager and graph, B = 1 graph), both verified (status ok) and
+with the same numerics (max_rel_err against the float64 reference equal within --err-tol: the
+same case seeds the same inputs, so the same kernel gives the same error).
 
     scripts/fidelity_check.py RUN.csv [RUN2.csv ...] [--aot sglang] [--py py_sglang@0.5.23]
-                              [--tol 3] [--min-batch 128] [--out table.md]
+                              [--tol 3] [--err-tol 1e-6] [--min-batch 128] [--out table.md]
 
-Prints a markdown table (case, graph, AOT µs, Python µs, AOT/Python, verdict) and exits 1 if a
+Prints a markdown table (case, graph, AOT µs, Python µs, AOT/Python, both errors, verdict) and exits 1 if a
 checked case is outside TOL or either side is not ok, 2 on bad input (no such file, no rows of
 one of the two impls).
 """
@@ -38,6 +40,7 @@ def main():
     ap.add_argument("--aot", default="sglang")
     ap.add_argument("--py", default="py_sglang@0.5.23")
     ap.add_argument("--tol", type=float, default=3.0, help="percent (default 3)")
+    ap.add_argument("--err-tol", type=float, default=1e-6, help="max |max_rel_err difference| (default 1e-6)")
     ap.add_argument("--min-batch", type=int, default=128)
     ap.add_argument("--out", help="also write the table here")
     a = ap.parse_args()
@@ -54,8 +57,8 @@ def main():
         if not any(name in v for v in side.values()):
             print(f"fidelity_check: no rows of impl '{name}' in {', '.join(a.csv)}", file=sys.stderr)
             return 2
-    lines = [f"| case | variant | graph | {a.aot} µs | {a.py} µs | {a.aot}/{a.py} | verdict |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [f"| case | variant | graph | {a.aot} µs | {a.py} µs | {a.aot}/{a.py} | max_rel_err | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
     bad = n = 0
     for key in sorted(side):
         pair = side[key]
@@ -74,14 +77,19 @@ def main():
             else:
                 q = float(tx) / float(ty)
                 ratio = f"{q:.3f}"
-                if not checked(batch, graph, a.min_batch):
+                ex, ey = x.get("max_rel_err", ""), y.get("max_rel_err", "")
+                if ex and ey and abs(float(ex) - float(ey)) > a.err_tol:
+                    verdict = f"FAIL: numerics differ ({ex} vs {ey})"
+                    bad += 1
+                elif not checked(batch, graph, a.min_batch):
                     verdict = "not checked (B < %d eager)" % a.min_batch
                 elif abs(q - 1) * 100 <= a.tol:
                     verdict, n = "ok", n + 1
                 else:
                     verdict = f"FAIL: {100 * (q - 1):+.1f} %"
                     bad += 1
-        lines.append(f"| {key[0]} | {key[1]} | {int(graph)} | {tx} | {ty} | {ratio} | {verdict} |")
+        errs = f"{x.get('max_rel_err', '')} / {y.get('max_rel_err', '')}"
+        lines.append(f"| {key[0]} | {key[1]} | {int(graph)} | {tx} | {ty} | {ratio} | {errs} | {verdict} |")
     lines.append("")
     lines.append(f"{n} checked case(s) within {a.tol:g} %, {bad} failure(s)")
     text = "\n".join(lines)

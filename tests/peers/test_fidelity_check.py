@@ -11,7 +11,7 @@ import tempfile
 
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
 tool = os.path.join(root, "scripts", "fidelity_check.py")
-cols = ["case", "variant", "graph", "state_layout", "impl", "batch", "status", "time_us_median"]
+cols = ["case", "variant", "graph", "state_layout", "impl", "batch", "status", "time_us_median", "max_rel_err"]
 
 
 def run(rows, *args):
@@ -24,8 +24,9 @@ def run(rows, *args):
     return subprocess.run([sys.executable, tool, p, *args], capture_output=True, text=True)
 
 
-def pair(case, graph, batch, a, b, status="ok"):
-    return [[case, "v", graph, "", "sglang", batch, status, a], [case, "v", graph, "", "py_sglang@0.5.23", batch, "ok", b]]
+def pair(case, graph, batch, a, b, status="ok", ea="0.001", eb="0.001"):
+    return [[case, "v", graph, "", "sglang", batch, status, a, ea],
+            [case, "v", graph, "", "py_sglang@0.5.23", batch, "ok", b, eb]]
 
 
 fails = 0
@@ -45,6 +46,10 @@ fails += not ok
 r = run(pair("b/B:512", "0", "512", "", "100", status="fail_numerics"))
 ok = r.returncode == 1 and "FAIL: status fail_numerics" in r.stdout
 print("ok  " if ok else "FAIL", "a side not verified fails")
+fails += not ok
+r = run(pair("a/B:128", "0", "128", "100", "101", ea="0.001", eb="0.002"))
+ok = r.returncode == 1 and "numerics differ" in r.stdout
+print("ok  " if ok else "FAIL", "same time, other numerics: fails")
 fails += not ok
 r = run(pair("a/B:128", "0", "128", "100", "102"), "--py", "py_sglang@nope")
 ok = r.returncode == 2 and "py_sglang@nope" in r.stderr
