@@ -212,6 +212,13 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
+# ---------------------------------------------------------------- jit_spec's command line
+tool = os.path.join(ROOT, "peers", "sglang_py", "jit_spec.py")
+r = subprocess.run([sys.executable, tool, "--case", "no/such/case"], capture_output=True, text=True)
+check(r.returncode == 2 and "no/such/case" in r.stderr, "jit_spec: an unknown case is bad input (exit 2, named)")
+r = subprocess.run([sys.executable, tool, "--cache", "/nonexistent/cache"], capture_output=True, text=True)
+check(r.returncode == 2 and "/nonexistent/cache" in r.stderr, "jit_spec: a missing --cache folder is bad input")
+
 # ---------------------------------------------------------------- the module's dict (contract)
 d = py_sglang.linstate_impl(TREE, "host")
 check(d["name"] == "py_sglang" and d["ops"] == {} and "graph" in d["caps"] and callable(d["layout"]),
