@@ -36,7 +36,7 @@ MODULES = {
     "slot": "sglang.srt.mem_cache.mamba_slot_fused",
     "scatter": "sglang.kernels.ops.mamba.mamba_state_scatter_triton",
 }
-OPS_OF = {"ssu": ("ssu",), "conv": ("conv_update",), "gating": ("gdn", "kda"), "fla": ("gdn", "kda"),
+OPS_OF = {"ssu": ("ssu",), "conv": ("conv_update",), "gating": ("gdn", "kda"),
           "kda_conv": ("conv_delta",), "slot": ("state_copy", "state_zero"), "scatter": ("state_accept",)}
 
 # Per op: the layout reproduced and the SGLang 0.5.23 file it comes from (the `layout` column).
@@ -182,7 +182,7 @@ class Instance:
             n = (sum((a - 1) * b for a, b in zip(size, stride)) + 1) * dtype.itemsize
             cai = type("Cai", (), {"__cuda_array_interface__": {
                 "shape": (n,), "typestr": "|u1", "data": (ptr, False), "version": 3}})()
-            return self.torch.as_tensor(cai, device=tensor.device).view(dtype).as_strided(size, stride)
+            return self.torch.as_tensor(cai).view(dtype).as_strided(size, stride)  # on the pointer's device
         return self._const(("raw", ptr, str(dtype), tuple(size), tuple(stride)), make)
 
     def _pack(self, key, make):
@@ -328,7 +328,9 @@ class Instance:
         a = p.a.reshape(N, HV * K if kda else HV)
         b = p.b.reshape(N, HV)
         if not verify and T == 1 and mixed is not None and tuning.get("py.decode", "auto") == "auto":
-            fla = self.m["fla"]
+            fla = self.m.get("fla")
+            if fla is None:
+                return UNSUPPORTED  # the tree's fla/fused_recurrent.py did not load (errors says why)
             fn = fla.fused_recurrent_kda_packed_decode if kda else fla.fused_recurrent_gated_delta_rule_packed_decode
             try:
                 fn(mixed_qkv=mixed, a=a, b=b, A_log=p.A_log, dt_bias=p.dt_bias, scale=p.scale,
