@@ -21,6 +21,7 @@ subtrees() {
     sglang) echo "sglang/kernels/ops/attention/fla/ sglang/kernels/ops/attention/linear/ \
 sglang/kernels/ops/mamba/ sglang/srt/layers/attention/linear/ sglang/srt/layers/attention/mamba/ \
 sglang/srt/mem_cache/mamba_slot_fused.py \
+sglang/kernels/ops/attention/kda_packed_decode.py sglang/kernels/ops/memory/ptr_table.py sglang/_version.py \
 sglang/kernels/jit/csrc/mamba/ \
 sglang/kernels/jit/csrc/attention/kda_fused_decode.cuh sglang/kernels/jit/csrc/attention/kda_packed_decode.cuh \
 sglang/kernels/jit/include/sgl_kernel/" ;;

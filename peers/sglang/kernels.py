@@ -95,8 +95,12 @@ def sigmoid_gating():
     .target_verify): SPLIT_N_HV_GRID (grid NV, N, HV), PDL on (USE_GDC, launch_pdl), num_stages
     3, num_warps 1, BV from _select_recurrent_launch_config: 4 for GDN verify with
     intermediate states and N <= 64 on sm_90 (K = V = 128), else 32. Strides are runtime ints;
-    q/k/v/a/b are contiguous per token ([B*T, ...]), the state pool and the intermediate buffer
-    are [slots(, T), HV, V, K]. Not varlen (see README: cu_seqlens)."""
+    q/k/v/a/b are per-token rows ([B*T, ...]), the state pool and the intermediate buffer
+    are [slots(, T), HV, V, K]. Varlen as SGLang calls it: q/k/v [1, B*T, ...] with cu_seqlens =
+    query_start_loc (row starts loaded), T = B*T tokens in all, B = 1. The JIT also marks T /16
+    (or makes T = 1 a constexpr) and sets NP2_T = next_pow2(B*T); neither changes the SASS (NP2_T
+    is read only for EAGLE trees; T only sizes an unused offset): peers/sglang_py/jit_spec.py
+    --compile shows the JIT's cubin and this one identical, so one variant serves every B*T."""
     for kda, heads in ((False, GDN_HEADS), (True, KDA_HEADS)):
         for h, hv in heads:
             for sd, sty in STATE_DTYPES.items():
@@ -113,18 +117,18 @@ def sigmoid_gating():
                                 softplus_beta=1.0, softplus_threshold=20.0, lower_bound=0.0,
                                 q=Ptr("bf16"), k=Ptr("bf16"), v=Ptr("bf16"), b=Ptr("bf16"),
                                 o=Ptr("bf16"), h0_source=Ptr(sty), h0_indices=Ptr("i32"),
-                                stride_h0_source=hv * K * V, cu_seqlens=None,
+                                stride_h0_source=hv * K * V, cu_seqlens=Ptr("i32"),
                                 intermediate_states_buffer=Ptr(sty) if inter else None,
                                 intermediate_state_indices=Ptr("i32") if inter else None,
                                 cache_steps=3 if inter else 0,  # a draft pitch 2..15: i32, not /16
                                 retrieve_parent_token_ptr=None,
                                 stride_retrieve_parent_token_seq=0,
                                 stride_retrieve_parent_token_token=0,
-                                scale=K ** -0.5, T=2, stride_a=hv * K if kda else hv,
+                                scale=K ** -0.5, T=3, stride_a=hv * K if kda else hv,  # T: any i32 (not /16)
                                 stride_q=h * K, stride_k=h * K, stride_v=hv * V, stride_b=hv,
                                 NP2_T=1, B=1, H=h, HV=hv, K=K, V=V, BK=next_pow2(K), BV=bv,
                                 USE_INITIAL_STATE=True, USE_QK_L2NORM_IN_KERNEL=True,
-                                IS_VARLEN=False, IS_KDA=kda, USE_LOWER_BOUND=False,
+                                IS_VARLEN=True, IS_KDA=kda, USE_LOWER_BOUND=False,
                                 DISABLE_STATE_UPDATE=bool(dsu), CACHE_INTERMEDIATE_STATES=bool(inter),
                                 HAS_EAGLE_TREE_CUSTOM_ATTN_MASK=False, SPLIT_N_HV_GRID=True,
                                 USE_GDC=True, MATCH_CUTEDSL_DECODE=False, ROUND_STATE_TO_BF16=False)

@@ -112,6 +112,11 @@ int sg_delta_args(const ls_delta_params *p, int kda, const sg_plan *pl, const tk
         tk_f32(c, "scale", p->scale);
         return 0;
     }
+    if (!pl->cu_seqlens) {
+        snprintf(err, cap, "sglang: the sigmoid-gating kernel reads cu_seqlens (SGLang's query_start_loc); "
+                 "none given");
+        return -1;
+    }
     long long sq, sk, sv;
     sg_qkv_strides(p, &sq, &sk, &sv);
     tk_ptr(c, "A_log", p->A_log);
@@ -128,6 +133,8 @@ int sg_delta_args(const ls_delta_params *p, int kda, const sg_plan *pl, const tk
     tk_ptr(c, "h0_source", p->state);
     tk_ptr(c, "h0_indices", p->slot_idx);
     tk_int(c, "stride_h0_source", p->state_stride_slot);
+    /* varlen as SGLang calls it: q/k/v [1, B*T, ...], row starts from cu_seqlens, T = B*T in all */
+    tk_ptr(c, "cu_seqlens", pl->cu_seqlens);
     tk_ptr(c, "intermediate_states_buffer", p->inter);
     if (p->inter) {
         /* the kernel addresses inter at (idx * cache_steps + t) * HV*K*V: the slot pitch in steps */
@@ -142,7 +149,7 @@ int sg_delta_args(const ls_delta_params *p, int kda, const sg_plan *pl, const tk
         tk_int(c, "cache_steps", 0);
     }
     tk_f32(c, "scale", p->scale);
-    tk_int(c, "T", p->tokens);
+    tk_int(c, "T", (long long)p->batch * p->tokens);
     tk_int(c, "stride_a", kda ? hv * K : hv);
     tk_int(c, "stride_q", sq);
     tk_int(c, "stride_k", sk);

@@ -29,6 +29,9 @@ typedef struct sg_plan {
     char key[128];
     unsigned grid[3];
     int packed;
+    /* gating kernel: SGLang's query_start_loc, int32 [B + 1] = 0, T, 2T, ... on the device (the
+     * caller sets it between plan and args: sg_qsl.c; host tests give any aligned address) */
+    const void *cu_seqlens;
 } sg_plan;
 
 /* Per-token strides (elements) of q, k, v: the ls_delta_params fields when this ls_kernels.h

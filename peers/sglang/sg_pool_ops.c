@@ -2,13 +2,16 @@
  * through tk_launch, our rendering of torch's index kernels (sg_torch_index.cu) for the temporal
  * state, and the two device resources SGLang's Python keeps: the fused slot kernels' descriptor
  * (cached per pool, as MambaPool caches _conv_slot_desc) and the gather's temporary (torch's
- * caching allocator). Both are set up on a call outside graph capture (the bench verifies every
- * case eagerly before it captures); a capture that would need a new one fails with a message. */
+ * caching allocator); and the GDN/KDA gating kernel's cu_seqlens (SGLang's query_start_loc). All
+ * are set up on a call outside graph capture (the bench verifies every case eagerly before it
+ * captures); a capture that would need a new one fails with a message. */
 #include "sg_pool_ops.h"
 
 #include <cuda.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sg_pool.h"
@@ -41,6 +44,17 @@ static int cu_err(CUresult r, const char *what, char *err, size_t cap)
     return -1;
 }
 
+/* The calling thread's CUDA context, or NULL with err. */
+static CUcontext current_ctx(char *err, size_t cap)
+{
+    CUcontext ctx = NULL;
+    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
+        snprintf(err, cap, "sglang: no current CUDA context");
+        return NULL;
+    }
+    return ctx;
+}
+
 /* 0 when s is not capturing; -1 with err naming what the call would have to set up. */
 static int not_capturing(ls_stream s, const char *what, char *err, size_t cap)
 {
@@ -61,11 +75,9 @@ static const int64_t *slot_table(const ls_state_params *p, ls_stream s, char *er
 {
     int64_t want[SG_SLOT_TABLE_LEN];
     sg_slot_table(p, want);
-    CUcontext ctx = NULL;
-    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
-        snprintf(err, cap, "sglang: no current CUDA context");
+    CUcontext ctx = current_ctx(err, cap);
+    if (!ctx)
         return NULL;
-    }
     const int64_t *out = NULL;
     pthread_mutex_lock(&mu);
     for (int i = 0; i < N_TABLES && !out; i++)
@@ -99,14 +111,76 @@ done:
     return out;
 }
 
+/* SGLang's query_start_loc for T tokens per request: one grow-only int32 table 0, T, 2T, ... per
+ * (T, CUDA context); a call with B requests reads its first B + 1 entries. */
+#define QSL_MAX_T 64
+static struct {
+    CUcontext ctx;
+    CUdeviceptr dev;
+    int len;
+    int32_t *host;
+} qsl[QSL_MAX_T + 1];
+
+const int32_t *sg_query_start_loc(int B, int T, ls_stream s, char *err, size_t cap)
+{
+    if (B < 1 || T < 1 || T > QSL_MAX_T) {
+        snprintf(err, cap, "sglang: query_start_loc: B=%d T=%d (T must be 1..%d)", B, T, QSL_MAX_T);
+        return NULL;
+    }
+    CUcontext ctx = current_ctx(err, cap);
+    if (!ctx)
+        return NULL;
+    const int32_t *out = NULL;
+    pthread_mutex_lock(&mu);
+    if (qsl[T].dev && qsl[T].ctx == ctx && qsl[T].len >= B + 1) {
+        out = (const int32_t *)(uintptr_t)qsl[T].dev;
+        goto done;
+    }
+    if (not_capturing(s, "cu_seqlens (query_start_loc)", err, cap) != 0)
+        goto done;
+    int len = B + 1 > 1024 ? B + 1 : 1024;
+    if ((long long)(len - 1) * T > INT32_MAX) {
+        snprintf(err, cap, "sglang: query_start_loc: B*T = %lld past i32", (long long)B * T);
+        goto done;
+    }
+    int32_t *host = malloc(sizeof *host * (size_t)len);
+    CUdeviceptr dev = 0;
+    CUresult r;
+    if (!host) {
+        snprintf(err, cap, "sglang: out of host memory (query_start_loc)");
+        goto done;
+    }
+    for (int i = 0; i < len; i++)
+        host[i] = i * T;
+    if ((r = cuMemAlloc(&dev, sizeof *host * (size_t)len)) != CUDA_SUCCESS ||
+        (r = cuMemcpyHtoDAsync(dev, host, sizeof *host * (size_t)len, (CUstream)s)) != CUDA_SUCCESS) {
+        cu_err(r, "query_start_loc upload", err, cap);
+        if (dev)
+            cuMemFree(dev);
+        free(host);
+        goto done;
+    }
+    /* the old table may still be read by queued launches of the stream: freed after them
+     * (cuMemFree synchronises with the device) */
+    if (qsl[T].dev && qsl[T].ctx == ctx)
+        cuMemFree(qsl[T].dev);
+    free(qsl[T].host);
+    qsl[T].ctx = ctx;
+    qsl[T].dev = dev;
+    qsl[T].len = len;
+    qsl[T].host = host; /* pageable source: kept alive with the table */
+    out = (const int32_t *)(uintptr_t)dev;
+done:
+    pthread_mutex_unlock(&mu);
+    return out;
+}
+
 /* A device temporary of at least `bytes` (grow-only; one stream at a time). */
 static void *gather_scratch(size_t bytes, ls_stream s, char *err, size_t cap)
 {
-    CUcontext ctx = NULL;
-    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
-        snprintf(err, cap, "sglang: no current CUDA context");
+    CUcontext ctx = current_ctx(err, cap);
+    if (!ctx)
         return NULL;
-    }
     void *out = NULL;
     pthread_mutex_lock(&mu);
     if (scratch && scratch_ctx == ctx && scratch_bytes >= bytes) {

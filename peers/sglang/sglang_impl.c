@@ -61,6 +61,8 @@ static int run(const ls_delta_params *p, int kda, const ls_tuning *t, ls_stream 
     int rc = resolve(p, kda, t, &pl, &v);
     if (rc != 0)
         return rc;
+    if (!pl.packed && !(pl.cu_seqlens = sg_query_start_loc(p->batch, p->tokens, s, err_buf, sizeof err_buf)))
+        return -1;
     if (sg_delta_args(p, kda, &pl, v, &c, err_buf, sizeof err_buf) != 0)
         return -1;
     return tk_launch(&c, s, err_buf, sizeof err_buf);

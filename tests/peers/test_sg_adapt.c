@@ -27,29 +27,30 @@ static const tk_arg gating_args[] = {
     {"softplus_beta", TK_F32, 0, 0}, {"softplus_threshold", TK_F32, 0, 0},
     {"lower_bound", TK_F32, 0, 0}, {"q", TK_PTR, 1, 0}, {"k", TK_PTR, 1, 0}, {"v", TK_PTR, 1, 0},
     {"b", TK_PTR, 1, 0}, {"o", TK_PTR, 1, 0}, {"h0_source", TK_PTR, 1, 0},
-    {"h0_indices", TK_PTR, 1, 0}, {"stride_h0_source", TK_I32, 1, 0},
+    {"h0_indices", TK_PTR, 1, 0}, {"stride_h0_source", TK_I32, 1, 0}, {"cu_seqlens", TK_PTR, 1, 0},
     {"intermediate_states_buffer", TK_PTR, 1, 0}, {"intermediate_state_indices", TK_PTR, 1, 0},
     {"cache_steps", TK_I32, 0, 0}, {"scale", TK_F32, 0, 0}, {"T", TK_I32, 0, 0},
     {"stride_a", TK_I32, 1, 0}, {"stride_q", TK_I32, 1, 0}, {"stride_k", TK_I32, 1, 0},
     {"stride_v", TK_I32, 1, 0}, {"stride_b", TK_I32, 1, 0},
 };
 static const tk_variant gating_v = {SG_GATING_KERNEL, "GDN_H8_HV16_K128_V128_Sf32_DSU1_I1_BV4", "e",
-                                    NULL, NULL, 1, 1, 8, 1, 0, 1, 0, 1, 24, gating_args, 90};
+                                    NULL, NULL, 1, 1, 8, 1, 0, 1, 0, 1, 25, gating_args, 90};
 /* the decode variant: no intermediate buffer (compiled as None), cache_steps 0 (/16) */
 static const tk_arg gating_dec_args[] = {
     {"A_log", TK_PTR, 1, 0}, {"a", TK_PTR, 1, 0}, {"dt_bias", TK_PTR, 1, 0},
     {"softplus_beta", TK_F32, 0, 0}, {"softplus_threshold", TK_F32, 0, 0},
     {"lower_bound", TK_F32, 0, 0}, {"q", TK_PTR, 1, 0}, {"k", TK_PTR, 1, 0}, {"v", TK_PTR, 1, 0},
     {"b", TK_PTR, 1, 0}, {"o", TK_PTR, 1, 0}, {"h0_source", TK_PTR, 1, 0},
-    {"h0_indices", TK_PTR, 1, 0}, {"stride_h0_source", TK_I32, 1, 0},
+    {"h0_indices", TK_PTR, 1, 0}, {"stride_h0_source", TK_I32, 1, 0}, {"cu_seqlens", TK_PTR, 1, 0},
     {"cache_steps", TK_I32, 1, 0}, {"scale", TK_F32, 0, 0}, {"T", TK_I32, 0, 0},
     {"stride_a", TK_I32, 1, 0}, {"stride_q", TK_I32, 1, 0}, {"stride_k", TK_I32, 1, 0},
     {"stride_v", TK_I32, 1, 0}, {"stride_b", TK_I32, 1, 0},
 };
 static const tk_variant gating_dec_v = {SG_GATING_KERNEL, "GDN_H8_HV16_K128_V128_Sf32_DSU0_I0_BV32", "e",
-                                        NULL, NULL, 1, 1, 64, 1, 0, 1, 0, 1, 22, gating_dec_args, 90};
+                                        NULL, NULL, 1, 1, 64, 1, 0, 1, 0, 1, 23, gating_dec_args, 90};
 
 #define P(x) ((void *)(uintptr_t)(x))
+#define QSL P(0xA00000) /* a device query_start_loc (sg_query_start_loc on a GPU) */
 
 /* qwen3-next tp2: H 8, HV 16, K = V = 128; fake device addresses, all /16 */
 static ls_delta_params base(int B, int T)
@@ -74,6 +75,7 @@ static void test_gating_verify(void)
     sg_plan pl;
     char err[256] = "";
     LS_CHECK_EQ_INT(sg_delta_plan(&p, 0, SG_DECODE_AUTO, &pl, err, sizeof err), 0);
+    pl.cu_seqlens = QSL;
     LS_CHECK(strcmp(pl.kernel, SG_GATING_KERNEL) == 0);
     LS_CHECK(strcmp(pl.key, "GDN_H8_HV16_K128_V128_Sf32_DSU1_I1_BV4") == 0);
     LS_CHECK_EQ_INT(pl.grid[0], 32); /* V / BV 4 */
@@ -83,32 +85,41 @@ static void test_gating_verify(void)
     LS_CHECK_EQ_INT(sg_delta_args(&p, 0, &pl, &gating_v, &c, err, sizeof err), 0);
     tk_packed pk;
     LS_CHECK_EQ_INT(tk_marshal(&c, &pk, err, sizeof err), 0);
-    LS_CHECK_EQ_INT(pk.n, 24);
+    LS_CHECK_EQ_INT(pk.n, 25);
     LS_CHECK(ptr_at(&pk, 0) == p.A_log);
     LS_CHECK(ptr_at(&pk, 6) == p.q && ptr_at(&pk, 7) == p.k && ptr_at(&pk, 8) == p.v);
     LS_CHECK(ptr_at(&pk, 11) == p.state && ptr_at(&pk, 12) == p.slot_idx);
     LS_CHECK_EQ_INT(pk.store[13].i32, 16 * 128 * 128);
-    LS_CHECK(ptr_at(&pk, 14) == p.inter && ptr_at(&pk, 15) == p.slot_idx);
-    LS_CHECK_EQ_INT(pk.store[16].i32, 5);   /* cache_steps = inter pitch in steps */
-    LS_CHECK_EQ_INT(pk.store[18].i32, 4);   /* T */
-    LS_CHECK_EQ_INT(pk.store[19].i32, 16);  /* stride_a = HV (GDN) */
-    LS_CHECK_EQ_INT(pk.store[20].i32, 8 * 128);
-    LS_CHECK_EQ_INT(pk.store[22].i32, 16 * 128);
+    LS_CHECK(ptr_at(&pk, 14) == QSL);        /* cu_seqlens: varlen as SGLang calls it */
+    LS_CHECK(ptr_at(&pk, 15) == p.inter && ptr_at(&pk, 16) == p.slot_idx);
+    LS_CHECK_EQ_INT(pk.store[17].i32, 5);   /* cache_steps = inter pitch in steps */
+    LS_CHECK_EQ_INT(pk.store[19].i32, 12);  /* T = B*T tokens in all (q/k/v [1, B*T, ...]) */
+    LS_CHECK_EQ_INT(pk.store[20].i32, 16);  /* stride_a = HV (GDN) */
+    LS_CHECK_EQ_INT(pk.store[21].i32, 8 * 128);
+    LS_CHECK_EQ_INT(pk.store[23].i32, 16 * 128);
     LS_CHECK(pk.store[3].f == 1.0f && pk.store[4].f == 20.0f && pk.store[5].f == 0.0f);
-    LS_CHECK(pk.params[0] == &pk.store[0] && pk.params[24] == &pk.scratch[0] && pk.params[25] == &pk.scratch[1]);
+    LS_CHECK(pk.params[0] == &pk.store[0] && pk.params[25] == &pk.scratch[0] && pk.params[26] == &pk.scratch[1]);
     LS_CHECK(pk.scratch[0] == 0 && pk.scratch[1] == 0);
 
     /* B > 64: BV 32 */
     p.batch = 65;
     LS_CHECK_EQ_INT(sg_delta_plan(&p, 0, SG_DECODE_AUTO, &pl, err, sizeof err), 0);
+    pl.cu_seqlens = QSL;
     LS_CHECK(strcmp(pl.key, "GDN_H8_HV16_K128_V128_Sf32_DSU1_I1_BV32") == 0);
     LS_CHECK_EQ_INT(pl.grid[0], 4);
     /* KDA verify keeps BV 32 and strides a by HV*K */
     p.batch = 3;
     LS_CHECK_EQ_INT(sg_delta_plan(&p, 1, SG_DECODE_AUTO, &pl, err, sizeof err), 0);
+    pl.cu_seqlens = QSL;
     LS_CHECK(strcmp(pl.key, "KDA_H8_HV16_K128_V128_Sf32_DSU1_I1_BV32") == 0);
     LS_CHECK_EQ_INT(sg_delta_args(&p, 1, &pl, &gating_v, &c, err, sizeof err), 0);
     LS_CHECK(tk_get(&c, "stride_a")->u.i == 16 * 128);
+
+    /* the gating kernel without cu_seqlens is refused */
+    pl.cu_seqlens = NULL;
+    LS_CHECK(sg_delta_args(&p, 1, &pl, &gating_v, &c, err, sizeof err) != 0);
+    LS_CHECK(strstr(err, "cu_seqlens") != NULL);
+    pl.cu_seqlens = QSL;
 
     /* an inter pitch that is not whole steps is refused */
     p.inter_stride_slot += 8;
@@ -127,6 +138,7 @@ static void test_refusals(void)
     tk_packed pk;
     char err[256] = "";
     LS_CHECK_EQ_INT(sg_delta_plan(&p, 0, 0, &pl, err, sizeof err), 0);
+    pl.cu_seqlens = QSL;
     /* misaligned pointer: JIT would have compiled without divisibility; refuse */
     p.q = P(0x100008);
     LS_CHECK_EQ_INT(sg_delta_args(&p, 0, &pl, &gating_v, &c, err, sizeof err), 0);
@@ -153,6 +165,7 @@ static void test_refusals(void)
     p.inter_stride_slot = 16 * 128 * 128;
     pl.kernel = SG_GATING_KERNEL;
     pl.packed = 0;
+    pl.cu_seqlens = QSL;
     LS_CHECK_EQ_INT(sg_delta_args(&p, 0, &pl, &gating_dec_v, &c, err, sizeof err), 0);
     LS_CHECK(tk_marshal(&c, &pk, err, sizeof err) != 0);
     LS_CHECK(strstr(err, "intermediate_states_buffer") != NULL);
@@ -180,11 +193,13 @@ static void test_decode(void)
     /* separate contiguous q, k, v: SGLang's unpacked decode path (sigmoid-gating kernel) */
     LS_CHECK_EQ_INT(sg_is_packed(&p), 0);
     LS_CHECK_EQ_INT(sg_delta_plan(&p, 0, SG_DECODE_AUTO, &pl, err, sizeof err), 0);
+    pl.cu_seqlens = QSL;
     LS_CHECK(strcmp(pl.key, "GDN_H8_HV16_K128_V128_Sf32_DSU0_I0_BV32") == 0);
     LS_CHECK_EQ_INT(sg_delta_args(&p, 0, &pl, &gating_dec_v, &c, err, sizeof err), 0);
     LS_CHECK_EQ_INT(tk_marshal(&c, &pk, err, sizeof err), 0);
-    LS_CHECK_EQ_INT(pk.store[14].i32, 0); /* cache_steps 0 */
-    LS_CHECK_EQ_INT(pk.store[16].i32, 1); /* T */
+    LS_CHECK(ptr_at(&pk, 14) == QSL);
+    LS_CHECK_EQ_INT(pk.store[15].i32, 0); /* cache_steps 0 */
+    LS_CHECK_EQ_INT(pk.store[17].i32, 1); /* T = B*T */
 #ifdef LS_DELTA_HAS_QKV_STRIDES
     /* one mixed_qkv row per request: q at 0, k at H*K, v at 2*H*K, row stride 2HK + HV*V */
     const long long row = 2 * 8 * 128 + 16 * 128;
@@ -194,6 +209,7 @@ static void test_decode(void)
     p.batch = 5;
     LS_CHECK_EQ_INT(sg_is_packed(&p), 1);
     LS_CHECK_EQ_INT(sg_delta_plan(&p, 0, SG_DECODE_AUTO, &pl, err, sizeof err), 0);
+    pl.cu_seqlens = QSL;
     LS_CHECK(strcmp(pl.kernel, SG_PACKED_KERNEL) == 0);
     LS_CHECK(strcmp(pl.key, "H8_HV16_K128_V128_Sf32") == 0);
     LS_CHECK_EQ_INT(pl.grid[0], 4);
@@ -203,11 +219,13 @@ static void test_decode(void)
     LS_CHECK(ptr_at(&pk, 0) == p.q && ptr_at(&pk, 6) == p.state && ptr_at(&pk, 7) == p.state);
     /* the knob forces the gating kernel, which takes the same row through its strides */
     LS_CHECK_EQ_INT(sg_delta_plan(&p, 0, SG_DECODE_GATING, &pl, err, sizeof err), 0);
+    pl.cu_seqlens = QSL;
     LS_CHECK(strcmp(pl.kernel, SG_GATING_KERNEL) == 0);
     LS_CHECK_EQ_INT(sg_delta_args(&p, 0, &pl, &gating_dec_v, &c, err, sizeof err), 0);
     LS_CHECK(tk_get(&c, "stride_q")->u.i == row && tk_get(&c, "stride_v")->u.i == row);
     /* packed with a padded state pool is refused (its strides are constexprs) */
     LS_CHECK_EQ_INT(sg_delta_plan(&p, 0, SG_DECODE_AUTO, &pl, err, sizeof err), 0);
+    pl.cu_seqlens = QSL;
     p.state_stride_slot += 16;
     LS_CHECK(sg_delta_args(&p, 0, &pl, &packed_v, &c, err, sizeof err) != 0);
 #else
@@ -226,6 +244,7 @@ static void test_kda_decode(void)
     tk_packed pk;
     char err[256] = "";
     LS_CHECK_EQ_INT(sg_delta_plan(&p, 1, SG_DECODE_AUTO, &pl, err, sizeof err), 0);
+    pl.cu_seqlens = QSL;
     LS_CHECK(strcmp(pl.kernel, SG_GATING_KERNEL) == 0 && strcmp(pl.key, "KDA_H16_HV16_K128_V128_Sf32_DSU0_I0_BV32") == 0);
 #ifdef LS_DELTA_HAS_QKV_STRIDES
     const long long row = 2 * 16 * 128 + 16 * 128;
@@ -236,6 +255,7 @@ static void test_kda_decode(void)
                                             1, 1, 64, 0, 0, 1, 0, 1, 10, packed_args, 90};
     for (int knob = SG_DECODE_AUTO; knob <= SG_DECODE_GATING; knob++) {
         LS_CHECK_EQ_INT(sg_delta_plan(&p, 1, knob, &pl, err, sizeof err), 0);
+        pl.cu_seqlens = QSL;
         LS_CHECK(strcmp(pl.kernel, SG_KDA_PACKED_KERNEL) == 0 && strcmp(pl.key, "H16_HV16_K128_V128_Sf32") == 0);
         LS_CHECK(pl.grid[0] == 4 && pl.grid[1] == 5 && pl.grid[2] == 16);
     }
@@ -246,6 +266,7 @@ static void test_kda_decode(void)
     /* verify (T > 1) stays on the gating kernel */
     p.tokens = 2;
     LS_CHECK_EQ_INT(sg_delta_plan(&p, 1, SG_DECODE_AUTO, &pl, err, sizeof err), 0);
+    pl.cu_seqlens = QSL;
     LS_CHECK(strcmp(pl.kernel, SG_GATING_KERNEL) == 0);
 #endif
 }

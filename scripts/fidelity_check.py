@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""
+fidelity_check.py — an AOT peer against its Python twin in linstate-bench CSVs (docs/peers.md,
+"Fidelity"): for every case both impls ran, the AOT median time within TOL % of the Python
+path's where it is asked (B >= 128 eager and graph, B = 1 graph), both verified (status ok) and
+with the same numerics (max_rel_err against the float64 reference equal within --err-tol: the
+same case seeds the same inputs, so the same kernel gives the same error).
+
+    scripts/fidelity_check.py RUN.csv [RUN2.csv ...] [--aot sglang] [--py py_sglang@0.5.23]
+                              [--tol 3] [--err-tol 1e-6] [--min-batch 128] [--out table.md]
+
+Prints a markdown table (case, graph, AOT µs, Python µs, AOT/Python, both errors, verdict) and exits 1 if a
+checked case is outside TOL or either side is not ok, 2 on bad input (no such file, no rows of
+one of the two impls).
+"""
+import argparse
+import csv
+import sys
+
+
+def rows_of(paths):
+    out = []
+    for p in paths:
+        try:
+            with open(p, newline="") as f:
+                out += list(csv.DictReader(f))
+        except OSError as e:
+            print(f"fidelity_check: {p}: {e.strerror}", file=sys.stderr)
+            sys.exit(2)
+    return out
+
+
+def checked(batch, graph, min_batch):
+    return batch >= min_batch or (batch == 1 and graph)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--aot", default="sglang")
+    ap.add_argument("--py", default="py_sglang@0.5.23")
+    ap.add_argument("--tol", type=float, default=3.0, help="percent (default 3)")
+    ap.add_argument("--err-tol", type=float, default=1e-6, help="max |max_rel_err difference| (default 1e-6)")
+    ap.add_argument("--min-batch", type=int, default=128)
+    ap.add_argument("--out", help="also write the table here")
+    a = ap.parse_args()
+    if a.tol <= 0:
+        print(f"fidelity_check: --tol {a.tol}: must be > 0", file=sys.stderr)
+        return 2
+    rows = rows_of(a.csv)
+    side = {}
+    for r in rows:
+        if r.get("impl") in (a.aot, a.py):
+            key = (r["case"], r.get("variant", ""), r.get("graph", "0"), r.get("state_layout", ""))
+            side.setdefault(key, {})[r["impl"]] = r
+    for name in (a.aot, a.py):
+        if not any(name in v for v in side.values()):
+            print(f"fidelity_check: no rows of impl '{name}' in {', '.join(a.csv)}", file=sys.stderr)
+            return 2
+    lines = [f"| case | variant | graph | {a.aot} µs | {a.py} µs | {a.aot}/{a.py} | max_rel_err | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    bad = n = 0
+    for key in sorted(side):
+        pair = side[key]
+        if a.aot not in pair or a.py not in pair:
+            continue
+        x, y = pair[a.aot], pair[a.py]
+        graph = x.get("graph") == "1"
+        batch = int(x.get("batch") or 0)
+        if x["status"].startswith("skipped") or y["status"].startswith("skipped"):
+            verdict, ratio, tx, ty = f"skipped ({x['status']} / {y['status']})", "", "", ""
+        else:
+            tx, ty = x.get("time_us_median", ""), y.get("time_us_median", "")
+            if x["status"] != "ok" or y["status"] != "ok" or not tx or not ty:
+                verdict, ratio = f"FAIL: status {x['status']} / {y['status']}", ""
+                bad += 1
+            else:
+                q = float(tx) / float(ty)
+                ratio = f"{q:.3f}"
+                ex, ey = x.get("max_rel_err", ""), y.get("max_rel_err", "")
+                if ex and ey and abs(float(ex) - float(ey)) > a.err_tol:
+                    verdict = f"FAIL: numerics differ ({ex} vs {ey})"
+                    bad += 1
+                elif not checked(batch, graph, a.min_batch):
+                    verdict = "not checked (B < %d eager)" % a.min_batch
+                elif abs(q - 1) * 100 <= a.tol:
+                    verdict, n = "ok", n + 1
+                else:
+                    verdict = f"FAIL: {100 * (q - 1):+.1f} %"
+                    bad += 1
+        errs = f"{x.get('max_rel_err', '')} / {y.get('max_rel_err', '')}"
+        lines.append(f"| {key[0]} | {key[1]} | {int(graph)} | {tx} | {ty} | {ratio} | {errs} | {verdict} |")
+    lines.append("")
+    lines.append(f"{n} checked case(s) within {a.tol:g} %, {bad} failure(s)")
+    text = "\n".join(lines)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
