@@ -2,7 +2,7 @@
  * fleet.c — one linstate-bench process per GPU: rank and world size from the launcher (Slurm,
  * a Kubernetes Indexed Job) or from --rank/--world, the shard of the plan a rank runs, its output
  * file name and its provenance columns. No scheduling happens here: the launcher starts the
- * ranks, scripts/merge.py joins their files.
+ * ranks, scripts/fleet/merge.py joins their files.
  */
 #include <errno.h>
 #include <stdio.h>

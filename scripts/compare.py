@@ -38,7 +38,7 @@ The report names the two sides ("sglang -> linstate") and gives the geometric me
 AFTER/BEFORE time ratios overall and per op.
 Exit status: 0 no regression, 1 at least one SLOWER case, 2 bad input or nothing compared (no
 key with ok rows on both sides); one line on stderr.
-The rule and its reasons: scripts/README-compare.md.  plot.py imports this module.
+The rule and its reasons: docs/compare.md.  plot.py imports this module.
 """
 import argparse
 import csv
@@ -79,7 +79,7 @@ TIME_COLUMNS = ("time_us_median", "time_us_p10", "time_us_p90")
 DECISIONS = ("SLOWER", "FASTER", "SAME", "UNSURE", "NOISY")
 MIN_REPS_FOR_UTEST = 3
 DEFAULT_THRESHOLD = 4.0
-# The noise bound (see noise_bound and scripts/README-compare.md):
+# The noise bound (see noise_bound and docs/compare.md):
 SPREAD_FACTOR = 3.0     # x the widest in-run spread, (p90 - p10) / 2 / median, of either side
 REP_FACTOR = 2.0        # x the widest half-range of the repetition medians of either side
 SCATTER_FACTOR = 3.0    # x the run's scatter: 1.4826 MAD of the log ratios of every key

@@ -3,7 +3,7 @@
 
 usage: fleet_report.py MERGED.csv [--out DIR] [--outlier-pct 5]
 
-MERGED.csv is scripts/merge.py's output of a `--fleet replicate` run. A GPU is one rank's device:
+MERGED.csv is scripts/fleet/merge.py's output of a `--fleet replicate` run. A GPU is one rank's device:
 its gpu_uuid (the host name for host-backend rows) and, when one GPU served several ranks (two
 processes taking turns on one GPU), the rank. Per measurement (case, variant, impl, tuning,
 cache_regime, graph, state_layout) each GPU's time is the median of its ok rows' time_us_median
