@@ -41,40 +41,18 @@ key with ok rows on both sides); one line on stderr.
 The rule and its reasons: docs/compare.md.  plot.py imports this module.
 """
 import argparse
-import csv
 import math
+import os
 import sys
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
-SCHEMA_VERSIONS = ("1", "2")
-
-# Schema v1 columns, in the order the harness writes them (docs/csv.md). Files may carry
-# more columns after these (repetition, rotated, time_us_min, time_us_max, held, ...).
-SCHEMA_V1_COLUMNS = (
-    "schema_version", "suite_version", "git_commit", "git_dirty", "timestamp", "host", "backend",
-    "device_index", "gpu_name", "driver_version", "cuda_runtime", "sm_count", "sm_clock_mhz",
-    "mem_clock_mhz", "cpuset", "numa_node", "case", "mechanism", "op", "variant", "model", "tp",
-    "batch", "draft_tokens", "layers", "conv_dtype", "state_dtype", "pool_slots", "cache_regime",
-    "graph", "samples", "time_us_median", "time_us_p10", "time_us_p90", "time_us_mean",
-    "time_us_stddev", "bytes", "gbps", "copy_peak_gbps", "pct_of_copy_peak", "max_rel_err",
-    "status",
-)
-# Appended by schema v2 (after the v1 extras); required in a file with schema_version 2 rows.
-SCHEMA_V2_COLUMNS = ("impl", "impl_version", "tuning", "kernel")
-# impl of a v1 row, by backend (v1 only had our CUDA kernels and the host reference).
-V1_IMPL_BY_BACKEND = {"cuda": "linstate", "host": "host"}
-# Parsed on every row: they are part of the join key.
-KEY_INT_COLUMNS = ("device_index", "graph")
-# Parsed on status=ok rows only (a skipped row may leave them empty).
-OK_INT_COLUMNS = ("tp", "batch", "draft_tokens", "layers", "pool_slots", "samples", "bytes")
-OK_FLOAT_COLUMNS = ("time_us_median", "time_us_p10", "time_us_p90", "time_us_mean",
-                    "time_us_stddev", "gbps", "copy_peak_gbps", "pct_of_copy_peak", "max_rel_err")
-# Optional trailing columns parsed when present.
-OPTIONAL_INT_COLUMNS = ("repetition",)
-OPTIONAL_FLOAT_COLUMNS = ("noise_pct",)
-# Time columns of an ok row must be finite: NaN never passes.
-TIME_COLUMNS = ("time_us_median", "time_us_p10", "time_us_p90")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The reader, the join key and the median are lscsv's (the one reader of every script); they are
+# re-exported here for plot.py, export.py and the tests.
+from lscsv import (InputError, Key, KEY_FIELDS, Run, SCHEMA_V1_COLUMNS,  # noqa: E402,F401
+                   SCHEMA_V2_COLUMNS, SCHEMA_VERSIONS, V1_IMPL_BY_BACKEND, format_key,
+                   load as load_csv, log_ratio, median, one_line, parse_row, row_key)
+import lscsv  # noqa: E402
 
 DECISIONS = ("SLOWER", "FASTER", "SAME", "UNSURE", "NOISY")
 MIN_REPS_FOR_UTEST = 3
@@ -94,195 +72,7 @@ DEFAULT_NOISE_FLOORS = {"pool/fork": 20.0}
 Z95, MEDIAN_SE, P10_P90_SIGMAS = 1.96, 1.2533, 2.5631
 
 
-class InputError(Exception):
-    """Bad input: the message is the one line printed before exiting with status 2."""
-
-
-@dataclass
-class Run:
-    """One CSV file: its path and its rows (dicts of str, with parsed numeric columns)."""
-    path: str
-    rows: list
-
-    def devices(self):
-        """Sorted distinct (backend, gpu_name) pairs of the run."""
-        return sorted({(r["backend"], r["gpu_name"]) for r in self.rows})
-
-    def holds(self):
-        """Sorted distinct values of the held column; files from before that column timed
-        every sample unheld ("0")."""
-        return sorted({r.get("held", "") or "0" for r in self.rows})
-
-    def schemas(self):
-        """Sorted distinct schema_version values of the rows ("1", "2")."""
-        return sorted({r["schema_version"] for r in self.rows})
-
-    def gpu_uuids(self):
-        """Sorted distinct gpu_uuid values; None when some row has none (v1 files, files from
-        before the column was filled, host rows)."""
-        uuids = {r.get("gpu_uuid") or "" for r in self.rows}
-        return None if "" in uuids else sorted(uuids)
-
-    def values(self, col, rows=None):
-        """Sorted distinct values of a column over rows (default: every row)."""
-        return sorted({r[col] for r in (self.rows if rows is None else rows)})
-
-    def commits(self):
-        """Distinct git commits (with '+dirty' when the tree was dirty), in file order."""
-        seen = []
-        for r in self.rows:
-            c = r["git_commit"][:12] + ("+dirty" if r["git_dirty"] not in ("0", "") else "")
-            if c not in seen:
-                seen.append(c)
-        return seen
-
-
-def _parse_number(path, lineno, col, text, kind):
-    """int or float of a CSV cell; InputError naming file, line, column and value otherwise.
-    An empty real cell is NaN (the writer's form of NaN/inf); an empty integer is an error."""
-    if kind is float and text.strip() == "":
-        return float("nan")
-    try:
-        return int(text) if kind is int else float(text)
-    except ValueError:
-        raise InputError(f"{path}:{lineno}: column {col}: not a number: {text!r}") from None
-
-
-def load_csv(path):
-    """Reads and validates one linstate CSV (schema v1 or v2).
-
-    Checks, each failing with one InputError line: the file opens; it has a header with every
-    v1 column (order is not enforced, extra columns are allowed), plus the v2 columns (impl,
-    impl_version, tuning, kernel) when a row says schema_version 2; every row says
-    schema_version 1 or 2 and has as many cells as the header; key columns parse as integers on
-    every row; numeric columns parse on status=ok rows (an empty real cell is NaN), whose time
-    columns must be finite and non-negative (median > 0). v1 rows get impl (from backend, see
-    V1_IMPL_BY_BACKEND) and empty impl_version, tuning and kernel. Returns a Run whose row dicts
-    carry the parsed numbers and '_line' (the row's line number)."""
-    try:
-        f = open(path, newline="", encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"{path}: cannot open: {e.strerror}") from None
-    with f:
-        reader = csv.reader(f)
-        try:
-            header = next(reader, None)
-            if header is None:
-                raise InputError(f"{path}: empty file (no header)")
-            header = [h.strip() for h in header]
-            if "schema_version" not in header:
-                raise InputError(f"{path}: no schema_version column (not a linstate CSV?)")
-            missing = [c for c in SCHEMA_V1_COLUMNS if c not in header]
-            if missing:
-                raise InputError(f"{path}: missing columns: {', '.join(missing)}")
-            rows = []
-            for cells in reader:
-                lineno = reader.line_num
-                if not cells or all(not c.strip() for c in cells):
-                    continue
-                if len(cells) != len(header):
-                    raise InputError(f"{path}:{lineno}: {len(cells)} cells, header has "
-                                     f"{len(header)}")
-                rows.append(parse_row(path, lineno, dict(zip(header, cells)), header))
-        except csv.Error as e:
-            raise InputError(f"{path}:{reader.line_num}: malformed CSV: {e}") from None
-        except UnicodeDecodeError:
-            raise InputError(f"{path}: not UTF-8 text") from None
-    if not rows:
-        raise InputError(f"{path}: no data rows")
-    return Run(path, rows)
-
-
-def parse_row(path, lineno, row, header=None):
-    """Validates and converts one row (see load_csv); header (default: the row's own columns)
-    is checked for the v2 columns when the row says schema_version 2."""
-    version = row["schema_version"].strip()
-    if version not in SCHEMA_VERSIONS:
-        raise InputError(f"{path}:{lineno}: schema_version is {row['schema_version']!r}, "
-                         f"this script reads {' and '.join(SCHEMA_VERSIONS)}")
-    row["schema_version"] = version
-    if version == "1":
-        backend = row["backend"]
-        row["impl"] = V1_IMPL_BY_BACKEND.get(backend, backend)
-        row["impl_version"] = row["tuning"] = row["kernel"] = ""
-    else:
-        missing = [c for c in SCHEMA_V2_COLUMNS if c not in (header or row)]
-        if missing:
-            raise InputError(f"{path}:{lineno}: schema_version 2 row, but the header lacks "
-                             f"columns: {', '.join(missing)}")
-    row["_line"] = lineno
-    for col in KEY_INT_COLUMNS:
-        row[col] = _parse_number(path, lineno, col, row[col], int)
-    for col in OPTIONAL_INT_COLUMNS:
-        if col in row and row[col] != "":
-            row[col] = _parse_number(path, lineno, col, row[col], int)
-    for col in OPTIONAL_FLOAT_COLUMNS:
-        row[col] = _parse_number(path, lineno, col, row.get(col, ""), float)
-    if row["status"] != "ok":
-        return row
-    for col in OK_INT_COLUMNS:
-        row[col] = _parse_number(path, lineno, col, row[col], int)
-    for col in OK_FLOAT_COLUMNS:
-        row[col] = _parse_number(path, lineno, col, row[col], float)
-    for col in TIME_COLUMNS:
-        v = row[col]
-        if not math.isfinite(v) or v < 0 or (col == "time_us_median" and v == 0):
-            raise InputError(f"{path}:{lineno}: column {col}: invalid time {v!r} in an ok row")
-    return row
-
-
 # ------------------------------------------------------------------------------------ joining
-
-KEY_FIELDS = ("case", "variant", "impl", "tuning", "cache_regime", "graph", "device_index")
-
-
-class Key(NamedTuple):
-    """A join key; a field that is not part of the identity is "*"."""
-    case: str
-    variant: str
-    impl: str
-    tuning: str
-    cache: str
-    graph: object
-    dev: object
-
-
-def row_key(row, ignore_device=False, drop_variant=False, drop_impl=False, drop_tuning=False,
-            by_uuid=False):
-    """The join key of a row: (case, variant, impl, tuning, cache_regime, graph, GPU), the GPU
-    being gpu_uuid when by_uuid else device_index, with the GPU, variant, impl and/or tuning
-    replaced by '*' when they are not part of the identity. A gdn/kda row run on the vk state layout joins as "<case>/layout:vk" (kv, the
-    original layout, keeps the bare case key), except when impls are set against each other:
-    each impl runs its own layout there."""
-    case = row["case"]
-    if row.get("state_layout") == "vk" and not drop_impl:
-        case += "/layout:vk"
-    return Key(case,
-               "*" if drop_variant else row["variant"],
-               "*" if drop_impl else row["impl"],
-               "*" if drop_tuning else row["tuning"],
-               row["cache_regime"],
-               row["graph"],
-               "*" if ignore_device else (row["gpu_uuid"] if by_uuid else row["device_index"]))
-
-
-def format_key(key):
-    """Human form of a key: the case, then the non-default qualifiers."""
-    case, variant, impl, tuning, cache, graph, dev = key
-    parts = [case]
-    if variant not in ("", "*"):
-        parts.append(f"variant={variant}")
-    if impl not in ("", "*"):
-        parts.append(f"impl={impl}")
-    if tuning not in ("", "*"):
-        parts.append(f"tuning={tuning}")
-    parts.append(f"cache={cache}")
-    if graph:
-        parts.append("graph")
-    if dev != "*":
-        parts.append(f"dev={dev}")
-    return " ".join(parts)
-
 
 def tuning_items(text):
     """The "knob=value" items of a tuning string, as a set ("" -> empty set)."""
@@ -432,14 +222,6 @@ class CaseResult:
     op: str = ""            # the op column of the key's rows
 
 
-def median(values):
-    """Median of a non-empty sequence (mean of the two middle values when even)."""
-    values = sorted(values)
-    n = len(values)
-    mid = n // 2
-    return values[mid] if n % 2 else 0.5 * (values[mid - 1] + values[mid])
-
-
 def utest_min_p(n1, n2):
     """Smallest two-sided p-value the exact Mann-Whitney U test can give for sizes n1, n2
     (complete separation, no ties): 2 / C(n1 + n2, n1). With 3 vs 3 it is 0.1, so the test
@@ -540,12 +322,12 @@ def run_scatter_pct(pairs):
     MIN_KEYS_FOR_SCATTER keys. The MAD is taken about the median ratio, so a change shared by
     most keys moves the centre, not the scatter; a machine whose load moved every case a
     different way (a busy shared host) scatters, and no single case stands out of it."""
-    logs = [math.log(a / b) for b, a in pairs]
+    logs = [log_ratio(a, b) for b, a in pairs]
     if len(logs) < MIN_KEYS_FOR_SCATTER:
         return 0.0
     centre = median(logs)
     mad = median([abs(x - centre) for x in logs])
-    return 100.0 * math.expm1(SCATTER_FACTOR * 1.4826 * mad)
+    return 100.0 * math.expm1(min(SCATTER_FACTOR * 1.4826 * mad, 700.0))
 
 
 @dataclass
@@ -574,10 +356,8 @@ class Comparison:
     def geomean_ratio(self, results=None):
         """Geometric mean of after/before median ratios over compared keys (NaN if none)."""
         results = self.results if results is None else results
-        if not results:
-            return float("nan")
-        return math.exp(sum(math.log(r.after_us / r.before_us) for r in results)
-                        / len(results))
+        return math.exp(min(sum(log_ratio(r.after_us, r.before_us) for r in results)
+                            / len(results), 700.0)) if results else float("nan")
 
     def per_op(self):
         """[(op, results)] in first-appearance order of the op column."""
@@ -983,7 +763,7 @@ def selection_args(args):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(
+    p = lscsv.ArgumentParser(
         prog="compare.py",
         description="Compare two linstate CSV runs (or two sides of one); exit 1 if any case is "
                     "SLOWER, 2 on bad input or when nothing was compared. NOISY cases (a "
@@ -1005,8 +785,7 @@ def main(argv=None):
         cmp = compare_runs(before, after, args.threshold, args.alpha, args.ignore_device,
                            variants, impls, tunings, noise_floors_arg(args.noise_floor))
     except InputError as e:
-        print(f"compare.py: error: {e}", file=sys.stderr)
-        return 2
+        return lscsv.report("compare.py", e)
     except ImportError as e:
         print(f"compare.py: error: {e.name} is needed for the U test "
               f"(python3 -m pip install scipy)", file=sys.stderr)
