@@ -209,3 +209,22 @@ void bench_fleet_provenance(const bench_fleet *f, ls_provenance *p)
     copy_text(p->job_id, sizeof p->job_id, f->job_id);
     copy_text(p->node, sizeof p->node, f->node);
 }
+
+int bench_fleet_finish_idle(ls_csv *csv, const char *out, const char *samples_out)
+{
+    int rc = 0;
+    if (ls_csv_close(csv) != 0) {
+        fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+        rc = 1;
+    } else {
+        fprintf(stderr, "linstate-bench: no case for this rank: wrote %s (header only)\n", out);
+    }
+    if (samples_out) {
+        ls_csv *s = ls_samples_open(samples_out);
+        if (!s || ls_csv_close(s) != 0) {
+            fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
+            rc = 1;
+        }
+    }
+    return rc;
+}

@@ -82,6 +82,7 @@ class Run:
     path: str
     rows: list
     header: tuple = ()
+    header_raw: str = ""    # the header line as written, without its newline
 
     def devices(self):
         """Sorted distinct (backend, gpu_name) pairs of the run."""
@@ -143,7 +144,7 @@ def read_text(path, partial=False):
     return text
 
 
-def _records(path, text):
+def records(path, text):
     """(line number, raw text, cells) per CSV record of text, blank lines skipped."""
     lines = []
 
@@ -162,7 +163,7 @@ def _records(path, text):
         raise InputError(f"{path}:{reader.line_num}: malformed CSV: {e}") from None
 
 
-def _parse_number(path, lineno, col, text, kind):
+def parse_number(path, lineno, col, text, kind):
     """int or float of a CSV cell; InputError naming file, line, column and value otherwise.
     An empty real cell is NaN (the writer's form of NaN/inf); an empty integer is an error."""
     if kind is float and text.strip() == "":
@@ -194,8 +195,8 @@ def check_header(path, header):
 def load(path, allow_empty=False, partial=False):
     """Reads and validates one linstate CSV (see the module doc); returns a Run."""
     text = read_text(path, partial)
-    records = _records(path, text)
-    first = next(records, None)
+    recs = records(path, text)
+    first = next(recs, None)
     if first is None:
         if partial:
             return Run(path, [], ())
@@ -203,7 +204,7 @@ def load(path, allow_empty=False, partial=False):
     header = tuple(h.strip() for h in first[2])
     check_header(path, header)
     rows = []
-    for lineno, raw, cells in records:
+    for lineno, raw, cells in recs:
         if len(cells) != len(header):
             raise InputError(f"{path}:{lineno}: {len(cells)} cells, header has {len(header)}")
         row = parse_row(path, lineno, dict(zip(header, cells)), header)
@@ -211,7 +212,7 @@ def load(path, allow_empty=False, partial=False):
         rows.append(row)
     if not rows and not allow_empty:
         raise InputError(f"{path}: no data rows (header only)")
-    return Run(path, rows, header)
+    return Run(path, rows, header, first[1])
 
 
 def parse_row(path, lineno, row, header=None):
@@ -236,18 +237,18 @@ def parse_row(path, lineno, row, header=None):
                          f"ok, skipped:<reason>, fail_<what> or error:<kind>")
     row["_line"] = lineno
     for col in KEY_INT_COLUMNS:
-        row[col] = _parse_number(path, lineno, col, row[col], int)
+        row[col] = parse_number(path, lineno, col, row[col], int)
     for col in OPTIONAL_INT_COLUMNS:
         if row.get(col, "") != "":
-            row[col] = _parse_number(path, lineno, col, row[col], int)
+            row[col] = parse_number(path, lineno, col, row[col], int)
     for col in OPTIONAL_FLOAT_COLUMNS:
-        row[col] = _parse_number(path, lineno, col, row.get(col, ""), float)
+        row[col] = parse_number(path, lineno, col, row.get(col, ""), float)
     if row["status"] != "ok":
         return row
     for col in OK_INT_COLUMNS:
-        row[col] = _parse_number(path, lineno, col, row[col], int)
+        row[col] = parse_number(path, lineno, col, row[col], int)
     for col in OK_FLOAT_COLUMNS:
-        row[col] = _parse_number(path, lineno, col, row[col], float)
+        row[col] = parse_number(path, lineno, col, row[col], float)
     for col in TIME_COLUMNS:
         v = row[col]
         if not math.isfinite(v) or v <= 0:
@@ -321,13 +322,12 @@ def median(values):
     return values[mid] if n % 2 else 0.5 * (values[mid - 1] + values[mid])
 
 
-def geomean(ratios):
-    """Geometric mean of positive ratios (NaN when there are none); the logs are summed, so a
-    ratio that underflows or overflows a float cannot break it."""
-    if not ratios:
+def geomean(pairs):
+    """Geometric mean of the ratios num / den of pairs of positive numbers (NaN when there are
+    none), from the logs: a quotient that would overflow or underflow a float cannot break it."""
+    if not pairs:
         return float("nan")
-    s = sum(math.log(x) for x in ratios) / len(ratios)
-    return math.exp(min(s, 700.0))
+    return math.exp(min(sum(log_ratio(n, d) for n, d in pairs) / len(pairs), 700.0))
 
 
 def log_ratio(after, before):
