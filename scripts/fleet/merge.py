@@ -116,8 +116,9 @@ def read_rank(path, header, log):
                      gpu=one_value(path, rows, "gpu_uuid") or one_value(path, rows, "host"))
 
 
-def merge(inputs, out_path, allow_mixed=False, log=sys.stdout):
+def merge(inputs, out_path, allow_mixed=False, log=None):
     """Writes the merged CSV; returns the exit status (0 or 1). Raises InputError."""
+    log = log or sys.stdout
     out_dir = os.path.dirname(os.path.abspath(out_path))
     if not os.path.isdir(out_dir):
         try:
