@@ -88,11 +88,7 @@ def main(argv=None):
     dest = p.add_mutually_exclusive_group()
     dest.add_argument("--out", help="write to FILE (default: stdout)")
     dest.add_argument("--out-dir", help="one file per GPU model: DIR/<gpu>.json")
-    args = p.parse_args(argv)
-    try:
-        return export(args)
-    except lscsv.InputError as e:
-        return lscsv.report("export.py", e)
+    return lscsv.run_main("export.py", p, export, argv)
 
 
 def export(args):

@@ -413,3 +413,13 @@ def report(prog, err):
     """Prints InputError err as the one line '<prog>: error: <message>'; returns 2."""
     print(f"{prog}: error: {one_line(err)}", file=sys.stderr)
     return 2
+
+
+def run_main(prog, parser, body, argv=None):
+    """parser's arguments (bad options: one line, exit 2), then body(args)'s exit status, or
+    InputError as one line and 2."""
+    args = parser.parse_args(argv)
+    try:
+        return body(args)
+    except InputError as e:
+        return report(prog, e)

@@ -70,11 +70,7 @@ def main(argv=None):
     ap.add_argument("--impl", default="linstate", help="the impl whose ratio to the best peer is shown")
     ap.add_argument("--format", choices=("md", "text"), default="md")
     ap.add_argument("--out")
-    a = ap.parse_args(argv)
-    try:
-        return side_by_side(a)
-    except lscsv.InputError as e:
-        return lscsv.report("side_by_side.py", e)
+    return lscsv.run_main("side_by_side.py", ap, side_by_side, argv)
 
 
 def side_by_side(a):

@@ -24,16 +24,11 @@ import sys
 import tempfile
 import traceback
 
-try:
-    import matplotlib  # noqa: F401
-    import scipy  # noqa: F401
-except ImportError as e:
-    print(f"SKIP: {e.name} is not installed (python3 -m pip install numpy scipy matplotlib)")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import synth  # noqa: E402
-from test_bad_input import COLUMNS, rank_file_rows, ranked, replicate_rows  # noqa: E402
+
+synth.require("matplotlib", "scipy")
+from test_bad_input import COLUMNS, ranked, replicate_rows  # noqa: E402
 
 # Values a cell is replaced with: the edges of numbers, statuses and quoting.
 CELLS = ["", "nan", "NaN", "inf", "-inf", "-1", "0", "-0", "1e308", "1e-320", "5e-324", "abc", '"', '""',
@@ -117,50 +112,51 @@ def m_column_cell(rng, data):
     return from_table(t), f"column {t[0][c]} = {v[:12]!r} everywhere"
 
 
-def m_shuffle_columns(rng, data):
-    t = to_table(data)
-    if not t:
-        return data, "empty"
+def on_columns(change):
+    """A mutation that edits the table's header and rows with change(rng, table) -> (table,
+    what); an input without a header is left as it is."""
+    def mutation(rng, data):
+        t = to_table(data)
+        if not t:
+            return data, "empty"
+        t, what = change(rng, t)
+        return from_table(t), what
+    mutation.__name__ = change.__name__
+    return mutation
+
+
+@on_columns
+def m_shuffle_columns(rng, t):
     width = len(t[0])
     order = list(range(width))
     rng.shuffle(order)
-    t = [[row[i] for i in order] if len(row) == width else row for row in t]
-    return from_table(t), "columns shuffled"
+    return [[row[i] for i in order] if len(row) == width else row for row in t], "columns shuffled"
 
 
-def m_drop_column(rng, data):
-    t = to_table(data)
-    if not t:
-        return data, "empty"
+@on_columns
+def m_drop_column(rng, t):
     c = rng.randrange(len(t[0]))
-    name = t[0][c]
-    return from_table([row[:c] + row[c + 1:] for row in t]), f"column {name} dropped"
+    return [row[:c] + row[c + 1:] for row in t], f"column {t[0][c]} dropped"
 
 
-def m_duplicate_column(rng, data):
-    t = to_table(data)
-    if not t:
-        return data, "empty"
+@on_columns
+def m_duplicate_column(rng, t):
     c = rng.randrange(len(t[0]))
-    return from_table([row + [row[c]] if c < len(row) else row for row in t]), f"column {t[0][c]} twice"
+    return [row + [row[c]] if c < len(row) else row for row in t], f"column {t[0][c]} twice"
 
 
-def m_extra_column(rng, data):
-    t = to_table(data)
-    if not t:
-        return data, "empty"
+@on_columns
+def m_extra_column(rng, t):
     name = rng.choice(["source", "resume_of", "", "status", "x,y"])
-    return from_table([t[0] + [name]] + [row + [rng.choice(CELLS)] for row in t[1:]]), f"column {name!r} added"
+    return [t[0] + [name]] + [row + [rng.choice(CELLS)] for row in t[1:]], f"column {name!r} added"
 
 
-def m_rename_header(rng, data):
-    t = to_table(data)
-    if not t:
-        return data, "empty"
+@on_columns
+def m_rename_header(rng, t):
     c = rng.randrange(len(t[0]))
     old = t[0][c]
     t[0][c] = rng.choice(["", old.upper(), old + " ", "case", "x"])
-    return from_table(t), f"header {old} renamed {t[0][c]!r}"
+    return t, f"header {old} renamed {t[0][c]!r}"
 
 
 def m_rows(rng, data):

@@ -13,25 +13,15 @@ are missing.
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
-
-try:
-    import matplotlib  # noqa: F401
-    import scipy  # noqa: F401
-except ImportError as e:
-    print(f"SKIP: {e.name} is not installed (python3 -m pip install numpy scipy matplotlib)")
-    sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import synth  # noqa: E402
 
+synth.require("matplotlib", "scipy")
 PY = sys.executable
-FLEET_COLUMNS = ["state_layout", "noise_pct", "stop_reason", "sm_clock_min_mhz", "sm_clock_median_mhz",
-                 "samples_discarded", "copy_peak_drift_pct", "gpu_uuid", "pci_bus_id", "rank", "world_size",
-                 "job_id", "node"]
-COLUMNS = synth.V2_COLUMNS + FLEET_COLUMNS
-UUID = ["GPU-00000000-0000-0000-0000-00000000000%d" % i for i in range(2)]
+COLUMNS = synth.FLEET_CSV_COLUMNS
+UUID = synth.UUID
 
 
 def read_bytes(path):
@@ -121,14 +111,7 @@ INPUT_KINDS = {
 ACCEPTED = {("merge", "header_only")}
 
 
-class Base(unittest.TestCase):
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory()
-        self.dir = self._tmp.name
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
+class Base(synth.TempCase):
     def write(self, name, rows, cols=COLUMNS, mutate_bytes=None):
         path = synth.write_csv(os.path.join(self.dir, name), rows, cols)
         if mutate_bytes:
