@@ -150,6 +150,30 @@ class ValidInput(Base):
             self.assertEqual(rc, 0, f"{script}: {out}\n{err}")
 
 
+class NewStatusesAndColumns(Base):
+    """The reader takes every status of the documented forms and columns it does not know
+    (appended by a newer writer), in every script."""
+
+    def test_read_everywhere(self):
+        rows = replicate_rows()
+        for r, status in zip(rows, ["error:crash", "error:timeout", "error:exit", "fail_bounds",
+                                    "skipped:resumed"]):
+            r.update(status=status, time_us_median="", time_us_p10="", time_us_p90="")
+        for r in rows:
+            r.update(resumed_from="x.csv", source="py:impl.py")
+        for script, (_, _, argv) in SCRIPTS.items():
+            if script == "merge":
+                continue  # one rank per file: rank_file_rows below
+            path = self.write("in.csv", rows, COLUMNS + ["resumed_from", "source"])
+            rc, out, err = self.run_script(script, argv(path, self.dir))
+            self.assertEqual(rc, 0, f"{script}: {out}\n{err}")
+        rows = rank_file_rows()
+        rows[0]["status"] = "error:crash"
+        path = self.write("in.csv", rows)
+        rc, out, err = self.run_script("merge", SCRIPTS["merge"][2](path, self.dir))
+        self.assertEqual(rc, 0, out + err)
+
+
 class BadInput(Base):
     pass
 
