@@ -38,7 +38,9 @@ The report names the two sides ("sglang -> linstate") and gives the geometric me
 AFTER/BEFORE time ratios overall and per op.
 Exit status: 0 no regression, 1 at least one SLOWER case, 2 bad input or nothing compared (no
 key with ok rows on both sides); one line on stderr.
-The rule and its reasons: docs/compare.md.  plot.py imports this module.
+The rule and its reasons: docs/compare.md. This file is the command line; the stages are
+lscsv.py (load), compare_join.py (sides, join), compare_rule.py (decide), compare_report.py
+(report). plot.py imports this module.
 """
 import argparse
 import math
