@@ -681,5 +681,9 @@ void bench_fleet_out_path(const char *dir, const char *host, const char *gpu_uui
                           const bench_fleet *f, char *buf, size_t cap);
 /* Copies rank, world, job_id and node into a device's provenance (nothing when not a fleet). */
 void bench_fleet_provenance(const bench_fleet *f, ls_provenance *p);
+/* A fleet rank the shard left without a case: closes csv (opened, header only) so the rank's
+ * file exists for scripts/fleet/merge.py, and writes a header-only --samples-out file when one was
+ * asked. Says what it wrote on stderr; returns 0, or 1 when a file could not be written. */
+int bench_fleet_finish_idle(ls_csv *csv, const char *out, const char *samples_out);
 
 #endif /* LS_BENCH_H */

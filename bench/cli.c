@@ -153,7 +153,7 @@ void bench_cli_usage(FILE *f)
         "  --verify, --no-verify  correctness gate before timing (default on)\n"
         "  --out FILE.csv         default results/<gpu-name-or-host>/<UTC time ms>Z-<pid>.csv\n"
         "  --out-dir DIR          write DIR/<host>_<gpu-uuid|backend>[_job<id>_rank<r>of<n>].csv\n"
-        "                         (one folder for every rank of a fleet; scripts/merge.py joins them)\n"
+        "                         (one folder for every rank of a fleet; scripts/fleet/merge.py joins them)\n"
         "  --fleet shard|replicate  one process per GPU: shard splits the planned cases across\n"
         "                         ranks, replicate runs all of them on every rank; rank and world\n"
         "                         size from Slurm (SLURM_PROCID, SLURM_NTASKS, array jobs), a\n"

@@ -2,7 +2,7 @@
  * fleet.c — one linstate-bench process per GPU: rank and world size from the launcher (Slurm,
  * a Kubernetes Indexed Job) or from --rank/--world, the shard of the plan a rank runs, its output
  * file name and its provenance columns. No scheduling happens here: the launcher starts the
- * ranks, scripts/merge.py joins their files.
+ * ranks, scripts/fleet/merge.py joins their files.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -208,4 +208,23 @@ void bench_fleet_provenance(const bench_fleet *f, ls_provenance *p)
     p->world_size = f->world;
     copy_text(p->job_id, sizeof p->job_id, f->job_id);
     copy_text(p->node, sizeof p->node, f->node);
+}
+
+int bench_fleet_finish_idle(ls_csv *csv, const char *out, const char *samples_out)
+{
+    int rc = 0;
+    if (ls_csv_close(csv) != 0) {
+        fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+        rc = 1;
+    } else {
+        fprintf(stderr, "linstate-bench: no case for this rank: wrote %s (header only)\n", out);
+    }
+    if (samples_out) {
+        ls_csv *s = ls_samples_open(samples_out);
+        if (!s || ls_csv_close(s) != 0) {
+            fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
+            rc = 1;
+        }
+    }
+    return rc;
 }

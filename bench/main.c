@@ -302,9 +302,11 @@ int main(int argc, char **argv)
         free(filter);
         return rc;
     }
+    int fleet_idle = 0; /* a fleet rank the shard left without a case: a header-only file, exit 0 */
     if (o.fleet.mode != BENCH_FLEET_NONE) {
         int planned = plan.n;
         bench_fleet_shard(&o.fleet, &plan);
+        fleet_idle = planned > 0 && plan.n == 0;
         fprintf(stderr, "linstate-bench: fleet %s rank %d of %d (%s%s%s%s%s): %d of %d planned cases\n",
                 o.fleet.mode == BENCH_FLEET_SHARD ? "shard" : "replicate", o.fleet.rank, o.fleet.world,
                 o.fleet.source, *o.fleet.job_id ? ", job " : "", o.fleet.job_id, *o.fleet.node ? ", node " : "",
@@ -319,7 +321,7 @@ int main(int argc, char **argv)
         free(filter);
         return 0;
     }
-    if (plan.n == 0) {
+    if (plan.n == 0 && !fleet_idle) {
         fprintf(stderr, "linstate-bench: no case matches the selection (--family/--model/--draft/--variant/filter)\n");
         free(filter);
         return 2;
@@ -355,6 +357,13 @@ int main(int argc, char **argv)
         return 2;
     }
     fprintf(stderr, "linstate-bench: %d cases on backend %s, %d device(s); CSV %s\n", plan.n, be->name, n_devs, out);
+    if (fleet_idle) {
+        int dirs_rc = o.samples_out && make_parent_dirs(o.samples_out) != 0;
+        rc = bench_fleet_finish_idle(csv, out, dirs_rc ? NULL : o.samples_out) | dirs_rc;
+        bench_plan_free(&plan);
+        free(filter);
+        return rc;
+    }
 
     ls_csv_install_signal_handlers(csv);
     if (!gb_out.done)

@@ -11,19 +11,18 @@ benchmarks, time in us), which github-action-benchmark reads with `tool: googlec
 A tracker compares results only within one testbed, and one GPU model is one testbed: rows of
 several GPU models (gpu_name; "host" for the host backend) are refused unless --out-dir is given,
 which writes one file per model, DIR/<gpu slug>.json (e.g. h200.json). A benchmark's name is the
-row's join key as compare.py prints it (case, variant, impl, tuning, cache regime, graph; not the
+row's join key as compare.py prints it (lscsv.format_key) (case, variant, impl, tuning, cache regime, graph; not the
 device index), so exports and comparisons name cases alike; repetitions and devices of one key are
 reduced to the median of their medians (p10, p90 and GB/s likewise). Rows that are not ok are
 left out and counted on stderr. Exit 2 on bad input, with one error line.
 """
-import argparse
 import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402  (the CSV loader, join key and median live there)
+import lscsv  # noqa: E402  (the CSV reader, the join key and the median)
 
 BANDWIDTH_MEASURE = "gigabytes-per-second"  # Bencher creates a custom measure on first use
 
@@ -38,18 +37,18 @@ def gpu_slug(name):
 
 def benchmarks(rows):
     """{name: dict of median, p10, p90 (us), gbps, n} over the ok rows, in first-appearance
-    order; name is compare.format_key of the device-free join key."""
+    order; name is lscsv.format_key of the device-free join key."""
     groups = {}
     for r in rows:
         if r["status"] == "ok":
-            groups.setdefault(compare.format_key(compare.row_key(r, ignore_device=True)), []).append(r)
+            groups.setdefault(lscsv.format_key(lscsv.row_key(r, ignore_device=True)), []).append(r)
     out = {}
     for name, rs in groups.items():
         gb = [r["gbps"] for r in rs if r["gbps"] == r["gbps"]]  # NaN-free
-        out[name] = {"median": compare.median([r["time_us_median"] for r in rs]),
-                     "p10": compare.median([r["time_us_p10"] for r in rs]),
-                     "p90": compare.median([r["time_us_p90"] for r in rs]),
-                     "gbps": compare.median(gb) if gb else None, "n": len(rs), "row": rs[0]}
+        out[name] = {"median": lscsv.median([r["time_us_median"] for r in rs]),
+                     "p10": lscsv.median([r["time_us_p10"] for r in rs]),
+                     "p90": lscsv.median([r["time_us_p90"] for r in rs]),
+                     "gbps": lscsv.median(gb) if gb else None, "n": len(rs), "row": rs[0]}
     return out
 
 
@@ -82,57 +81,50 @@ def to_gb(bench, gpu):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="export.py", description="linstate CSVs for a regression tracker.")
+    p = lscsv.ArgumentParser(prog="export.py", description="linstate CSVs for a regression tracker.")
     p.add_argument("csv", nargs="+", help="linstate CSV runs (one GPU model, or use --out-dir)")
     p.add_argument("--format", choices=("bmf", "gb"), default="bmf",
                    help="bmf: Bencher Metric Format (default); gb: Google Benchmark JSON")
     dest = p.add_mutually_exclusive_group()
     dest.add_argument("--out", help="write to FILE (default: stdout)")
     dest.add_argument("--out-dir", help="one file per GPU model: DIR/<gpu>.json")
-    args = p.parse_args(argv)
-    try:
-        rows = [r for f in args.csv for r in compare.load_csv(f).rows]
-    except compare.InputError as e:
-        print(f"export.py: error: {e}", file=sys.stderr)
-        return 2
+    return lscsv.run_main("export.py", p, export, argv)
+
+
+def export(args):
+    """Reads, checks and writes (see the module doc); InputError on bad input."""
+    if args.out:
+        lscsv.check_output_file(args.out, args.csv)
+    rows = [r for f in args.csv for r in lscsv.load(f).rows]
     by_gpu = {}
     for r in rows:
         by_gpu.setdefault(gpu_slug(r["gpu_name"] or r["backend"]), []).append(r)
     if len(by_gpu) > 1 and not args.out_dir:
-        print(f"export.py: error: rows of {len(by_gpu)} GPU models ({', '.join(by_gpu)}); a testbed is "
-              f"one model: give --out-dir DIR for one file each", file=sys.stderr)
-        return 2
-    skipped = sum(1 for r in rows if r["status"] != "ok")
-    if skipped:
-        print(f"export.py: {skipped} rows not ok, left out", file=sys.stderr)
+        raise lscsv.InputError(f"rows of {len(by_gpu)} GPU models ({', '.join(by_gpu)}); a testbed "
+                               f"is one model: give --out-dir DIR for one file each")
     docs = {}
     for gpu, rs in by_gpu.items():
         bench = benchmarks(rs)
         if not bench:
-            print(f"export.py: error: no status=ok rows for {gpu}", file=sys.stderr)
-            return 2
+            raise lscsv.InputError(f"no status=ok rows for {gpu}")
         docs[gpu] = to_bmf(bench) if args.format == "bmf" else to_gb(bench, gpu)
+    skipped = sum(1 for r in rows if r["status"] != "ok")
+    if skipped:
+        print(f"export.py: {skipped} rows not ok, left out", file=sys.stderr)
     if args.out_dir:
-        try:
-            os.makedirs(args.out_dir, exist_ok=True)
-        except OSError as e:
-            print(f"export.py: error: cannot create {args.out_dir}: {e.strerror}", file=sys.stderr)
-            return 2
-        for gpu, doc in docs.items():
-            path = os.path.join(args.out_dir, gpu + ".json")
-            with open(path, "w") as f:
-                json.dump(doc, f, indent=1)
-                f.write("\n")
+        lscsv.check_output_dir(args.out_dir, args.csv, "--out-dir")
+        paths = [os.path.join(args.out_dir, gpu + ".json") for gpu in docs]
+        for path in paths:
+            lscsv.check_output_file(path, args.csv, "--out-dir")
+        for path, doc in zip(paths, docs.values()):
+            lscsv.write_file(path, json.dumps(doc, indent=1) + "\n", args.csv, "--out-dir")
             print(path)
         return 0
-    doc = next(iter(docs.values()))
+    text = json.dumps(next(iter(docs.values())), indent=1) + "\n"
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
+        lscsv.write_file(args.out, text, args.csv)
     else:
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        sys.stdout.write(text)
     return 0
 
 

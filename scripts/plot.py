@@ -22,14 +22,14 @@ Files are named <csv stem>-<op>_<dtype>.png (op "gdn/verify" -> gdn_verify; pref
 mechanism when op does not start with it) and compare-<before>-vs-<after>.png,
 written to --out (default: the directory of CSV, or of AFTER.csv). Exit 2 on bad input.
 """
-import argparse
 import math
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402  (the CSV loader and the decision rule live there)
+import compare  # noqa: E402  (the decision rule)
+import lscsv  # noqa: E402  (the CSV reader)
 
 DECISION_COLOURS = {"SLOWER": "#d62728", "FASTER": "#2ca02c", "SAME": "#7f7f7f",
                     "UNSURE": "#ff7f0e", "NOISY": "#bcbd22"}
@@ -48,41 +48,30 @@ def load_samples(path):
     """{(op, label): [us, ...]} of a --samples-out sidecar, in file order; op is the case key's
     first two parts, label the case key plus the key fields that are not their default.
     InputError (one line) on a missing file, a wrong header, a bad number or no rows."""
-    import csv
-    try:
-        f = open(path, newline="", encoding="utf-8")
-    except OSError as e:
-        raise compare.InputError(f"{path}: cannot open: {e.strerror}") from None
     groups = {}
-    with f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None or tuple(h.strip() for h in header) != SAMPLES_COLUMNS:
-            raise compare.InputError(f"{path}: not a samples file (header must be "
-                                     f"{','.join(SAMPLES_COLUMNS)})")
-        for cells in reader:
-            if not cells:
-                continue
-            if len(cells) != len(SAMPLES_COLUMNS):
-                raise compare.InputError(f"{path}:{reader.line_num}: {len(cells)} cells, "
-                                         f"header has {len(SAMPLES_COLUMNS)}")
-            r = dict(zip(SAMPLES_COLUMNS, cells))
-            try:
-                us = float(r["us"])
-            except ValueError:
-                us = float("nan")
-            if not (math.isfinite(us) and us > 0):
-                raise compare.InputError(f"{path}:{reader.line_num}: column us: not a positive "
-                                         f"time: {r['us']!r}")
-            extra = [r["variant"], r["impl"], r["tuning"], r["state_layout"] and
-                     f"layout:{r['state_layout']}", r["cache_regime"] != "rotate" and
-                     r["cache_regime"], r["graph"] not in ("", "0") and "graph",
-                     r["device_index"] not in ("", "0") and f"dev {r['device_index']}"]
-            label = r["case"] + "".join(f" {e}" for e in extra if e)
-            op = "/".join(r["case"].split("/")[:2])
-            groups.setdefault((op, label), []).append(us)
+    records = lscsv.records(path, lscsv.read_text(path))
+    header = next(records, None)
+    if header is None or tuple(h.strip() for h in header[2]) != SAMPLES_COLUMNS:
+        raise lscsv.InputError(f"{path}: not a samples file (header must be "
+                               f"{','.join(SAMPLES_COLUMNS)})")
+    for lineno, _, cells in records:
+        if len(cells) != len(SAMPLES_COLUMNS):
+            raise lscsv.InputError(f"{path}:{lineno}: {len(cells)} cells, header has "
+                                   f"{len(SAMPLES_COLUMNS)}")
+        r = dict(zip(SAMPLES_COLUMNS, cells))
+        us = lscsv.parse_number(path, lineno, "us", r["us"], float)
+        if not (math.isfinite(us) and us > 0):
+            raise lscsv.InputError(f"{path}:{lineno}: column us: not a positive time: "
+                                   f"{r['us']!r}")
+        extra = [r["variant"], r["impl"], r["tuning"], r["state_layout"] and
+                 f"layout:{r['state_layout']}", r["cache_regime"] != "rotate" and
+                 r["cache_regime"], r["graph"] not in ("", "0") and "graph",
+                 r["device_index"] not in ("", "0") and f"dev {r['device_index']}"]
+        label = r["case"] + "".join(f" {e}" for e in extra if e)
+        op = "/".join(r["case"].split("/")[:2])
+        groups.setdefault((op, label), []).append(us)
     if not groups:
-        raise compare.InputError(f"{path}: no samples")
+        raise lscsv.InputError(f"{path}: no samples (header only)")
     return groups
 
 
@@ -148,7 +137,7 @@ def series_of(rows):
                                  (", ".join(parts), {}))[1]
         if math.isfinite(r["gbps"]):
             by_b.setdefault(r["batch"], []).append(r["gbps"])
-    return {label: {b: compare.median(v) for b, v in sorted(by_b.items())}
+    return {label: {b: lscsv.median(v) for b, v in sorted(by_b.items())}
             for _, (label, by_b) in sorted(points.items())}
 
 
@@ -161,7 +150,7 @@ def plot_family(plt, key, rows, path):
     peaks = [r["copy_peak_gbps"] for r in rows
              if math.isfinite(r["copy_peak_gbps"]) and r["copy_peak_gbps"] > 0]
     if peaks:
-        peak = compare.median(peaks)
+        peak = lscsv.median(peaks)
         ax.axhline(peak, linestyle="--", color="black", linewidth=1,
                    label=f"copy peak {peak:.0f} GB/s" if peak >= 100 else
                    f"copy peak {peak:.3g} GB/s")
@@ -271,7 +260,7 @@ def _stem(path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="plot.py",
+    p = lscsv.ArgumentParser(prog="plot.py",
                                 description="PNG charts of linstate CSV runs.")
     p.add_argument("csv", nargs="?", help="CSV of one run: GB/s against batch per family/op")
     p.add_argument("--out", help="output directory (default: the directory of the CSV)")
@@ -293,23 +282,24 @@ def main(argv=None):
         return 2
     try:
         jobs = []
+        inputs = [f for f in [args.csv, args.samples] + list(args.compare or ()) if f]
         if args.csv:
-            run = compare.load_csv(args.csv)
+            run = lscsv.load(args.csv)
             groups = family_groups(run.rows)
             if not groups:
-                raise compare.InputError(f"{args.csv}: no status=ok rows to plot")
+                raise lscsv.InputError(f"{args.csv}: no status=ok rows to plot")
             jobs += [(plot_family, (k, rows),
                       f"{_stem(args.csv)}-{_safe(family_label(k[0], k[1]) + '_' + k[2])}.png")
                      for k, rows in groups.items()]
         if args.compare:
             variants, impls, tunings = compare.selection_args(args)
-            before, after = (compare.load_csv(f) for f in args.compare)
+            before, after = (lscsv.load(f) for f in args.compare)
             cmp = compare.compare_runs(before, after, args.threshold, args.alpha,
                                        args.ignore_device, variants, impls, tunings,
                                        compare.noise_floors_arg(args.noise_floor))
             if not cmp.results:
-                raise compare.InputError(f"{args.compare[0]} and {args.compare[1]}: no case "
-                                         f"compared (no common key with ok rows)")
+                raise lscsv.InputError(f"{args.compare[0]} and {args.compare[1]}: no case "
+                                       f"compared (no common key with ok rows)")
             jobs.append((plot_comparison, (cmp,),
                          f"compare-{_stem(args.compare[0])}-vs-{_stem(args.compare[1])}.png"))
         if args.samples:
@@ -321,22 +311,22 @@ def main(argv=None):
                     part = f"-{i // SAMPLES_PER_PNG + 1}" if i else ""
                     jobs.append((plot_samples, (op, items[i:i + SAMPLES_PER_PNG]),
                                  f"{_stem(args.samples)}-samples-{_safe(op)}{part}.png"))
-    except compare.InputError as e:
-        print(f"plot.py: error: {e}", file=sys.stderr)
-        return 2
+        lscsv.check_output_dir(out, inputs)
+        for _, _, name in jobs:
+            lscsv.check_output_file(os.path.join(out, name), inputs)
+        for fn, fargs, name in jobs:
+            path = os.path.join(out, name)
+            try:
+                fn(plt, *fargs, path)
+            except OSError as e:
+                raise lscsv.InputError(f"--out {path}: cannot write: {e.strerror}") from None
+            print(path)
+    except lscsv.InputError as e:
+        return lscsv.report("plot.py", e)
     except ImportError as e:
         print(f"plot.py: error: {e.name} is needed (python3 -m pip install scipy)",
               file=sys.stderr)
         return 2
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        print(f"plot.py: error: cannot create {out}: {e.strerror}", file=sys.stderr)
-        return 2
-    for fn, fargs, name in jobs:
-        path = os.path.join(out, name)
-        fn(plt, *fargs, path)
-        print(path)
     return 0
 
 

@@ -13,31 +13,28 @@ column's median us and % of the run's copy peak, the best other impl (never anot
 (`skipped:unsupported`, `fail_numerics`). Only one run is read: ratios are same-run, same
 method, same inputs by construction. Exit 2 on bad input or when no case has --impl and a peer.
 """
-import argparse
-import csv
-import math
+import os
 import sys
 from collections import OrderedDict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lscsv  # noqa: E402  (the CSV reader and the join key)
+
 
 def fail(msg):
-    print("side_by_side.py: " + msg, file=sys.stderr)
-    sys.exit(2)
+    raise lscsv.InputError(msg)
 
 
 def load(path):
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        fail(f"{path}: {e.strerror}")
-    if not rows or "impl" not in rows[0]:
+    run = lscsv.load(path)
+    if "impl" not in run.header:
         fail(f"{path}: not a linstate CSV of schema 2 or later (no impl column)")
-    return rows
+    return run.rows
 
 
 def key_of(r):
-    return (r["case"], r["variant"] if r.get("variant") else "", r.get("graph", "0"))
+    """The join key without impl and tuning (the columns of the table)."""
+    return lscsv.row_key(r, drop_impl=True, drop_tuning=True)
 
 
 UNSUPPORTED = "skipped:unsupported"
@@ -68,12 +65,18 @@ def impl_of(col):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = lscsv.ArgumentParser(prog="side_by_side.py", description=__doc__.split("\n")[0])
     ap.add_argument("csv")
     ap.add_argument("--impl", default="linstate", help="the impl whose ratio to the best peer is shown")
     ap.add_argument("--format", choices=("md", "text"), default="md")
     ap.add_argument("--out")
-    a = ap.parse_args(argv)
+    return lscsv.run_main("side_by_side.py", ap, side_by_side, argv)
+
+
+def side_by_side(a):
+    """The table (see the module doc); InputError on bad input."""
+    if a.out:
+        lscsv.check_output_file(a.out, [a.csv])
     rows = load(a.csv)
     multi = multi_layout(rows)
     impls = list(OrderedDict.fromkeys(c for r in rows for c in cols_of(r, multi)))
@@ -87,7 +90,7 @@ def main(argv=None):
         fail(f"{a.csv} holds only {impl_of(a.impl)}: nothing to set it against")
     cases = OrderedDict()
     for r in rows:
-        if r.get("repetition", "0") not in ("", "0"):
+        if r.get("repetition", 0) not in ("", 0):
             continue
         by = cases.setdefault(key_of(r), {})
         for c in cols_of(r, multi):
@@ -96,7 +99,8 @@ def main(argv=None):
             by[c] = r
     lines, ratios, n = [], [], 0
     head = ["case"] + [f"{i} us (% copy)" for i in [a.impl] + peers] + ["best peer", f"{a.impl} / best"]
-    for (case, variant, graph), by in cases.items():
+    devices = len({k.dev for k in cases}) > 1
+    for key, by in cases.items():
         own = by.get(a.impl)
         if not own or own["status"] != "ok":
             continue
@@ -108,20 +112,21 @@ def main(argv=None):
             elif r["status"] != "ok":
                 cells.append(r["status"])
             else:
-                us, pct = float(r["time_us_median"]), r.get("pct_of_copy_peak", "")
-                cells.append(f"{us:.2f} ({float(pct):.1f} %)" if pct not in ("", "nan") else f"{us:.2f}")
+                us, pct = r["time_us_median"], r["pct_of_copy_peak"]
+                cells.append(f"{us:.2f} ({pct:.1f} %)" if pct == pct else f"{us:.2f}")
                 if impl_of(i) != impl_of(a.impl) and (best is None or us < best[1]):
                     best = (i, us)
         if best is None:
             continue
-        ratio = float(own["time_us_median"]) / best[1]
-        ratios.append(ratio)
+        ratio = own["time_us_median"] / best[1]
+        ratios.append((own["time_us_median"], best[1]))
         n += 1
-        name = case + (f" [{variant}]" if variant else "")
+        name = key.case + (f" [{key.variant}]" if key.variant else "")
+        name += (f" cache={key.cache}" if key.cache != "rotate" else "") + (f" dev={key.dev}" if devices else "")
         lines.append([name] + cells + [best[0], f"{ratio:.3f}"])
     if not n:
         fail(f"no case has an ok {a.impl} row and an ok peer row")
-    gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+    gm = lscsv.geomean(ratios)
     out = []
     if a.format == "md":
         out.append("| " + " | ".join(head) + " |")
@@ -130,15 +135,14 @@ def main(argv=None):
     else:
         w = [max(len(str(x[i])) for x in [head] + lines) for i in range(len(head))]
         out += ["  ".join(str(x[i]).ljust(w[i]) for i in range(len(head))) for x in [head] + lines]
-    ahead = sum(1 for x in ratios if x < 0.97)
-    behind = sum(1 for x in ratios if x > 1.03)
+    ahead = sum(1 for o, b in ratios if o < 0.97 * b)
+    behind = sum(1 for o, b in ratios if o > 1.03 * b)
     out.append("")
     out.append(f"{n} cases with {a.impl} and a peer: geomean {a.impl}/best peer {gm:.3f}; "
                f"{ahead} ahead by > 3 %, {behind} behind by > 3 %, {n - ahead - behind} within 3 %")
     text = "\n".join(out) + "\n"
     if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
+        lscsv.write_file(a.out, text, [a.csv])
     else:
         sys.stdout.write(text)
     return 0

@@ -1,6 +1,6 @@
 /*
  * ceiling_probe.cu — why memory allocated after large frees copies slower (issue 13, item 4).
- * A tool the GPU machine runs, not a test (scripts/ceiling-probe.sh, docs/timing.md
+ * A tool the GPU machine runs, not a test (scripts/jobs/ceiling-probe.sh, docs/timing.md
  * "Copy-peak ceiling").
  *
  * Every number is the copy bandwidth of one buffer pair, measured like the bench's ceiling

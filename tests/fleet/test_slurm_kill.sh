@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_slurm_kill.sh BENCH REPO — one rank of an srun -n 2 shard run is killed (SIGKILL) mid-sweep
-# on a private Slurm cluster (slurm_cluster.sh): the other rank finishes, scripts/merge.py exits 1
+# on a private Slurm cluster (slurm_cluster.sh): the other rank finishes, scripts/fleet/merge.py exits 1
 # naming the missing shard (rank 1, incomplete) and keeps exactly rank 0's rows. Exit 77 when
 # Slurm is not installed.
 set -euo pipefail
@@ -33,7 +33,7 @@ rows1=$(($(wc -l <"$tmp1") - 1))
 ls "$d"/out/*_rank0of2.csv >/dev/null || ls_fail "rank 0 did not finish: $(ls "$d/out")"
 
 set +e
-python3 "$repo/scripts/merge.py" "$d/out" --out "$d/merged.csv" >"$d/merge.txt" 2>&1
+python3 "$repo/scripts/fleet/merge.py" "$d/out" --out "$d/merged.csv" >"$d/merge.txt" 2>&1
 rc=$?
 set -e
 cat "$d/merge.txt"

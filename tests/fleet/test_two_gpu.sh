@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/two-gpu.sh's dry run (host backend, both "GPUs" the same, a tiny sweep): every step runs,
+# scripts/jobs/two-gpu.sh's dry run (host backend, both "GPUs" the same, a tiny sweep): every step runs,
 # the replicate merge holds every case once per rank, the shard merge once, and the wall-time and
 # interference tables are written. usage: test_two_gpu.sh BENCH SOURCE_DIR
 set -uo pipefail
@@ -8,7 +8,7 @@ out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 fail() { echo "test_two_gpu: $*" >&2; exit 1; }
 GPUS="0 0" TWO_GPU_SKIP_CHECK=1 LINSTATE_BENCH="$bench" \
   LS_BENCH_ARGS="--backend host --family conv1d_update,pool/copy --model nemotron-h-8b --tp 8 --batch 1,4 --draft 1" \
-  bash "$src/scripts/two-gpu.sh" "$out/run" >"$out/log" 2>&1 || { cat "$out/log" >&2; fail "two-gpu.sh failed"; }
+  bash "$src/scripts/jobs/two-gpu.sh" "$out/run" >"$out/log" 2>&1 || { cat "$out/log" >&2; fail "two-gpu.sh failed"; }
 r=$out/run
 for f in alone.csv replicate.csv shard.csv walltimes.txt interference.md report/fleet.md; do
   [ -s "$r/$f" ] || fail "missing $f"

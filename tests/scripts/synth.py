@@ -10,6 +10,8 @@ harness/csv.c writes them).
 import csv
 import os
 import sys
+import tempfile
+import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "scripts")
@@ -20,10 +22,27 @@ COLUMNS = list(compare.SCHEMA_V1_COLUMNS) + ["repetition"]
 # Spelled out here, not taken from compare.py, so these helpers do not depend on the reader.
 V2_EXTRA_COLUMNS = ["impl", "impl_version", "tuning", "kernel"]
 V2_COLUMNS = COLUMNS + ["rotated", "time_us_min", "time_us_max", "held"] + V2_EXTRA_COLUMNS
+# The columns after the v2 extras, up to the fleet identity (harness/csv.c order): a fleet rank's file.
+FLEET_COLUMNS = ["state_layout", "noise_pct", "stop_reason", "sm_clock_min_mhz", "sm_clock_median_mhz",
+                 "samples_discarded", "copy_peak_drift_pct", "gpu_uuid", "pci_bus_id", "rank", "world_size",
+                 "job_id", "node"]
+FLEET_CSV_COLUMNS = V2_COLUMNS + FLEET_COLUMNS
+UUID = ["GPU-00000000-0000-0000-0000-00000000000%d" % i for i in range(4)]
 MODEL = "qwen3-next-80b-a3b"
 # linstate's knobs (kernels/cuda/impl_linstate.cu) at their defaults, with pdl set.
 LINSTATE_KNOBS = ("conv.variant=auto,conv.prefetch=on,conv.speculate=auto,delta.variant=auto,"
                   "ssu.variant=auto,ssu.speculate=auto")
+
+
+def require(*modules):
+    """Exits 77 (CTest: skipped), naming the module, when one of modules is not installed."""
+    import importlib
+    for m in modules:
+        try:
+            importlib.import_module(m)
+        except ImportError:
+            print(f"SKIP: {m} is not installed (python3 -m pip install numpy scipy matplotlib)")
+            sys.exit(77)
 
 
 def linstate_tuning(pdl="on"):
@@ -106,3 +125,14 @@ def v2(rows, impl="linstate", tuning=None, impl_version="0.1.0", kernel=None, sc
         r["time_us_max"] = repr(float(r["time_us_p90"]) * 1.5)
         out.append(r)
     return out
+
+
+class TempCase(unittest.TestCase):
+    """A test case with a private temporary folder, self.dir, removed after each test."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.dir = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()

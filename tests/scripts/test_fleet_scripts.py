@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Tests of the fleet scripts on synthetic per-rank CSVs: scripts/merge.py (schema, provenance,
-missing and incomplete shards, shard/replicate detection), scripts/fleet_report.py (spread,
+"""Tests of the fleet scripts on synthetic per-rank CSVs: scripts/fleet/merge.py (schema, provenance,
+missing and incomplete shards, shard/replicate detection), scripts/fleet/fleet_report.py (spread,
 slowest GPU, outliers) and compare.py's GPU identity (gpu_uuid, not device_index). Exit 77 when
 numpy/scipy/matplotlib are missing.
 """
@@ -23,14 +23,11 @@ import synth  # noqa: E402
 from synth import suite, v2  # noqa: E402
 
 PY = sys.executable
-MERGE = os.path.join(synth.SCRIPTS, "merge.py")
-REPORT = os.path.join(synth.SCRIPTS, "fleet_report.py")
+MERGE = os.path.join(synth.SCRIPTS, "fleet", "merge.py")
+REPORT = os.path.join(synth.SCRIPTS, "fleet", "fleet_report.py")
 COMPARE = os.path.join(synth.SCRIPTS, "compare.py")
-FLEET_COLUMNS = ["state_layout", "noise_pct", "stop_reason", "sm_clock_min_mhz", "sm_clock_median_mhz",
-                 "samples_discarded", "copy_peak_drift_pct", "gpu_uuid", "pci_bus_id", "rank", "world_size",
-                 "job_id", "node"]
-COLUMNS = synth.V2_COLUMNS + FLEET_COLUMNS
-UUID = ["GPU-00000000-0000-0000-0000-00000000000%d" % i for i in range(4)]
+COLUMNS = synth.FLEET_CSV_COLUMNS
+UUID = synth.UUID
 
 
 def run(*args):

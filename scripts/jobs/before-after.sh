@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# scripts/before-after.sh — the before/after of the seed refactor, as ONE command on the GPU
+# scripts/jobs/before-after.sh — the before/after of the seed refactor, as ONE command on the GPU
 # machine: build, measure three variant pairs in one linstate-bench run, compare and plot them.
 #
-#   scripts/before-after.sh [OUT_DIR]      OUT_DIR defaults to results/<gpu-name-slug>/
+#   scripts/jobs/before-after.sh [OUT_DIR]      OUT_DIR defaults to results/<gpu-name-slug>/
 #
 # The run (tp 2, B 1,8,64,256,512, T 1 and 4, --variant all, --benchmark_repetitions=5):
 #   pool copy + accept, qwen3-next-80b-a3b ........... per-tensor (before) vs fused (after)
@@ -25,7 +25,7 @@
 #                           (a copied tree without .git: pass them, or rows say "unknown")
 #   LS_BENCH_ARGS           extra linstate-bench flags, e.g. "--cache flush" (word-split)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 jobs=$(nproc 2>/dev/null || echo 2)
 out_dir=${1:-}
 

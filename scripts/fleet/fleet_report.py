@@ -3,10 +3,11 @@
 
 usage: fleet_report.py MERGED.csv [--out DIR] [--outlier-pct 5]
 
-MERGED.csv is scripts/merge.py's output of a `--fleet replicate` run. A GPU is one rank's device:
+MERGED.csv is scripts/fleet/merge.py's output of a `--fleet replicate` run. A GPU is one rank's device:
 its gpu_uuid (the host name for host-backend rows) and, when one GPU served several ranks (two
-processes taking turns on one GPU), the rank. Per measurement (case, variant, impl, tuning,
-cache_regime, graph, state_layout) each GPU's time is the median of its ok rows' time_us_median
+processes taking turns on one GPU), the rank. Per measurement (the join key of every script,
+lscsv.row_key, without the GPU: case, with "/layout:vk" for a vk-layout row, variant, impl,
+tuning, cache_regime, graph) each GPU's time is the median of its ok rows' time_us_median
 (over repetitions); the report gives min / median / max across GPUs, the spread
 (max - min) / median, and the slowest GPU.
 
@@ -16,20 +17,21 @@ takes at least three GPUs to say which one is off (with two, the median sits bet
 
 Writes DIR/fleet.md (the two tables), DIR/fleet.csv (per measurement) and DIR/fleet.png (spread
 per measurement, ratio per GPU), and prints fleet.md. Exit status: 0 (outliers are a finding,
-not an error); 2 bad input or fewer than two GPUs on any measurement.
+not an error); 2 with one line on stderr for bad input (lscsv's checks; an output folder that is
+the input or not a folder), or fewer than two GPUs on any measurement.
 """
-import argparse
 import csv
-import math
+import io
 import os
 import statistics
 import sys
 
-KEY = ("case", "variant", "impl", "tuning", "cache_regime", "graph", "state_layout")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import lscsv  # noqa: E402  (the CSV reader and the join key)
+from lscsv import InputError  # noqa: E402
 
-
-class InputError(Exception):
-    pass
+# fleet.csv's key columns: lscsv.row_key without the GPU (a measurement across GPUs).
+KEY = ("case", "variant", "impl", "tuning", "cache_regime", "graph")
 
 
 def gpu_labels(rows):
@@ -45,16 +47,7 @@ def gpu_labels(rows):
 
 
 def load(path):
-    try:
-        rows = list(csv.DictReader(open(path, newline="")))
-    except OSError as e:
-        raise InputError(f"{path}: {e}")
-    if not rows:
-        raise InputError(f"{path}: no rows")
-    for col in ("case", "status", "time_us_median", "host", "gpu_name"):
-        if col not in rows[0]:
-            raise InputError(f"{path}: no column {col}")
-    return rows
+    return lscsv.load(path).rows
 
 
 def analyse(rows, outlier_pct):
@@ -64,13 +57,10 @@ def analyse(rows, outlier_pct):
     for r in rows:
         if r["status"] != "ok":
             continue
-        try:
-            t = float(r["time_us_median"])
-        except ValueError:
-            raise InputError(f"case {r['case']}: bad time_us_median {r['time_us_median']!r}")
+        t = r["time_us_median"]
         g = label(r)
         gpu_info.setdefault(g, (r["gpu_name"], r.get("node", "") or r["host"], r.get("rank", "")))
-        times.setdefault(tuple(r.get(k, "") for k in KEY), {}).setdefault(g, []).append(t)
+        times.setdefault(lscsv.row_key(r, ignore_device=True)[:6], {}).setdefault(g, []).append(t)
     gpus = sorted(gpu_info)
     if len(gpus) < 2:
         raise InputError(f"{len(gpus)} GPU(s) with ok rows: a fleet report needs a replicate run on two or more")
@@ -84,13 +74,13 @@ def analyse(rows, outlier_pct):
         cases.append(dict(key=key, n=len(med), min=min(med.values()), median=mid, max=max(med.values()),
                           spread=100.0 * (max(med.values()) - min(med.values())) / mid, worst=worst))
         for g, t in med.items():
-            ratios[g].append(t / mid)
+            ratios[g].append((t, mid))
     if not cases:
         raise InputError("no measurement ran on two or more GPUs (a shard run? fleet_report reads replicate runs)")
     per_gpu = []
     for g in gpus:
         rs = ratios[g]
-        geo = math.exp(sum(math.log(x) for x in rs) / len(rs)) if rs else float("nan")
+        geo = lscsv.geomean(rs)
         slowest = sum(1 for c in cases if c["worst"] == g)
         outlier = len(gpus) >= 3 and abs(geo - 1) * 100 > outlier_pct
         per_gpu.append(dict(gpu=g, name=gpu_info[g][0], node=gpu_info[g][1], rank=gpu_info[g][2], ratio=geo,
@@ -99,8 +89,8 @@ def analyse(rows, outlier_pct):
 
 
 def case_name(key):
-    case, variant, impl, tuning, cache, graph, layout = key
-    extra = [x for x in (impl, f"variant={variant}" if variant else "", f"layout={layout}" if layout else "") if x]
+    case, variant, impl, tuning, cache, graph = key
+    extra = [x for x in (impl, f"variant={variant}" if variant else "") if x]
     return case + (f" ({', '.join(extra)})" if extra else "")
 
 
@@ -158,30 +148,34 @@ def plot(cases, per_gpu, path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = lscsv.ArgumentParser(prog="fleet_report.py", description=__doc__.split("\n")[0])
     p.add_argument("merged")
     p.add_argument("--out", default=None, help="output folder (default: next to MERGED.csv, report/)")
     p.add_argument("--outlier-pct", type=float, default=5.0)
     a = p.parse_args(argv)
     out = a.out or os.path.join(os.path.dirname(os.path.abspath(a.merged)), "report")
     try:
-        if not a.outlier_pct > 0:
+        if not 0 < a.outlier_pct < float("inf"):
             raise InputError(f"--outlier-pct: bad value '{a.outlier_pct:g}' (> 0)")
         cases, per_gpu = analyse(load(a.merged), a.outlier_pct)
-    except InputError as e:
-        print(f"fleet_report.py: {e}", file=sys.stderr)
-        return 2
-    os.makedirs(out, exist_ok=True)
-    md = markdown(cases, per_gpu, a.outlier_pct, a.merged)
-    with open(os.path.join(out, "fleet.md"), "w") as f:
-        f.write(md)
-    with open(os.path.join(out, "fleet.csv"), "w", newline="") as f:
-        w = csv.writer(f)
+        md = markdown(cases, per_gpu, a.outlier_pct, a.merged)
+        table = io.StringIO(newline="")
+        w = csv.writer(table, lineterminator="\n")
         w.writerow(list(KEY) + ["gpus", "min_us", "median_us", "max_us", "spread_pct", "slowest_gpu"])
         for c in cases:
             w.writerow(list(c["key"]) + [c["n"], f"{c['min']:.6g}", f"{c['median']:.6g}", f"{c['max']:.6g}",
                                          f"{c['spread']:.3f}", c["worst"]])
-    plot(cases, per_gpu, os.path.join(out, "fleet.png"))
+        lscsv.check_output_dir(out, [a.merged])
+        png = os.path.join(out, "fleet.png")
+        lscsv.check_output_file(png, [a.merged])
+        lscsv.write_file(os.path.join(out, "fleet.md"), md, [a.merged])
+        lscsv.write_file(os.path.join(out, "fleet.csv"), table.getvalue(), [a.merged])
+        try:
+            plot(cases, per_gpu, png)
+        except OSError as e:
+            raise InputError(f"--out {png}: cannot write: {e.strerror}") from None
+    except InputError as e:
+        return lscsv.report("fleet_report.py", e)
     sys.stdout.write(md)
     return 0
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/two-gpu.sh [OUT_DIR] — the two-GPU run of one host (issue: concurrent per-GPU ranks and
+# scripts/jobs/two-gpu.sh [OUT_DIR] — the two-GPU run of one host (issue: concurrent per-GPU ranks and
 # their interference). One whole job for a machine with two GPUs, in four steps:
 #   1. gpu-check     scripts/gpu-check.sh once per GPU (CUDA_VISIBLE_DEVICES=i), both at once
 #   2. alone         the sweep on GPU A alone (nothing else running): alone.csv, its wall time
@@ -19,7 +19,7 @@
 #   TWO_GPU_SKIP_CHECK=1  skip step 1
 # Exit status: 0 every step ran (verdicts are data, not failures); 1 a step failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 commit=${LS_GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 out=${1:-results/h200-x2/run-$commit}
 read -r -a gpus <<<"${GPUS:-0 1}"
@@ -78,14 +78,14 @@ alone_s=$(since "$t0")
 
 log "3. replicate: ranks 0 and 1 at once"
 rep_s=$(pair replicate) || { fail=1; log "a replicate rank failed (replicate-rank*.log)"; }
-python3 scripts/merge.py "$out/replicate" --out "$out/replicate.csv" >"$out/replicate-merge.txt" 2>&1 \
+python3 scripts/fleet/merge.py "$out/replicate" --out "$out/replicate.csv" >"$out/replicate-merge.txt" 2>&1 \
   || { fail=1; log "merge replicate failed"; }
-python3 scripts/fleet_report.py "$out/replicate.csv" --out "$out/report" >"$out/report.log" 2>&1 \
+python3 scripts/fleet/fleet_report.py "$out/replicate.csv" --out "$out/report" >"$out/report.log" 2>&1 \
   || { fail=1; log "fleet report failed (report.log)"; }
 
 log "4. shard: ranks 0 and 1 at once"
 shard_s=$(pair shard) || { fail=1; log "a shard rank failed (shard-rank*.log)"; }
-python3 scripts/merge.py "$out/shard" --out "$out/shard.csv" >"$out/shard-merge.txt" 2>&1 \
+python3 scripts/fleet/merge.py "$out/shard" --out "$out/shard.csv" >"$out/shard-merge.txt" 2>&1 \
   || { fail=1; log "merge shard failed"; }
 
 {

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# scripts/fleet-h200.sh — the fleet paths on ONE GPU (the H200 of the device tool): two
+# scripts/jobs/fleet-h200.sh — the fleet paths on ONE GPU (the H200 of the device tool): two
 # linstate-bench processes take turns as ranks 0 and 1 of a world of 2 (--rank/--world, no
-# launcher), in shard mode and in replicate mode; each mode is merged (scripts/merge.py) and the
-# replicate run gets a fleet report (scripts/fleet_report.py).
+# launcher), in shard mode and in replicate mode; each mode is merged (scripts/fleet/merge.py) and the
+# replicate run gets a fleet report (scripts/fleet/fleet_report.py).
 #
-#   scripts/fleet-h200.sh [OUT_DIR]        default results/h200/fleet-<short commit>
+#   scripts/jobs/fleet-h200.sh [OUT_DIR]        default results/h200/fleet-<short commit>
 #
 # Writes OUT_DIR/shard/*.csv + shard.csv + shard-merge.txt, OUT_DIR/replicate/*.csv +
 # replicate.csv + replicate-merge.txt, OUT_DIR/report/ (fleet.md, fleet.csv, fleet.png) and
@@ -16,7 +16,7 @@
 # Environment: LINSTATE_BENCH=path (no build), LINSTATE_SKIP_SETUP=1, LS_BENCH_ARGS (the sweep;
 # default below, a few minutes per mode on an H200).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 out=${1:-results/h200/fleet-$commit}
 bench=${LINSTATE_BENCH:-}
@@ -37,9 +37,9 @@ for mode in shard replicate; do
     "$bench" "${args[@]}" --fleet "$mode" --rank $r --world 2 --out-dir "$out/$mode" >"$out/$mode-rank$r.log" 2>&1 \
       || { tail -n 20 "$out/$mode-rank$r.log" >&2; echo "fleet-h200: $mode rank $r failed" >&2; exit 1; }
   done
-  python3 scripts/merge.py "$out/$mode" --out "$out/$mode.csv" | tee "$out/$mode-merge.txt"
+  python3 scripts/fleet/merge.py "$out/$mode" --out "$out/$mode.csv" | tee "$out/$mode-merge.txt"
 done
-python3 scripts/fleet_report.py "$out/replicate.csv" --out "$out/report" >/dev/null
+python3 scripts/fleet/fleet_report.py "$out/replicate.csv" --out "$out/report" >/dev/null
 python3 - "$out" <<'PY' | tee "$out/check.txt"
 import collections, csv, sys
 out = sys.argv[1]

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# scripts/ceiling-probe.sh [OUT_FILE] [probe options] — on the GPU machine: builds ls_ceiling_probe
+# scripts/jobs/ceiling-probe.sh [OUT_FILE] [probe options] — on the GPU machine: builds ls_ceiling_probe
 # (tools/ceiling_probe.cu) in build-gpu and runs it, output to stdout and OUT_FILE (default
 # build-gpu/ceiling-probe.txt). Options pass through (--size-mib, --free-gb, --chunk-gb, --rounds,
 # --device). Without a visible GPU it builds nothing and exits 77. docs/timing.md says how to read it.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${1:-build-gpu/ceiling-probe.txt}
 [ $# -gt 0 ] && shift
 build=${LS_GPU_BUILD_DIR:-build-gpu}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# scripts/slurm/submit.sh — submit a linstate fleet run to Slurm and its merge as a dependent job.
+# scripts/fleet/slurm/submit.sh — submit a linstate fleet run to Slurm and its merge as a dependent job.
 #
-#   scripts/slurm/submit.sh [options] [-- linstate-bench arguments]
+#   scripts/fleet/slurm/submit.sh [options] [-- linstate-bench arguments]
 #     --mode shard|replicate  shard: the sweep is split across the ranks (n GPUs, ~n times sooner);
 #                             replicate: every rank runs it all (spread across GPUs) (default replicate)
 #     --ntasks N              ranks per job, one GPU each (default 1)

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# scripts/paired.sh — before/after on a fleet without ever comparing two GPUs: every rank runs the
+# scripts/fleet/paired.sh — before/after on a fleet without ever comparing two GPUs: every rank runs the
 # BEFORE and AFTER linstate-bench binaries alternately on its own GPU (ABBA order over rounds, so
 # a drift of clocks or temperature hits both sides alike), then each side's rounds become
 # repetitions of one file per rank.
 #
-#   scripts/paired.sh --before BIN --after BIN --dir DIR [--rounds N] [--mode replicate|shard]
+#   scripts/fleet/paired.sh --before BIN --after BIN --dir DIR [--rounds N] [--mode replicate|shard]
 #                     [-- linstate-bench arguments]
 #
-# Run it once per GPU: under srun (srun -n 8 --gpus-per-task=1 scripts/paired.sh ...), in a Slurm
+# Run it once per GPU: under srun (srun -n 8 --gpus-per-task=1 scripts/fleet/paired.sh ...), in a Slurm
 # batch step or a Kubernetes Indexed Job (rank from the launcher), or alone (rank 0 of 1). Both
 # binaries get the same arguments and --fleet MODE (default replicate; shard splits the same plan
 # the same way for both, so each case's before and after still share a GPU). Writes
 #   DIR/before/<host>_<gpu>[_job<id>]_rank<r>of<n>.csv, DIR/after/... (every round's rows, appended)
 # and, per round, DIR/<side>/round<k>/ and its stderr DIR/<side>/round<k>.log. Then, on any machine:
-#   scripts/merge.py DIR/before --out DIR/before.csv && scripts/merge.py DIR/after --out DIR/after.csv
+#   scripts/fleet/merge.py DIR/before --out DIR/before.csv && scripts/fleet/merge.py DIR/after --out DIR/after.csv
 #   scripts/compare.py DIR/before.csv DIR/after.csv   # joins on case and gpu_uuid: per GPU
 # Exit status: the first failing linstate-bench's, 2 on a bad option.
 set -euo pipefail
