@@ -29,6 +29,14 @@ sglang/kernels/jit/include/sgl_kernel/" ;;
 flashinfer/data/csrc/selective_state_update.cu flashinfer/data/include/flashinfer/utils.cuh \
 flashinfer/data/include/flashinfer/vec_dtypes.cuh flashinfer/data/include/flashinfer/exception.h" ;;
     apache-tvm-ffi) echo "tvm_ffi/include/" ;;
+    # py_vllm (peers/vllm_py/vllm_load.py: KERNEL_FILES, DEPENDENCY_FILES, SSU_CONFIG_DIR)
+    vllm) echo "vllm/third_party/flash_linear_attention/ops/fused_recurrent.py \
+vllm/third_party/flash_linear_attention/ops/fused_sigmoid_gating.py \
+vllm/third_party/flash_linear_attention/ops/op.py vllm/third_party/flash_linear_attention/ops/utils.py \
+vllm/models/kimi_k3/nvidia/ops/third_party/kda/fused_recurrent.py \
+vllm/model_executor/layers/mamba/ops/causal_conv1d.py vllm/model_executor/layers/mamba/ops/mamba_ssm.py \
+vllm/model_executor/layers/mamba/ops/triton_helpers.py vllm/utils/math_utils.py \
+vllm/model_executor/layers/mamba/ops/configs/selective_state_update/" ;;
     *) echo "" ;;
   esac
 }
