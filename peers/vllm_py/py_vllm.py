@@ -367,7 +367,9 @@ def linstate_impl(source, runtime):
     ops = {n: _op(inst, n) for n in ("gdn", "kda", "conv_update", "ssu")}
     return {
         "name": "py_vllm",
-        "version": "vllm 0.33.0 (Triton kernels from the wheel's source)",
+        # op.py picks fast-math exp/log at import under FLA_USE_FAST_OPS=1: said, never silent
+        "version": "vllm 0.33.0 (Triton kernels from the wheel's source)"
+                   + (" FLA_USE_FAST_OPS=1" if os.environ.get("FLA_USE_FAST_OPS", "0") == "1" else ""),
         "source": {"path": inst.root, "version": PIN, "git_describe": "",
                    "files": vllm_load.source_files(inst.root)},
         "caps": ["graph", "vk", "qkv_strides"],
