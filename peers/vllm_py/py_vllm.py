@@ -52,11 +52,13 @@ def _index_kernel():
 
 
 class Instance:
-    def __init__(self, source, runtime):
+    def __init__(self, source, runtime, device=None):
+        """device: the (major, minor, name, SMs) callable vllm_load.Platform reads (default:
+        torch's current device; the host compile test passes an H200's)."""
         if runtime != "cuda":
             raise RuntimeError(f"py_vllm runs on the cuda runtime only (got {runtime!r})")
         self.root = vllm_load.source_root(source, REPO_ROOT, PIN)
-        self.mods, self.platform = vllm_load.load(self.root)
+        self.mods, self.platform = vllm_load.load(self.root, **({"device": device} if device else {}))
         self.scratch = {}
         self.index_kernel = _index_kernel()
         self.notes = {}
