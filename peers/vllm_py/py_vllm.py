@@ -61,7 +61,6 @@ class Instance:
         self.mods, self.platform = vllm_load.load(self.root, **({"device": device} if device else {}))
         self.scratch = {}
         self.index_kernel = _index_kernel()
-        self.notes = {}
 
     # ------------------------------------------------ persistent device buffers
     def buffer(self, key, make):
@@ -117,7 +116,9 @@ class Instance:
         return self.platform.get_device_capability().major
 
     # ------------------------------------------------ GDN
-    def gdn(self, p, tuning):
+    # Each op takes dry=True for the explain column (the bench asks before the op runs): every check
+    # and the route, returned as the kernel text, before anything is allocated or launched.
+    def gdn(self, p, tuning, dry=False):
         if p.state_layout != "vk":
             raise Unsupported("vLLM keeps GDN states [HV, V, K] (vk)")
         B, T, H, HV, K, V = p.batch, p.tokens, p.heads_qk, p.heads_v, p.dk, p.dv
@@ -133,12 +134,14 @@ class Instance:
             ip = plan.decode_plan(p.state_stride_slot)
             ip.check(slots)
             base = _Ptr(p.state.data_ptr() - p.state_stride_slot * es, sdt)
-            idx = self.indices(p, ip, "gdn1")[:, 0]
             row = self.packed_row(p)
             if row is not None and tuning.get("gdn.decode", "auto") == "auto":
                 if not p.o.is_contiguous():
                     raise Unsupported("vLLM's packed decode writes a contiguous [B, 1, HV, V] output")
                 L = plan.gdn_packed_decode_launch(B, HV, K, V, self.sm_major())
+                if dry:
+                    return plan.explain("gdn_packed", ["ls_vllm_index"])
+                idx = self.indices(p, ip, "gdn1")[:, 0]
                 fr.fused_recurrent_gated_delta_rule_packed_decode_kernel[L["grid"]](
                     mixed_qkv=_Ptr(row[0], p.q.dtype), a=p.a, b=p.b, A_log=p.A_log, dt_bias=p.dt_bias,
                     o=p.o, h0=base, ht=base, ssm_state_indices=idx, scale=p.scale,
@@ -147,10 +150,12 @@ class Instance:
                     stride_indices_seq=1, H=H, HV=HV, K=K, V=V, BK=L["BK"], BV=L["BV"],
                     SOFTPLUS_THRESHOLD=20.0, USE_QK_L2NORM_IN_KERNEL=True, SPLIT_BATCH_HEAD_GRID=L["split"],
                     num_warps=L["num_warps"], num_stages=L["num_stages"])
-                self.notes["gdn"] = plan.explain("gdn_packed", ["ls_vllm_index"])
                 return 0
-            q, k, v = self._contiguous_qkv(p, "gdn")
             L = plan.gdn_sigmoid_gating_launch(B, HV, K, V)
+            if dry:
+                return plan.explain("gdn_sigmoid", ["ls_vllm_index"] + self._copy_note(p))
+            idx = self.indices(p, ip, "gdn1")[:, 0]
+            q, k, v = self._contiguous_qkv(p, "gdn")
             sg.fused_sigmoid_gating_delta_rule_update_kernel[L["grid"]](
                 A_log=p.A_log, a=p.a, b=p.b, dt_bias=p.dt_bias, beta=1.0, threshold=20.0,
                 q=q, k=k, v=v, o=p.o, h0=base, ht=base, cu_seqlens=None, ssm_state_indices=idx,
@@ -159,7 +164,6 @@ class Instance:
                 stride_final_state_token=p.state_stride_slot, stride_indices_seq=1, stride_indices_tok=1,
                 INPLACE_FINAL_STATE=True, USE_QK_L2NORM_IN_KERNEL=True, IS_KDA=False,
                 num_warps=L["num_warps"], num_stages=L["num_stages"])
-            self.notes["gdn"] = plan.explain("gdn_sigmoid", ["ls_vllm_index"] + self._copy_note(p))
             return 0
         # target verify: vLLM's Triton spec path (the sm_90 default is a compiled CUDA op)
         if p.inter is None or not p.disable_state_update:
@@ -167,10 +171,17 @@ class Instance:
                               "update as well is not its work (needs inter and disable_state_update=1)")
         ip = plan.split_verify_plan(T, item, p.inter_stride_slot)
         ip.check(slots)
+        L = plan.gdn_sigmoid_gating_launch(B, HV, K, V)
+        if dry:
+            # vLLM's default here (K = V = 128, HV/H in {1,2,3,4,8}, T <= 8) is its compiled CUDA
+            # fused_gdn_decode_post_conv_mtp with the gated RMSNorm fused: not in the wheel's source
+            cuda = K == V == 128 and HV % H == 0 and HV // H in (1, 2, 3, 4, 8) and T <= 8
+            return plan.explain("gdn_sigmoid", ["ls_vllm_index"] + self._copy_note(p)) + \
+                (" (vLLM's Triton spec path; its sm_90 default for this shape is a compiled CUDA op +norm, "
+                 "not run)" if cuda else "")
         idx = self.indices(p, ip, "gdnT")
         cu, nacc = self.verify_meta(B, T)
         q, k, v = self._contiguous_qkv(p, "gdn")
-        L = plan.gdn_sigmoid_gating_launch(B, HV, K, V)
         sg.fused_sigmoid_gating_delta_rule_update_kernel[L["grid"]](
             A_log=p.A_log, a=p.a, b=p.b, dt_bias=p.dt_bias, beta=1.0, threshold=20.0,
             q=q, k=k, v=v, o=p.o,
@@ -182,7 +193,6 @@ class Instance:
             stride_indices_seq=ip.cols, stride_indices_tok=1,
             INPLACE_FINAL_STATE=True, USE_QK_L2NORM_IN_KERNEL=True, IS_KDA=False,
             num_warps=L["num_warps"], num_stages=L["num_stages"])
-        self.notes["gdn"] = plan.explain("gdn_sigmoid", ["ls_vllm_index"] + self._copy_note(p))
         return 0
 
     def _contiguous_qkv(self, p, tag):
@@ -207,7 +217,7 @@ class Instance:
             else ["q/k/v .contiguous() copies (vLLM's wrapper)"]
 
     # ------------------------------------------------ KDA
-    def kda(self, p, tuning):
+    def kda(self, p, tuning, dry=False):
         if p.state_layout != "vk":
             raise Unsupported("vLLM keeps KDA states [H, V, K] (vk)")
         B, T, H, HV, K, V = p.batch, p.tokens, p.heads_qk, p.heads_v, p.dk, p.dv
@@ -228,8 +238,10 @@ class Instance:
                                   "(the bench lays it out for impls with qkv_strides)")
             ip = plan.decode_plan(p.state_stride_slot)
             ip.check(slots)
-            idx = self.indices(p, ip, "kda1")[:, 0]
             L = plan.kda_packed_decode_launch(B, H, K, V)
+            if dry:
+                return plan.explain("kda_packed", ["ls_vllm_index"])
+            idx = self.indices(p, ip, "kda1")[:, 0]
             m.fused_recurrent_kda_packed_decode_kernel[L["grid"]](
                 mixed_qkv=_Ptr(row[0], p.q.dtype), raw_g=p.a, raw_beta=p.b, A_log=p.A_log,
                 dt_bias=p.dt_bias, out=p.o, state=_Ptr(p.state.data_ptr() - p.state_stride_slot * es, sdt),
@@ -238,7 +250,6 @@ class Instance:
                 stride_state_indices=1, H=H, K=K, V=V, BK=L["BK"], BV=L["BV"], SOFTPLUS_THRESHOLD=20.0,
                 USE_LOWER_BOUND=False, num_warps=L["num_warps"], num_stages=L["num_stages"],
                 launch_pdl=pdl)
-            self.notes["kda"] = plan.explain("kda_packed", ["ls_vllm_index"])
             return 0
         if p.inter is None or not p.disable_state_update:
             raise Unsupported("vLLM's verify writes one state per draft token (needs inter and "
@@ -246,12 +257,14 @@ class Instance:
         base, g, ip = plan.common_verify_plan(T, p.state.data_ptr(), p.inter.data_ptr(), es,
                                               p.state_stride_slot, item, p.inter_stride_slot)
         ip.check(slots)
-        idx = self.indices(p, ip, "kdaT")
-        cu, nacc = self.verify_meta(B, T)
         st = row[1] if row is not None else p.q.stride(1)
         if row is None and not (p.k.stride(1) == st and p.v.stride(1) == st):
             raise Unsupported("vLLM's KDA verify reads q, k, v with one token stride")
         L = plan.kda_verify_launch(B, H, K, V)
+        if dry:
+            return plan.explain("kda_verify", ["ls_vllm_index"])
+        idx = self.indices(p, ip, "kdaT")
+        cu, nacc = self.verify_meta(B, T)
         m.fused_recurrent_kda_fwd_kernel[L["grid"]](
             q=p.q, k=p.k, v=p.v, g=p.a, beta=p.b, A_log=p.A_log, dt_bias=p.dt_bias, out=p.o,
             state=_Ptr(base, sdt), cu_seqlens=cu, state_indices=idx, num_accepted_tokens=nacc,
@@ -260,11 +273,10 @@ class Instance:
             stride_state_token=g, stride_indices_seq=ip.cols, USE_QK_L2NORM_IN_KERNEL=True,
             USE_GATE_IN_KERNEL=True, APPLY_BETA_SIGMOID=True, num_warps=L["num_warps"],
             num_stages=L["num_stages"], launch_pdl=pdl)
-        self.notes["kda"] = plan.explain("kda_verify", ["ls_vllm_index"])
         return 0
 
     # ------------------------------------------------ causal conv1d update
-    def conv_update(self, p, tuning):
+    def conv_update(self, p, tuning, dry=False):
         if p.tokens != 1:
             raise Unsupported("vLLM's conv verify keeps the draft windows in a longer conv state "
                               "(W-1+T-1 columns, num_accepted_tokens), not per-step windows")
@@ -276,9 +288,11 @@ class Instance:
         slots = self.slots(p)
         ip = plan.decode_plan(p.state_stride_slot)
         ip.check(slots)
+        L = plan.conv_update_launch(B, C)
+        if dry:
+            return plan.explain("conv", ["ls_vllm_index"])
         idx = self.indices(p, ip, "conv")[:, 0]
         es = p.state.element_size()
-        L = plan.conv_update_launch(B, C)
         m = self.mods["conv1d"]
         m._causal_conv1d_update_kernel[L["grid"]](
             p.x, p.weight, p.bias, _Ptr(p.state.data_ptr() - p.state_stride_slot * es, p.state.dtype),
@@ -291,11 +305,10 @@ class Instance:
             HAS_BIAS=p.bias is not None, KERNEL_WIDTH=W, SILU_ACTIVATION=bool(p.silu), IS_VARLEN=False,
             IS_SPEC_DECODING=False, NP2_STATELEN=plan.next_power_of_2(W - 1), HAS_NULL_BLOCK=True,
             BLOCK_N=L["BLOCK_N"], launch_pdl=self.sm_major() >= 9)
-        self.notes["conv_update"] = plan.explain("conv", ["ls_vllm_index"])
         return 0
 
     # ------------------------------------------------ Mamba2 SSU
-    def ssu(self, p, tuning):
+    def ssu(self, p, tuning, dry=False):
         B, T, nh, hd, ds, ng = p.batch, p.tokens, p.nheads, p.head_dim, p.dstate, p.ngroups
         slots = self.slots(p)
         sdt = p.state.dtype
@@ -316,8 +329,11 @@ class Instance:
             base, sstride, ip = plan.common_verify_plan(T, p.state.data_ptr(), p.inter.data_ptr(), es,
                                                         p.state_stride_slot, item, p.inter_stride_slot)
             tag = "ssuT"
-            cu, nacc = self.verify_meta(B, T)
         ip.check(slots)
+        if dry:
+            return plan.explain("ssu", ["ls_vllm_index"]) + f" (BLOCK_SIZE_M {bsm}, {warps} warps: vLLM's table)"
+        if T > 1:
+            cu, nacc = self.verify_meta(B, T)
         idx = self.indices(p, ip, tag)
         # vLLM's mixer: dt, dt_bias, A, D broadcast over head_dim (and A over dstate) with stride 0
         # -> TIE_HDIM; x/z/y [tokens, nh, hd]; Bm/Cm [tokens, ng, ds]
@@ -340,7 +356,6 @@ class Instance:
             ip.cols, 1, ip.cols, 1,
             True, True, bsm,
             num_warps=warps, USE_RS_ROUNDING=False, PHILOX_ROUNDS=0)
-        self.notes["ssu"] = plan.explain("ssu", ["ls_vllm_index"]) + f" (BLOCK_SIZE_M {bsm}, {warps} warps: vLLM's table)"
         return 0
 
 
@@ -350,10 +365,21 @@ def _op(inst, name):
     def call(p, tuning):
         try:
             return f(p, tuning)
-        except Unsupported as e:
-            inst.notes[name] = f"unsupported: {e}"
-            return UNSUPPORTED
+        except Unsupported:
+            return UNSUPPORTED  # nothing written; the explain column says why
     return call
+
+
+def _explain(inst, op, p, tuning):
+    """The CSV kernel column, from p alone (asked before the op runs): vLLM's kernel and every
+    extra launch the row times, or why the case is refused."""
+    f = getattr(inst, op, None)
+    if f is None or op not in LAYOUT:
+        return ""
+    try:
+        return f(p, tuning, dry=True)
+    except Unsupported as e:
+        return f"refused: {e}"
 
 
 LAYOUT = {
@@ -379,6 +405,6 @@ def linstate_impl(source, runtime):
                    "GDN decode: auto = vLLM's packed decode on packed q|k|v rows (its default), "
                    "unpacked = its sigmoid-gating kernel (VLLM_ENABLE_FLA_PACKED_RECURRENT_DECODE=0)")],
         "ops": ops,
-        "explain": lambda op, p, tuning: inst.notes.get(op, ""),
+        "explain": lambda op, p, tuning: _explain(inst, op, p, tuning),
         "layout": lambda op: LAYOUT.get(op, ""),
     }

@@ -55,13 +55,14 @@ def err(dev_t, ref_t):
     return (d - r).abs().max().item() / (m if m > 0 else 1.0)
 
 
-def report(name, errs, tol=1e-2):
+def report(name, errs, p, tol=1e-2):
     global fails
     worst = max(errs.values())
     ok = worst <= tol
     if not ok:
         fails += 1
-    print(("ok  " if ok else "FAIL"), name, " ".join(f"{k}={v:.2e}" for k, v in errs.items()), impl["explain"](name.split()[0], None, tuning))
+    print(("ok  " if ok else "FAIL"), name, " ".join(f"{k}={v:.2e}" for k, v in errs.items()), "|",
+          impl["explain"](p.op, p, tuning))
 
 
 def softplus(x):
@@ -138,7 +139,7 @@ def delta_case(kda, B, T, H, HV, K, V, packed):
         errs["inter"] = err(inter[used], torch.stack(ref_inter, 1))
         errs["state_kept"] = err(state[used], state0[used])
     errs["others_kept"] = err(state[other], state0[other])
-    report(name, errs)
+    report(name, errs, p)
 
 
 # ------------------------------------------------------------------ conv update
@@ -174,7 +175,7 @@ def conv_case(B, C, W, pad):
     errs = {"y": err(y[real][:, 0], yr), "state": err(state[s], u[:, :, 1:])}
     if pad:
         errs["pad_y_untouched"] = 0.0 if torch.isnan(y[~real].float()).all() else float("inf")
-    report(name, errs)
+    report(name, errs, p)
 
 
 # ------------------------------------------------------------------ Mamba2 SSU
@@ -227,7 +228,7 @@ def ssu_case(B, T, nh, hd, ds, ng, with_z):
     else:
         errs["inter"] = err(inter[used], torch.stack(ref_inter, 1))
         errs["state_kept"] = err(state[used], state0[used])
-    report(name, errs)
+    report(name, errs, p)
 
 
 # the default models' shapes (docs/presets.md): Qwen3-Next GDN (tp 1 and 2), Kimi-Linear KDA,

@@ -168,7 +168,9 @@ def run(op, p, want):
         return
     names = [n for n, _ in compiled]
     ok = rc == 0 and names == ["ls_vllm_index", want] and all(k is not None for _, k in compiled)
-    print("ok  " if ok else "FAIL", op, "B", p.batch, "T", p.tokens, "->", names, inst.notes.get(op, ""))
+    text = py_vllm._explain(inst, op, p, {"gdn.decode": "auto"})
+    ok = ok and text.startswith(want) and "ls_vllm_index" in text
+    print("ok  " if ok else "FAIL", op, "B", p.batch, "T", p.tokens, "->", names, "|", text)
     fails += 0 if ok else 1
 
 
@@ -206,8 +208,9 @@ for op, p, text in (("gdn", dict(state_layout="kv"), "vk"),
     for k2, v2 in p.items():
         setattr(q, k2, v2)
     rc = py_vllm._op(inst, op)(q, {"gdn.decode": "auto"})
-    ok = rc == 2 and text in inst.notes.get(op, "")
-    print("ok  " if ok else "FAIL", op, "refuses", p, "->", inst.notes.get(op))
+    why = py_vllm._explain(inst, op, q, {"gdn.decode": "auto"})
+    ok = rc == 2 and why.startswith("refused:") and text in why
+    print("ok  " if ok else "FAIL", op, "refuses", p, "->", why)
     fails += 0 if ok else 1
 
 print("fails:", fails)
