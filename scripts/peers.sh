@@ -7,7 +7,7 @@
 #                            small, < 20 MB)
 #   scripts/peers.sh aot-flashinfer-gdn [gdn_aot.py options]
 #                            FlashInfer's CuTe-DSL GDN kernels compiled ahead of time for sm_90a into
-#                            .peers/aot/flashinfer-gdn (~3 MB; carry it with .peers/src). Needs the
+#                            .peers/aot/flashinfer-gdn (~6 MB; carry it with .peers/src). Needs the
 #                            CUTLASS DSL, installed from the pinned wheels into .peers/dsl (~240 MB,
 #                            this machine's Python; never carried) and flashinfer's gdn_kernels/
 #                            taken from its wheel into .peers/aot/src-flashinfer. No GPU needed.
