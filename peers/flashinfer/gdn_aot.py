@@ -187,20 +187,9 @@ def load_dsl(dsl_dir, fi_src):
         raise FileNotFoundError(f"{rt} missing: install nvidia-cutlass-dsl-libs-cu13 into --dsl")
     ctypes.CDLL(rt, mode=ctypes.RTLD_GLOBAL)
 
-    class _Meta(type):
-        def __getattr__(cls, n):
-            return cls
-
-        def __call__(cls, *a, **k):
-            return cls
-
-    class _Any(metaclass=_Meta):
-        pass
-
-    if "torch" not in sys.modules:  # FlashInfer's kernel files use torch for annotations only
-        t = types.ModuleType("torch")
-        t.__getattr__ = lambda n: _Any
-        sys.modules["torch"] = t
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import torch_stand_in
+    torch_stand_in.install()  # FlashInfer's kernel files use torch for annotations only
     pkg = os.path.join(fi_src, "flashinfer")
     for name, path in (("flashinfer", pkg), ("flashinfer.jit", None),
                        ("flashinfer.gdn_kernels", os.path.join(pkg, "gdn_kernels"))):

@@ -65,6 +65,16 @@ def report(name, errs, p, tol=1e-2):
           impl["explain"](p.op, p, tuning))
 
 
+def ran(name, rc, p):
+    """The op returned ok; else the case fails, with the impl's explain line (why it refused)."""
+    global fails
+    if rc in (0, None):
+        return True
+    fails += 1
+    print("FAIL", name, "rc", rc, impl["explain"](p.op, p, tuning))
+    return False
+
+
 def softplus(x):
     return torch.where(x <= 20.0, torch.log1p(torch.exp(x)), x)
 
@@ -102,10 +112,7 @@ def delta_case(kda, B, T, H, HV, K, V, packed):
     rc = (ops["kda"] if kda else ops["gdn"])(p, tuning)
     torch.cuda.synchronize()
     name = f"{'kda' if kda else 'gdn'} B={B} T={T} H={H} HV={HV} {'packed' if packed else 'split'}"
-    if rc:
-        global fails
-        fails += 1
-        print("FAIL", name, "rc", rc, impl["explain"](p.op, p, tuning))
+    if not ran(name, rc, p):
         return
     # float64 reference, S as [K, V] per head (vk stores its transpose)
     Sx = state0[slot.long()].double().transpose(-1, -2)  # [B, HV, K, V]
@@ -162,10 +169,7 @@ def conv_case(B, C, W, pad):
     rc = ops["conv_update"](p, tuning)
     torch.cuda.synchronize()
     name = f"conv_update B={B} C={C} W={W}{' pad' if pad else ''}"
-    if rc:
-        global fails
-        fails += 1
-        print("FAIL", name, "rc", rc, impl["explain"]("conv_update", p, tuning))
+    if not ran(name, rc, p):
         return
     real = slot >= 0
     s = slot[real].long()
@@ -201,10 +205,7 @@ def ssu_case(B, T, nh, hd, ds, ng, with_z):
     rc = ops["ssu"](p, tuning)
     torch.cuda.synchronize()
     name = f"ssu B={B} T={T} nh={nh} hd={hd} ds={ds}{' z' if with_z else ''}"
-    if rc:
-        global fails
-        fails += 1
-        print("FAIL", name, "rc", rc, impl["explain"]("ssu", p, tuning))
+    if not ran(name, rc, p):
         return
     Sx = state0[slot.long()].double()
     rep = nh // ng

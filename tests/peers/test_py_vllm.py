@@ -6,7 +6,6 @@ torch is replaced by a stand-in only to execute the kernel files' module bodies 
 `class ...(torch.autograd.Function)`); Triton sees no GPU."""
 import os
 import sys
-import types
 
 root = sys.argv[1]
 sys.path.insert(0, os.path.join(root, "peers", "vllm_py"))
@@ -85,24 +84,10 @@ if not os.path.isdir(src):
     sys.exit(77 if fails == 0 else 1)
 
 
-class _Meta(type):
-    def __getattr__(cls, n):
-        return cls
+sys.path.insert(0, os.path.join(root, "peers"))
+import torch_stand_in  # noqa: E402
 
-    def __call__(cls, *a, **k):
-        return cls
-
-
-class _Any(metaclass=_Meta):
-    pass
-
-
-fake = types.ModuleType("torch")
-fake.__getattr__ = lambda n: _Any
-fake.nn = types.ModuleType("torch.nn")
-fake.nn.__getattr__ = lambda n: _Any
-sys.modules.setdefault("torch", fake)
-sys.modules.setdefault("torch.nn", fake.nn)
+torch_stand_in.install()
 
 
 class _NoGPU:
