@@ -93,10 +93,14 @@ class Instance:
         return cu, nacc
 
     # ------------------------------------------------ helpers
-    def slots(self, p):
-        if not p.slots:
-            raise Unsupported("p.slots = 0: the slot count is needed to bound vLLM's block ids")
-        return p.slots
+    @staticmethod
+    def slots(p):
+        """Slots of the state view: p.slots, else the extent the bridge gave the state tensor
+        (max(slot_idx) + 1 when p.slots is 0); bounds vLLM's int32 block ids."""
+        n = p.slots or (p.state.shape[0] if p.state is not None else 0)
+        if not n:
+            raise Unsupported("the state view's slot count is not known")
+        return n
 
     @staticmethod
     def packed_row(p):
