@@ -5,6 +5,12 @@
 #                            (paths inside the wheel kept as they are)
 #   scripts/peers.sh du      size of .peers/src (the lead carries it to the GPU machine: keep it
 #                            small, < 20 MB)
+#   scripts/peers.sh aot-flashinfer-gdn [gdn_aot.py options]
+#                            FlashInfer's CuTe-DSL GDN kernels compiled ahead of time for sm_90a into
+#                            .peers/aot/flashinfer-gdn (~6 MB; carry it with .peers/src). Needs the
+#                            CUTLASS DSL, installed from the pinned wheels into .peers/dsl (~240 MB,
+#                            this machine's Python; never carried) and flashinfer's gdn_kernels/
+#                            taken from its wheel into .peers/aot/src-flashinfer. No GPU needed.
 # Offline-tolerant: a package pip cannot fetch is a warning, and whatever is already extracted
 # stays; the build then leaves out the peers whose sources are missing (one STATUS line each).
 # triton is installed by scripts/setup.sh (pip install), not extracted.
@@ -30,6 +36,14 @@ sglang/kernels/jit/include/sgl_kernel/" ;;
 flashinfer/data/csrc/selective_state_update.cu flashinfer/data/include/flashinfer/utils.cuh \
 flashinfer/data/include/flashinfer/vec_dtypes.cuh flashinfer/data/include/flashinfer/exception.h" ;;
     apache-tvm-ffi) echo "tvm_ffi/include/" ;;
+    # py_vllm (peers/vllm_py/vllm_load.py: KERNEL_FILES, DEPENDENCY_FILES, SSU_CONFIG_DIR)
+    vllm) echo "vllm/third_party/flash_linear_attention/ops/fused_recurrent.py \
+vllm/third_party/flash_linear_attention/ops/fused_sigmoid_gating.py \
+vllm/third_party/flash_linear_attention/ops/op.py vllm/third_party/flash_linear_attention/ops/utils.py \
+vllm/models/kimi_k3/nvidia/ops/third_party/kda/fused_recurrent.py \
+vllm/model_executor/layers/mamba/ops/causal_conv1d.py vllm/model_executor/layers/mamba/ops/mamba_ssm.py \
+vllm/model_executor/layers/mamba/ops/triton_helpers.py vllm/utils/math_utils.py \
+vllm/model_executor/layers/mamba/ops/configs/selective_state_update/" ;;
     *) echo "" ;;
   esac
 }
@@ -82,9 +96,42 @@ PY
   return $rc
 }
 
+# ---- flashinfer GDN ahead of time (peers/flashinfer/gdn_aot.py; docs/peers.md "flashinfer GDN")
+dsl_pins="nvidia-cutlass-dsl-libs-base==4.8.1 nvidia-cutlass-dsl-libs-cu13==4.8.1 \
+nvidia-cutlass-dsl-libs-core==4.8.1 cuda-bindings cuda-pathfinder"
+aot_flashinfer_gdn() {
+  local dsl=.peers/dsl aot=.peers/aot fi_pin
+  fi_pin=$(grep -E '^flashinfer-python==' "$pins" | head -1)
+  [ -n "$fi_pin" ] || { echo "peers: no flashinfer-python pin in $pins" >&2; return 1; }
+  if [ ! -d "$dsl/nvidia_cutlass_dsl" ]; then
+    echo "peers: pip install --target $dsl the CUTLASS DSL ($dsl_pins)" >&2
+    # shellcheck disable=SC2086
+    python3 -m pip install -q --no-deps --target "$dsl" $dsl_pins >&2 || return 1
+  fi
+  python3 -c "import google.protobuf" 2>/dev/null || python3 -m pip install -q --target "$dsl" protobuf >&2 || return 1
+  local ver=${fi_pin##*==} whl
+  whl=$(ls "$wheels"/flashinfer_python-"$ver"-*.whl 2>/dev/null | head -1)
+  [ -n "$whl" ] || python3 -m pip download -q --no-deps -d "$wheels" "$fi_pin" >&2 || return 1
+  whl=$(ls "$wheels"/flashinfer_python-"$ver"-*.whl 2>/dev/null | head -1)
+  mkdir -p "$aot"
+  python3 - "$whl" "$aot/src-flashinfer" <<'PY' || return 1
+import shutil, sys, zipfile
+whl, dest = sys.argv[1:]
+want = ["flashinfer/gdn_kernels/" + f for f in ("gdn_decode_pretranspose.py", "gdn_decode_mtp.py",
+        "device_target.py", "dtype_compat.py", "cute_dsl_cache_naming.py")]
+shutil.rmtree(dest, ignore_errors=True)
+with zipfile.ZipFile(whl) as z:
+    for n in want:
+        z.extract(n, dest)
+PY
+  python3 peers/flashinfer/gdn_aot.py --dsl "$dsl" --fi-src "$aot/src-flashinfer" --out "$aot/flashinfer-gdn" "$@" || return 1
+  du -sh "$aot/flashinfer-gdn" >&2
+}
+
 case "${1:-}" in
   fetch) fetch || echo "peers: fetch incomplete (see warnings above)" >&2 ;;
   du) du -sh "$src" ;;
-  *) echo "usage: scripts/peers.sh fetch|du" >&2; exit 2 ;;
+  aot-flashinfer-gdn) shift; aot_flashinfer_gdn "$@" || { echo "peers: aot-flashinfer-gdn failed" >&2; exit 1; } ;;
+  *) echo "usage: scripts/peers.sh fetch|du|aot-flashinfer-gdn" >&2; exit 2 ;;
 esac
 exit 0

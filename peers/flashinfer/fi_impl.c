@@ -1,13 +1,17 @@
 /*
  * fi_impl.c — the "flashinfer" impl (plugin libls_impl_flashinfer.so): FlashInfer's Mamba2
- * selective state update (mamba2_ssu op) from the pinned flashinfer-python wheel's CUDA headers.
- * The other ops are NULL (FlashInfer 0.7.2 has no C-callable sm_90 GDN/KDA decode or conv update;
- * docs/peers.md). Knob ssu.algorithm passes FlashInfer's `algorithm` argument.
+ * selective state update (mamba2_ssu op) from the pinned flashinfer-python wheel's CUDA headers,
+ * and, when built with LS_FI_GDN (its CuTe-DSL GDN kernels compiled ahead of time by
+ * peers/flashinfer/gdn_aot.py), the gdn op: decode and MTP verify. The other ops are NULL
+ * (docs/peers.md). Knob ssu.algorithm passes FlashInfer's `algorithm` argument.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "ls_fi_ssu.h"
+#ifdef LS_FI_GDN
+#include "ls_fi_gdn.h"
+#endif
 #include "ls_kernels.h"
 #define PEER_ARCH_CUDART
 #include "peer_arch.h"
@@ -73,9 +77,45 @@ static int fi_ssu(const ls_ssu_params *p, const ls_tuning *t, ls_stream s)
     return rc;
 }
 
+#ifdef LS_FI_GDN
+static int fi_gdn(const ls_delta_params *p, const ls_tuning *t, ls_stream s)
+{
+    (void)t;
+    g_err[0] = 0;
+    if (peer_arch_refuse(LS_PEER_CUDA_ARCH, peer_cuda_cc(), "flashinfer gdn", g_err, sizeof g_err))
+        return LS_OP_UNSUPPORTED;
+    ls_fi_gdn_plan pl;
+    if (ls_fi_gdn_map(p, ls_fi_gdn_variants, ls_fi_gdn_n_variants, &pl, g_err, sizeof g_err) != 0)
+        return LS_OP_UNSUPPORTED;
+    return ls_fi_gdn_launch(&pl, s, g_err, sizeof g_err) == 0 ? 0 : -1;
+}
+
+/* The kernel column: FlashInfer's kernel, the AOT variant, and our index rows for verify. */
+static void fi_gdn_explain(const ls_delta_params *p, char *buf, size_t cap)
+{
+    ls_fi_gdn_plan pl;
+    char err[512];
+    if (ls_fi_gdn_map(p, ls_fi_gdn_variants, ls_fi_gdn_n_variants, &pl, err, sizeof err) != 0) {
+        snprintf(buf, cap, "refused: %s", err);
+        return;
+    }
+    if (p->tokens == 1)
+        snprintf(buf, cap, "gdn_decode_kernel_small_batch_pretranspose (CuTe DSL AOT sm_90a, %s)", pl.variant->name);
+    else
+        snprintf(buf, cap, "gdn_verify_kernel_mtp%s per-token scatter (CuTe DSL AOT sm_90a, %s) + fi_gdn_rows_kernel",
+                 (int64_t)p->batch * p->heads_v <= 128 ? "_inline" : "", pl.variant->name);
+}
+#endif
+
 static int fi_explain(ls_op op, const void *params, const ls_tuning *t, const ls_device_info *dev, char *buf,
                       size_t cap)
 {
+#ifdef LS_FI_GDN
+    if (op == LS_OP_GDN && params) {
+        fi_gdn_explain((const ls_delta_params *)params, buf, cap);
+        return 0;
+    }
+#endif
     if (op != LS_OP_SSU || !params)
         return -1;
     int n = 0;
@@ -95,7 +135,12 @@ static const ls_impl fi_impl = {
     .name = "flashinfer",
     .version = LS_FI_VERSION,
     .runtime = "cuda",
+#ifdef LS_FI_GDN
+    .caps = LS_IMPL_GRAPH | LS_IMPL_VK | LS_IMPL_QKV_STRIDES,
+    .gdn = fi_gdn,
+#else
     .caps = LS_IMPL_GRAPH,
+#endif
     .knobs = knobs,
     .n_knobs = (int32_t)(sizeof knobs / sizeof knobs[0]),
     .ssu = fi_ssu,

@@ -20,7 +20,26 @@ int main(void)
         LS_REQUIRE(im != NULL);
         LS_CHECK(strcmp(im->runtime, "cuda") == 0);
         LS_CHECK(strstr(im->version, "flashinfer-python") != NULL);
-        LS_CHECK(im->ssu && !im->conv_update && !im->gdn && !im->kda && !im->state_copy);
+        LS_CHECK(im->ssu && !im->conv_update && !im->kda && !im->state_copy);
+#ifdef LS_FI_GDN_BUILT
+        /* its CuTe-DSL GDN kernels compiled ahead of time: gdn on vk states, packed rows */
+        LS_CHECK(im->gdn && (im->caps & LS_IMPL_VK) && (im->caps & LS_IMPL_QKV_STRIDES));
+        {
+            char gbuf[512];
+            int32_t slot = 0;
+            ls_delta_params g = {.batch = 8, .tokens = 1, .heads_qk = 16, .heads_v = 32, .dk = 128, .dv = 128,
+                                 .scale = 0.08838834764831845f, .state_dtype = LS_F32,
+                                 .state_stride_slot = 32 * 128 * 128, .slot_idx = &slot, .slots = 9,
+                                 .state_layout = LS_STATE_VK};
+            ls_device_info gdev = {.sm_count = 132};
+            LS_CHECK_EQ_INT(im->explain(LS_OP_GDN, &g, NULL, &gdev, gbuf, sizeof gbuf), 0);
+            printf("flashinfer gdn: %s\n", gbuf);
+            LS_CHECK(strstr(gbuf, "gdn_decode_kernel_small_batch_pretranspose") != NULL ||
+                     strstr(gbuf, "no AOT variant") != NULL);
+        }
+#else
+        LS_CHECK(!im->gdn);
+#endif
         LS_CHECK(im->caps & LS_IMPL_GRAPH);
         LS_CHECK(ls_knob_index(im, "ssu.algorithm") == 0);
         ls_tuning t;

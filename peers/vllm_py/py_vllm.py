@@ -1,0 +1,414 @@
+"""py_vllm: vLLM 0.33.0's own Triton kernels (GDN, KDA, causal conv1d update, Mamba2 SSU) run
+through linstate's Python bridge (docs/plugin-abi.md "Python impls"; contract in
+docs/peers.md "vLLM"). The kernel files are imported from the pinned wheel's extracted source
+(vllm_load.py: no `import vllm`, a few stubbed vLLM modules); each op launches vLLM's kernel with
+the launch choices of vLLM's wrapper (vllm_plan.py) on the bridge's current stream, pointing it
+at linstate's memory. The wrappers themselves are not called where they would allocate or copy
+what linstate already holds (outputs, the 2-D verify index): the kernel and its launch are the
+same as in vLLM; the explain column names every extra launch the row times.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vllm_load  # noqa: E402
+import vllm_plan as plan  # noqa: E402
+from vllm_plan import Unsupported  # noqa: E402
+
+PIN = "vllm-0.33.0"
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+UNSUPPORTED = 2
+
+
+class _Ptr:
+    """A pointer Triton launches with (data_ptr + dtype): a base below linstate's buffer that
+    no torch tensor can express (vLLM's null block, the common verify base)."""
+
+    def __init__(self, addr, dtype):
+        self.addr, self.dtype = int(addr), dtype
+
+    def data_ptr(self):
+        return self.addr
+
+
+def _index_kernel():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def ls_vllm_index(slot_ptr, out_ptr, n, cols, n_inter, inter_off, inter_mul, step, state_off,
+                      state_mul, BLOCK: tl.constexpr):
+        # out[r, c] = vllm_plan.IndexPlan.row(slot[r])[c]: ours, not vLLM's (vLLM builds these
+        # rows once per step in its metadata builder)
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n * cols
+        r = offs // cols
+        c = offs % cols
+        s = tl.load(slot_ptr + r, mask=m, other=-1)
+        v = tl.where(c < n_inter, inter_off + s * inter_mul + c * step, state_off + s * state_mul)
+        tl.store(out_ptr + offs, tl.where(s >= 0, v, 0), mask=m)
+
+    return ls_vllm_index
+
+
+class Instance:
+    def __init__(self, source, runtime, device=None):
+        """device: the (major, minor, name, SMs) callable vllm_load.Platform reads (default:
+        torch's current device; the host compile test passes an H200's)."""
+        if runtime != "cuda":
+            raise RuntimeError(f"py_vllm runs on the cuda runtime only (got {runtime!r})")
+        self.root = vllm_load.source_root(source, REPO_ROOT, PIN)
+        self.mods, self.platform = vllm_load.load(self.root, **({"device": device} if device else {}))
+        self.scratch = {}
+        self.index_kernel = _index_kernel()
+
+    # ------------------------------------------------ persistent device buffers
+    def buffer(self, key, make):
+        import torch
+        t = self.scratch.get(key)
+        if t is None:
+            if torch.cuda.is_current_stream_capturing():
+                raise RuntimeError(f"py_vllm: buffer {key[0]} first needed inside a graph capture; "
+                                   "run the case once eagerly first")
+            t = self.scratch[key] = make()
+        return t
+
+    def indices(self, p, ip, tag):
+        """Device rows of IndexPlan ip for p.slot_idx (one launch of our index kernel)."""
+        import torch
+        B = p.batch
+        out = self.buffer(("idx", tag, B, ip.cols),
+                          lambda: torch.empty((B, ip.cols), dtype=torch.int32, device="cuda"))
+        n = B * ip.cols
+        self.index_kernel[(plan.cdiv(n, 256),)](p.slot_idx, out, B, ip.cols, ip.n_inter, ip.inter_off,
+                                                ip.inter_mul, ip.step, ip.state_off, ip.state_mul,
+                                                BLOCK=256)
+        return out
+
+    def verify_meta(self, B, T):
+        """cu_seqlens = [0, T, 2T, ...] and num_accepted = T + 1 (read the last column)."""
+        import torch
+        cu = self.buffer(("cu", B, T), lambda: torch.arange(0, (B + 1) * T, T, dtype=torch.int32, device="cuda"))
+        nacc = self.buffer(("nacc", B, T), lambda: torch.full((B,), T + 1, dtype=torch.int32, device="cuda"))
+        return cu, nacc
+
+    # ------------------------------------------------ helpers
+    @staticmethod
+    def slots(p):
+        """Slots of the state view: p.slots, else the extent the bridge gave the state tensor
+        (max(slot_idx) + 1 when p.slots is 0); bounds vLLM's int32 block ids."""
+        n = p.slots or (p.state.shape[0] if p.state is not None else 0)
+        if not n:
+            raise Unsupported("the state view's slot count is not known")
+        return n
+
+    @staticmethod
+    def packed_row(p):
+        """The packed q|k|v row (vLLM's conv output) when q, k, v are views into one: (addr,
+        token stride); None when they are separate tensors."""
+        HK = p.heads_qk * p.dk
+        es = p.q.element_size()
+        st = p.q_stride_tok
+        if not st or p.k_stride_tok != st or p.v_stride_tok != st:
+            return None
+        q = p.q.data_ptr()
+        if p.k.data_ptr() != q + HK * es or p.v.data_ptr() != q + 2 * HK * es:
+            return None
+        return q, st
+
+    def sm_major(self):
+        return self.platform.get_device_capability().major
+
+    # ------------------------------------------------ GDN
+    # Each op takes dry=True for the explain column (the bench asks before the op runs): every check
+    # and the route, returned as the kernel text, before anything is allocated or launched.
+    def gdn(self, p, tuning, dry=False):
+        if p.state_layout != "vk":
+            raise Unsupported("vLLM keeps GDN states [HV, V, K] (vk)")
+        B, T, H, HV, K, V = p.batch, p.tokens, p.heads_qk, p.heads_v, p.dk, p.dv
+        sdt = p.state.dtype
+        es = p.state.element_size()
+        item = HV * K * V
+        slots = self.slots(p)
+        fr = self.mods["fla_fused_recurrent"]
+        sg = self.mods["fla_sigmoid_gating"]
+        if T == 1:
+            if p.disable_state_update or p.inter is not None:
+                raise Unsupported("vLLM's GDN decode always writes the final state and no per-step state")
+            ip = plan.decode_plan(p.state_stride_slot)
+            ip.check(slots)
+            base = _Ptr(p.state.data_ptr() - p.state_stride_slot * es, sdt)
+            row = self.packed_row(p)
+            if row is not None and tuning.get("gdn.decode", "auto") == "auto":
+                if not p.o.is_contiguous():
+                    raise Unsupported("vLLM's packed decode writes a contiguous [B, 1, HV, V] output")
+                L = plan.gdn_packed_decode_launch(B, HV, K, V, self.sm_major())
+                if dry:
+                    return plan.explain("gdn_packed", ["ls_vllm_index"])
+                idx = self.indices(p, ip, "gdn1")[:, 0]
+                fr.fused_recurrent_gated_delta_rule_packed_decode_kernel[L["grid"]](
+                    mixed_qkv=_Ptr(row[0], p.q.dtype), a=p.a, b=p.b, A_log=p.A_log, dt_bias=p.dt_bias,
+                    o=p.o, h0=base, ht=base, ssm_state_indices=idx, scale=p.scale,
+                    stride_mixed_qkv_tok=row[1], stride_a_tok=HV, stride_b_tok=HV,
+                    stride_init_state_token=p.state_stride_slot, stride_final_state_token=p.state_stride_slot,
+                    stride_indices_seq=1, H=H, HV=HV, K=K, V=V, BK=L["BK"], BV=L["BV"],
+                    SOFTPLUS_THRESHOLD=20.0, USE_QK_L2NORM_IN_KERNEL=True, SPLIT_BATCH_HEAD_GRID=L["split"],
+                    num_warps=L["num_warps"], num_stages=L["num_stages"])
+                return 0
+            L = plan.gdn_sigmoid_gating_launch(B, HV, K, V)
+            if dry:
+                return plan.explain("gdn_sigmoid", ["ls_vllm_index"] + self._copy_note(p))
+            idx = self.indices(p, ip, "gdn1")[:, 0]
+            q, k, v = self._contiguous_qkv(p, "gdn")
+            sg.fused_sigmoid_gating_delta_rule_update_kernel[L["grid"]](
+                A_log=p.A_log, a=p.a, b=p.b, dt_bias=p.dt_bias, beta=1.0, threshold=20.0,
+                q=q, k=k, v=v, o=p.o, h0=base, ht=base, cu_seqlens=None, ssm_state_indices=idx,
+                num_accepted_tokens=None, scale=p.scale, N=B, T=1, B=B, H=H, HV=HV, K=K, V=V,
+                BK=L["BK"], BV=L["BV"], stride_init_state_token=p.state_stride_slot,
+                stride_final_state_token=p.state_stride_slot, stride_indices_seq=1, stride_indices_tok=1,
+                INPLACE_FINAL_STATE=True, USE_QK_L2NORM_IN_KERNEL=True, IS_KDA=False,
+                num_warps=L["num_warps"], num_stages=L["num_stages"])
+            return 0
+        # target verify: vLLM's Triton spec path (the sm_90 default is a compiled CUDA op)
+        if p.inter is None or not p.disable_state_update:
+            raise Unsupported("vLLM's verify writes one state per draft token; linstate's final-state "
+                              "update as well is not its work (needs inter and disable_state_update=1)")
+        ip = plan.split_verify_plan(T, item, p.inter_stride_slot)
+        ip.check(slots)
+        L = plan.gdn_sigmoid_gating_launch(B, HV, K, V)
+        if dry:
+            # vLLM's default here (K = V = 128, HV/H in {1,2,3,4,8}, T <= 8) is its compiled CUDA
+            # fused_gdn_decode_post_conv_mtp with the gated RMSNorm fused: not in the wheel's source
+            cuda = K == V == 128 and HV % H == 0 and HV // H in (1, 2, 3, 4, 8) and T <= 8
+            return plan.explain("gdn_sigmoid", ["ls_vllm_index"] + self._copy_note(p)) + \
+                (" (vLLM's Triton spec path; its sm_90 default for this shape is a compiled CUDA op +norm, "
+                 "not run)" if cuda else "")
+        idx = self.indices(p, ip, "gdnT")
+        cu, nacc = self.verify_meta(B, T)
+        q, k, v = self._contiguous_qkv(p, "gdn")
+        sg.fused_sigmoid_gating_delta_rule_update_kernel[L["grid"]](
+            A_log=p.A_log, a=p.a, b=p.b, dt_bias=p.dt_bias, beta=1.0, threshold=20.0,
+            q=q, k=k, v=v, o=p.o,
+            h0=_Ptr(p.state.data_ptr() - p.state_stride_slot * es, sdt),
+            ht=_Ptr(p.inter.data_ptr() - item * es, sdt),
+            cu_seqlens=cu, ssm_state_indices=idx, num_accepted_tokens=nacc, scale=p.scale,
+            N=B, T=B * T, B=1, H=H, HV=HV, K=K, V=V, BK=L["BK"], BV=L["BV"],
+            stride_init_state_token=p.state_stride_slot, stride_final_state_token=item,
+            stride_indices_seq=ip.cols, stride_indices_tok=1,
+            INPLACE_FINAL_STATE=True, USE_QK_L2NORM_IN_KERNEL=True, IS_KDA=False,
+            num_warps=L["num_warps"], num_stages=L["num_stages"])
+        return 0
+
+    def _contiguous_qkv(self, p, tag):
+        """The sigmoid-gating kernel reads contiguous q/k/v; vLLM's wrapper calls .contiguous()
+        on its packed views, i.e. copies: the same copy here, into persistent buffers."""
+        import torch
+        out = []
+        for name in ("q", "k", "v"):
+            t = getattr(p, name)
+            if t.is_contiguous():
+                out.append(t)
+                continue
+            buf = self.buffer((tag + name, tuple(t.shape)),
+                              lambda t=t: torch.empty(t.shape, dtype=t.dtype, device=t.device))
+            buf.copy_(t)
+            out.append(buf)
+        return out
+
+    @staticmethod
+    def _copy_note(p):
+        return [] if p.q.is_contiguous() and p.k.is_contiguous() and p.v.is_contiguous() \
+            else ["q/k/v .contiguous() copies (vLLM's wrapper)"]
+
+    # ------------------------------------------------ KDA
+    def kda(self, p, tuning, dry=False):
+        if p.state_layout != "vk":
+            raise Unsupported("vLLM keeps KDA states [H, V, K] (vk)")
+        B, T, H, HV, K, V = p.batch, p.tokens, p.heads_qk, p.heads_v, p.dk, p.dv
+        if H != HV:
+            raise Unsupported(f"vLLM's KDA kernels take H == HV (got H={H}, HV={HV})")
+        sdt = p.state.dtype
+        es = p.state.element_size()
+        item = HV * K * V
+        slots = self.slots(p)
+        m = self.mods["kda_fused_recurrent"]
+        row = self.packed_row(p)
+        pdl = self.sm_major() >= 9
+        if T == 1:
+            if p.disable_state_update or p.inter is not None:
+                raise Unsupported("vLLM's KDA decode always writes the final state and no per-step state")
+            if row is None:
+                raise Unsupported("vLLM's KDA decode reads the packed q|k|v conv output row "
+                                  "(the bench lays it out for impls with qkv_strides)")
+            ip = plan.decode_plan(p.state_stride_slot)
+            ip.check(slots)
+            L = plan.kda_packed_decode_launch(B, H, K, V)
+            if dry:
+                return plan.explain("kda_packed", ["ls_vllm_index"])
+            idx = self.indices(p, ip, "kda1")[:, 0]
+            m.fused_recurrent_kda_packed_decode_kernel[L["grid"]](
+                mixed_qkv=_Ptr(row[0], p.q.dtype), raw_g=p.a, raw_beta=p.b, A_log=p.A_log,
+                dt_bias=p.dt_bias, out=p.o, state=_Ptr(p.state.data_ptr() - p.state_stride_slot * es, sdt),
+                state_indices=idx, lower_bound=0.0, scale=p.scale, stride_mixed_token=row[1],
+                stride_g_token=H * K, stride_beta_token=H, stride_state_token=p.state_stride_slot,
+                stride_state_indices=1, H=H, K=K, V=V, BK=L["BK"], BV=L["BV"], SOFTPLUS_THRESHOLD=20.0,
+                USE_LOWER_BOUND=False, num_warps=L["num_warps"], num_stages=L["num_stages"],
+                launch_pdl=pdl)
+            return 0
+        if p.inter is None or not p.disable_state_update:
+            raise Unsupported("vLLM's verify writes one state per draft token (needs inter and "
+                              "disable_state_update=1)")
+        base, g, ip = plan.common_verify_plan(T, p.state.data_ptr(), p.inter.data_ptr(), es,
+                                              p.state_stride_slot, item, p.inter_stride_slot)
+        ip.check(slots)
+        st = row[1] if row is not None else p.q.stride(1)
+        if row is None and not (p.k.stride(1) == st and p.v.stride(1) == st):
+            raise Unsupported("vLLM's KDA verify reads q, k, v with one token stride")
+        L = plan.kda_verify_launch(B, H, K, V)
+        if dry:
+            return plan.explain("kda_verify", ["ls_vllm_index"])
+        idx = self.indices(p, ip, "kdaT")
+        cu, nacc = self.verify_meta(B, T)
+        m.fused_recurrent_kda_fwd_kernel[L["grid"]](
+            q=p.q, k=p.k, v=p.v, g=p.a, beta=p.b, A_log=p.A_log, dt_bias=p.dt_bias, out=p.o,
+            state=_Ptr(base, sdt), cu_seqlens=cu, state_indices=idx, num_accepted_tokens=nacc,
+            lower_bound=None, scale=p.scale, N=B, T=B * T, H=H, K=K, V=V, BK=L["BK"], BV=L["BV"],
+            stride_qkv_token=st, stride_g_token=H * K, stride_beta_token=H, stride_out_token=HV * V,
+            stride_state_token=g, stride_indices_seq=ip.cols, USE_QK_L2NORM_IN_KERNEL=True,
+            USE_GATE_IN_KERNEL=True, APPLY_BETA_SIGMOID=True, num_warps=L["num_warps"],
+            num_stages=L["num_stages"], launch_pdl=pdl)
+        return 0
+
+    # ------------------------------------------------ causal conv1d update
+    def conv_update(self, p, tuning, dry=False):
+        if p.tokens != 1:
+            raise Unsupported("vLLM's conv verify keeps the draft windows in a longer conv state "
+                              "(W-1+T-1 columns, num_accepted_tokens), not per-step windows")
+        if p.disable_state_update or p.inter is not None:
+            raise Unsupported("vLLM's conv update always shifts the state and writes no windows")
+        if p.state_dtype != "bf16":
+            raise Unsupported("vLLM converts x to the conv state's dtype (a copy) for a non-bf16 state")
+        B, C, W = p.batch, p.channels, p.width
+        slots = self.slots(p)
+        ip = plan.decode_plan(p.state_stride_slot)
+        ip.check(slots)
+        L = plan.conv_update_launch(B, C)
+        if dry:
+            return plan.explain("conv", ["ls_vllm_index"])
+        idx = self.indices(p, ip, "conv")[:, 0]
+        es = p.state.element_size()
+        m = self.mods["conv1d"]
+        m._causal_conv1d_update_kernel[L["grid"]](
+            p.x, p.weight, p.bias, _Ptr(p.state.data_ptr() - p.state_stride_slot * es, p.state.dtype),
+            idx, None, None, p.y,
+            B, C, 1, W - 1, slots + 1,
+            p.x_stride_b, p.x_stride_c, p.x_stride_t, p.weight.stride(0), p.weight.stride(1),
+            p.state_stride_slot, p.state_stride_c, p.state_stride_w, 1,
+            p.y_stride_b, p.y_stride_c, p.y_stride_t,
+            vllm_load.NULL_BLOCK_ID,
+            HAS_BIAS=p.bias is not None, KERNEL_WIDTH=W, SILU_ACTIVATION=bool(p.silu), IS_VARLEN=False,
+            IS_SPEC_DECODING=False, NP2_STATELEN=plan.next_power_of_2(W - 1), HAS_NULL_BLOCK=True,
+            BLOCK_N=L["BLOCK_N"], launch_pdl=self.sm_major() >= 9)
+        return 0
+
+    # ------------------------------------------------ Mamba2 SSU
+    def ssu(self, p, tuning, dry=False):
+        B, T, nh, hd, ds, ng = p.batch, p.tokens, p.nheads, p.head_dim, p.dstate, p.ngroups
+        slots = self.slots(p)
+        sdt = p.state.dtype
+        es = p.state.element_size()
+        item = nh * hd * ds
+        m = self.mods["mamba_ssm"]
+        cache_dtype = "float32" if p.state_dtype == "fp32" else "bfloat16"
+        bsm, warps = m.try_get_optimal_ssm_config(hd, ds, B, nh, cache_dtype, False)
+        if T == 1:
+            if p.disable_state_update or p.inter is not None:
+                raise Unsupported("vLLM's SSU decode always writes the final state and no per-step state")
+            ip = plan.decode_plan(p.state_stride_slot)
+            base, sstride, tag, cu, nacc = p.state.data_ptr() - p.state_stride_slot * es, p.state_stride_slot, "ssu1", None, None
+        else:
+            if p.inter is None or not p.disable_state_update:
+                raise Unsupported("vLLM's verify writes one state per draft token (needs inter and "
+                                  "disable_state_update=1)")
+            base, sstride, ip = plan.common_verify_plan(T, p.state.data_ptr(), p.inter.data_ptr(), es,
+                                                        p.state_stride_slot, item, p.inter_stride_slot)
+            tag = "ssuT"
+        ip.check(slots)
+        if dry:
+            return plan.explain("ssu", ["ls_vllm_index"]) + f" (BLOCK_SIZE_M {bsm}, {warps} warps: vLLM's table)"
+        if T > 1:
+            cu, nacc = self.verify_meta(B, T)
+        idx = self.indices(p, ip, tag)
+        # vLLM's mixer: dt, dt_bias, A, D broadcast over head_dim (and A over dstate) with stride 0
+        # -> TIE_HDIM; x/z/y [tokens, nh, hd]; Bm/Cm [tokens, ng, ds]
+        grid = (plan.cdiv(hd, bsm), B, nh)
+        z = p.z
+        m._selective_scan_update_kernel[grid](
+            _Ptr(base, sdt), None, p.x, p.dt, p.dt_bias, p.A, p.Bm, p.Cm, p.D, z, p.y,
+            idx, idx, vllm_load.NULL_BLOCK_ID, nacc, cu,
+            B, nh, hd, ds, nh // ng,
+            sstride, hd * ds, ds, 1,
+            nh * hd, hd, 1,
+            nh, 1, 0,
+            1, 0,
+            1, 0, 0,
+            ng * ds, ds, 1,
+            ng * ds, ds, 1,
+            1, 0,
+            *((nh * hd, hd, 1) if z is not None else (0, 0, 0)),
+            nh * hd, hd, 1,
+            ip.cols, 1, ip.cols, 1,
+            True, True, bsm,
+            num_warps=warps, USE_RS_ROUNDING=False, PHILOX_ROUNDS=0)
+        return 0
+
+
+def _op(inst, name):
+    f = getattr(inst, name)
+
+    def call(p, tuning):
+        try:
+            return f(p, tuning)
+        except Unsupported:
+            return UNSUPPORTED  # nothing written; the explain column says why
+    return call
+
+
+def _explain(inst, op, p, tuning):
+    """The CSV kernel column, from p alone (asked before the op runs): vLLM's kernel and every
+    extra launch the row times, or why the case is refused."""
+    f = getattr(inst, op, None)
+    if f is None or op not in LAYOUT:
+        return ""
+    try:
+        return f(p, tuning, dry=True)
+    except Unsupported as e:
+        return f"refused: {e}"
+
+
+LAYOUT = {
+    "gdn": "state vk [slot, HV, V, K] (vLLM's); slot s -> block s+1 on a view one state below (block 0 = null)",
+    "kda": "state vk [slot, H, V, K]; slot s -> block s+1 on a view one state below (block 0 = null)",
+    "conv_update": "conv state [slot, C, W-1] as given; slot s -> block s+1 (block 0 = null)",
+    "ssu": "state [slot, nh, hd, ds]; dt/dt_bias/A/D broadcast over hd (TIE_HDIM); slot s -> block s+1",
+}
+
+
+def linstate_impl(source, runtime):
+    inst = Instance(source, runtime)
+    ops = {n: _op(inst, n) for n in ("gdn", "kda", "conv_update", "ssu")}
+    return {
+        "name": "py_vllm",
+        # op.py picks fast-math exp/log at import under FLA_USE_FAST_OPS=1: said, never silent
+        "version": "vllm 0.33.0 (Triton kernels from the wheel's source)"
+                   + (" FLA_USE_FAST_OPS=1" if os.environ.get("FLA_USE_FAST_OPS", "0") == "1" else ""),
+        "source": {"path": inst.root, "version": PIN, "git_describe": "",
+                   "files": vllm_load.source_files(inst.root)},
+        "caps": ["graph", "vk", "qkv_strides"],
+        "knobs": [("gdn.decode", "auto|unpacked",
+                   "GDN decode: auto = vLLM's packed decode on packed q|k|v rows (its default), "
+                   "unpacked = its sigmoid-gating kernel (VLLM_ENABLE_FLA_PACKED_RECURRENT_DECODE=0)")],
+        "ops": ops,
+        "explain": lambda op, p, tuning: _explain(inst, op, p, tuning),
+        "layout": lambda op: LAYOUT.get(op, ""),
+    }
