@@ -29,6 +29,7 @@ typedef struct ls_py_shipped {
 } ls_py_shipped;
 static const ls_py_shipped LS_PY_SHIPPED[] = {
     {"py_sglang", "peers/sglang_py/py_sglang.py", "sglang"},
+    {"py_vllm", "peers/vllm_py/py_vllm.py", "vllm"},
 };
 #define N_SHIPPED (int)(sizeof LS_PY_SHIPPED / sizeof LS_PY_SHIPPED[0])
 
