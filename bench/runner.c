@@ -235,6 +235,11 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
     R->cur_kernel[0] = 0;
     R->cur_ops = 0;
     snprintf(R->cur_status, sizeof R->cur_status, "ok");
+    const ls_pyimpl *py = ls_pyimpl_of(x->im);
+    if (py && py->case_begin(py) != 0) { /* a Python impl drops what it kept of the last case */
+        set_status(R, "error:setup", "python case_begin");
+        return;
+    }
     for (int op = 0; op < LS_OP_COUNT; op++)
         if ((c->e->ops & BENCH_OP(op)) && !ls_impl_op(x->im, (ls_op)op)) {
             set_status(R, "skipped:unsupported", NULL);

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define LS_PYIMPL_ABI 1
+#define LS_PYIMPL_ABI 2
 #define LS_PYIMPL_ENTRY_SYMBOL "linstate_pyimpl_v1"
 #define LS_PYIMPL_MAX 16 /* instances per process (the bridge has this many trampoline sets) */
 
@@ -44,6 +44,10 @@ typedef struct ls_pyimpl {
      * side sees it: reset, then the median (us) of the calls since (NaN when none). */
     void (*calls_reset)(const struct ls_pyimpl *py);
     double (*calls_median_us)(const struct ls_pyimpl *py);
+    /* A new case starts (before its setup): the module's optional "case_begin" is called, so an
+     * impl that keeps copies of linstate's inputs (py_sglang's packed layouts) drops them — a
+     * later case may hand it the same addresses with other values. 0, or -1 with the error set. */
+    int (*case_begin)(const struct ls_pyimpl *py);
 } ls_pyimpl;
 
 /* The bridge's entry: NULL with a one-line reason in err when the module cannot be loaded. */

@@ -135,6 +135,9 @@ class Instance:
         self.fns = [ops.get(o) for o in OPS]
         self.explain_fn = d.get("explain")
         self.layout_fn = d.get("layout")
+        self.case_begin_fn = d.get("case_begin")
+        if self.case_begin_fn is not None and not callable(self.case_begin_fn):
+            raise ValueError("case_begin is not a function")
         src = d.get("source") or {}
         files = [os.path.abspath(f) for f in src.get("files", ())]
         init = os.path.join(self.module_file, "__init__.py") if os.path.isdir(self.module_file) else self.module_file
@@ -153,6 +156,10 @@ class Instance:
             self.np = numpy
 
     # ---------------------------------------------------------------- called from C
+
+    def case_begin(self):
+        if self.case_begin_fn:
+            self.case_begin_fn()
 
     def layout(self, op):
         return str(self.layout_fn(op)) if self.layout_fn else ""

@@ -509,6 +509,21 @@ static void calls_reset(const ls_pyimpl *py)
     in->n_calls = in->ring = 0;
 }
 
+static int case_begin(const ls_pyimpl *py)
+{
+    inst *in = (inst *)py;
+    PyGILState_STATE gs = PyGILState_Ensure();
+    PyObject *r = PyObject_CallMethod(in->obj, "case_begin", NULL);
+    int rc = 0;
+    if (!r) {
+        py_err("case_begin: ");
+        rc = ls_fail("%s", g_err);
+    }
+    Py_XDECREF(r);
+    PyGILState_Release(gs);
+    return rc;
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -610,6 +625,7 @@ static int describe(inst *in, const ls_pyimpl_spec *spec)
     in->pub.impl = &in->impl;
     in->pub.calls_reset = calls_reset;
     in->pub.calls_median_us = calls_median_us;
+    in->pub.case_begin = case_begin;
     return 0;
 }
 

@@ -137,10 +137,8 @@ class Instance:
         self.tree = self.sg.SourceTree(source)
         self.runtime = runtime
         self.m, self.errors = {}, {}
-        self._packs = {}   # key -> [value, epoch, last call, period]: copies of inputs (_pack)
+        self._packs = {}   # key -> copies of inputs made in this case (_pack; case_begin drops them)
         self._consts = {}  # pointer-only derived objects (views, descriptors, cu_seqlens)
-        self._calls = self._epoch = self._live = 0
-        self._last_hit = False
         if runtime != "cuda":
             return
         import torch
@@ -188,31 +186,17 @@ class Instance:
     def _pack(self, key, make):
         """A buffer holding copies of linstate's inputs (the mixer's packed layout, int64 slot
         lists), made by make() the first time the key (the inputs' pointers and shapes) is seen in
-        the current case, reused after. linstate's inputs are constant within a case but a later
-        case may reuse the addresses with other values, so a case boundary starts a new epoch and
-        an entry of an older epoch is made again on its first use (that use is the eager
-        verification call or the first warm-up round: never timed, never captured). A boundary is
-        seen as either a key not in the cache right after a call that hit it (a new case's first
-        call, its verification), or a key coming back after more than twice its own period (the
-        calls between two uses while it was in the timed rotation) plus 2 calls, or, for a key used
-        once so far (the verification's), twice the keys of the epoch plus 2."""
+        the current case, reused after: linstate's inputs are constant within a case, and the first
+        use of a key is the eager verification call or the first warm-up round (never timed, never
+        captured). A later case may reuse the addresses with other values: the bench calls
+        case_begin() before each case's setup, which drops every copy."""
         e = self._packs.get(key)
-        gap = self._calls - e[2] if e is not None else 0
-        stale = e is not None and gap > 2 * (e[3] or self._live) + 2
-        if stale or (e is None and self._last_hit):
-            self._epoch += 1
-            self._live = 0
-        if e is None or e[1] != self._epoch:
-            if len(self._packs) > 256:  # a long sweep: old cases' buffers go
-                self._packs.clear()
-            e = self._packs[key] = [make(), self._epoch, self._calls, e[3] if e is not None and not stale else 0]
-            self._live += 1
-            self._last_hit = False
-        else:
-            e[3] = max(e[3], gap)
-            self._last_hit = True
-        e[2] = self._calls
-        return e[0]
+        if e is None:
+            e = self._packs[key] = make()
+        return e
+
+    def case_begin(self):
+        self._packs.clear()
 
     def _query_start_loc(self, B, T, device):
         return self._const(("qsl", B, T, str(device)),
@@ -476,7 +460,6 @@ class Instance:
     def _entry(self, fn):
         def op(p, tuning):
             self.tree.activate()  # this tree's sglang.* for the wrappers' lazy imports
-            self._calls += 1
             return fn(p, tuning)
         op.__name__ = fn.__name__
         return op
@@ -516,5 +499,6 @@ def linstate_impl(source, runtime):
         "ops": inst.ops(),
         "explain": inst.explain,
         "layout": inst.layout,
+        "case_begin": inst.case_begin,
         "_instance": inst,
     }

@@ -91,6 +91,22 @@ def t_example(a, tmp):
             check(r["host_call_us"] == "" and r["impl_source_hash"] == "", "host row has Python columns")
 
 
+def t_case_begin(a, tmp):
+    """The bench calls a Python impl's case_begin once before each case it runs, before any op
+    call of that case (py_sglang drops its copies of linstate's inputs there)."""
+    rows, _ = bench(a, os.path.join(tmp, "cb.csv"), "--impl-path", mod(a, "tests", "python", "case_probe.py"),
+                    "--impl", "caseprobe@log=" + tmp, "--family", "conv1d_update", "--batch", "3,4",
+                    "--draft", "1,3")
+    check(len(rows) == 4 and all(r["status"] == "ok" for r in rows), "caseprobe rows %s"
+          % [(r["case"], r["status"]) for r in rows])
+    log = open(os.path.join(tmp, "probe.log")).read().split("\n")
+    cases = [i for i, l in enumerate(log) if l == "case"]
+    check(len(cases) == 4, "case_begin calls: %d, want 4 (one per case)" % len(cases))
+    check(cases and cases[0] == 0, "an op call came before the first case_begin")
+    for i, j in zip(cases, cases[1:] + [len(log)]):
+        check(any(l.startswith("op ") for l in log[i + 1:j]), "a case_begin without op calls after it")
+
+
 def t_lazy(a, tmp):
     """linstate-bench never links libpython; the bridge (and CPython) are loaded only when a Python
     impl is asked for (glibc's LD_DEBUG=files names every library a process loads)."""
@@ -273,7 +289,7 @@ def needs(check_name):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("check", choices=["example", "lazy", "wrong", "raise", "errors", "sources", "benchsh", "gpu"])
+    ap.add_argument("check", choices=["example", "case_begin", "lazy", "wrong", "raise", "errors", "sources", "benchsh", "gpu"])
     ap.add_argument("--bench", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--build", default="")
