@@ -544,7 +544,7 @@ typedef struct bench_results {
     double t0;               /* wall clock (bench_wall_s) at the start of the sweep */
     bench_result *rows;
     int n, cap;
-    int failures;            /* rows with fail_numerics or error:* */
+    int failures;            /* rows with fail_numerics, fail_bounds or error:* */
     int n_devs;              /* devices of the run and their copy peaks (table footer) */
     int dev_index[BENCH_MAX_LIST];
     double dev_copy_peak_gbps[BENCH_MAX_LIST];
@@ -641,5 +641,23 @@ void bench_fleet_out_path(const char *dir, const char *host, const char *gpu_uui
                           const bench_fleet *f, char *buf, size_t cap);
 /* Copies rank, world, job_id and node into a device's provenance (nothing when not a fleet). */
 void bench_fleet_provenance(const bench_fleet *f, ls_provenance *p);
+
+/* ------------------------------------------------------------------ guard zones (guard.c) */
+
+/* Bytes of the canary zone before and after every buffer a case allocates (docs/timing.md "Guard
+ * zones"); a multiple of every runtime's allocation alignment, so buffers keep theirs. */
+#define BENCH_GUARD_BYTES 4096
+/* The case runtime: a copy of inner whose mem_alloc / mem_free add and drop guard zones while
+ * armed (one inner runtime per process). */
+const ls_runtime *bench_guard_runtime(const ls_runtime *inner);
+/* Arms (1) or disarms (0) the zones of new allocations: armed for a case's setup and
+ * verification, disarmed while it is timed (an allocation there is passed through). */
+void bench_guard_arm(int on);
+/* Guarded buffers not yet freed. */
+int bench_guard_live(void);
+/* Reads every live zone back (after a sync). 0: intact; 1: a zone changed, msg names the buffer
+ * (via x: pool buffers, slot lists, case buffers) and the offsets; -1: the read-back failed
+ * (ls_last_error). */
+int bench_guard_check(const bench_ctx *x, char *msg, size_t cap);
 
 #endif /* LS_BENCH_H */

@@ -17,6 +17,8 @@
  * Statuses: ok; skipped:oom (pool does not fit: the sweep goes on); skipped:no_graph (graph
  * timing on a runtime without graphs, or an impl that cannot be captured); skipped:unsupported
  * (the impl lacks an op the benchmark calls); fail_numerics (verification over tolerance: not timed);
+ * fail_bounds (a guard zone around a case buffer changed, after verification or timing: not
+ * timed, or its timing discarded; guard.c);
  * error:setup|verify|timing (message on stderr).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -202,7 +204,7 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
     bench_ctx *x = &R->ctx;
     x->c = c;
     x->env = &D->env;
-    x->be = R->be;
+    x->be = bench_guard_runtime(R->be); /* every buffer it allocates has guard zones (guard.c) */
     x->im = c->pt->impl;
     x->tune = &c->pt->tuning;
     x->rng = bench_hash(c->key);
@@ -360,9 +362,24 @@ static void record(bench_runner *R, const bench_case *c, const ls_row *row)
     r->max_rel_err = row->max_rel_err;
     snprintf(r->status, sizeof r->status, "%s", row->status);
     snprintf(r->kernel, sizeof r->kernel, "%s", row->kernel);
-    if (strcmp(r->status, "fail_numerics") == 0 || strncmp(r->status, "error", 5) == 0)
+    if (strncmp(r->status, "fail_", 5) == 0 || strncmp(r->status, "error", 5) == 0)
         res->failures++;
     bench_report_progress(res, r);
+}
+
+/* Guard zones of the set-up case (guard.c), read back outside any timed region: NULL intact, else
+ * the status the row gets (fail_bounds, or `unreadable` when the read-back failed) and a line. */
+static const char *guard_status(bench_runner *R, const char *when, const char *unreadable)
+{
+    char msg[512];
+    int rc = bench_guard_check(&R->ctx, msg, sizeof msg);
+    if (rc == 0)
+        return NULL;
+    if (rc > 0)
+        fprintf(stderr, "linstate-bench: %s: %s: %s\n", R->cur->name, when, msg);
+    else
+        fprintf(stderr, "linstate-bench: %s: guard zones not read back %s: %s\n", R->cur->name, when, ls_last_error());
+    return rc > 0 ? "fail_bounds" : unreadable;
 }
 
 /* One repetition of case c: (setup + verify the first time), time, stats, CSV row. */
@@ -376,8 +393,15 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
     if (fresh)
         measure_case_ceiling(R, D); /* outside the case's NVTX range */
     ls_nvtx_case_push(c->key, ls_mechanism_name(c->model->mechanism), c->batch, c->tokens);
-    if (fresh)
+    if (fresh) {
+        bench_guard_arm(1);
         begin_case(R, c, D);
+        bench_guard_arm(0);
+        const char *g = strcmp(R->cur_status, "ok") == 0 || strcmp(R->cur_status, "fail_numerics") == 0
+                            ? guard_status(R, "after verification", "error:verify") : NULL;
+        if (g)
+            snprintf(R->cur_status, sizeof R->cur_status, "%s", g);
+    }
     if (R->reps[c->index] == 0)
         R->res.started++;
     ls_row_init(row, &D->prov);
@@ -393,6 +417,11 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
         } else if (trc != 0 || n < 1) {
             fprintf(stderr, "linstate-bench: %s: timing failed: %s\n", c->name, ls_last_error());
             snprintf(row->status, sizeof row->status, "error:timing");
+        }
+        const char *g = guard_status(R, "after timing", "error:timing");
+        if (g) { /* the samples are discarded; later repetitions are not timed */
+            snprintf(row->status, sizeof row->status, "%s", g);
+            snprintf(R->cur_status, sizeof R->cur_status, "%s", g);
         }
     }
     fill_row(R, c, row);
