@@ -285,6 +285,7 @@ typedef struct bench_opts {
     bench_fleet_mode fleet_mode; /* --fleet shard|replicate */
     int rank_flag, world_flag;   /* --rank / --world; -1 when not given (they win over the launcher) */
     bench_fleet fleet;       /* resolved by bench_fleet_resolve */
+    int gb_repetitions;      /* --benchmark_repetitions (0: not given; --repetitions wins) */
 } bench_opts;
 
 /* Defaults before parsing (GPU defaults; host defaults are applied by bench_cli_apply_backend). */
@@ -306,6 +307,12 @@ void bench_cli_apply_backend(bench_opts *o, const char *backend_name);
  * Returns 0, or 2 after printing one line naming the bad value.
  */
 int bench_impl_points_resolve(bench_opts *o, const ls_runtime *rt);
+/*
+ * Checks Google Benchmark's flags in argv before GB parses them (gbflags.c): a bad value of a flag
+ * GB knows is one line and 2; --benchmark_min_time is removed from argv once checked (no effect
+ * here), --benchmark_min_warmup_time refused. *repetitions: --benchmark_repetitions (0: not given).
+ */
+int bench_gb_flags_check(int *argc, char **argv, int *repetitions);
 /* Copies the value of --benchmark_filter=... if present (GB consumes it later). */
 const char *bench_cli_peek_filter(int argc, char **argv);
 void bench_cli_usage(FILE *f);

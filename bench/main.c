@@ -239,6 +239,9 @@ int main(int argc, char **argv)
             bench_cli_usage(stdout);
             return 0;
         }
+    int gb_reps = 0, rc;
+    if ((rc = bench_gb_flags_check(&argc, argv, &gb_reps)))
+        return rc;
     const char *peek = bench_cli_peek_filter(argc, argv);
     char *filter = peek ? strdup(peek) : NULL;
     int gb_owns_stdout = has_flag_prefix(argc, argv, "--benchmark_format");
@@ -251,8 +254,8 @@ int main(int argc, char **argv)
     ls_gb_initialize(&argc, argv);
     bench_opts o;
     bench_opts_init(&o);
-    int rc = bench_cli_parse(argc, argv, &o);
-    if (rc)
+    o.gb_repetitions = gb_reps;
+    if ((rc = bench_cli_parse(argc, argv, &o)))
         return rc;
     o.filter = filter;
 
