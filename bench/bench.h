@@ -286,6 +286,7 @@ typedef struct bench_opts {
     int rank_flag, world_flag;   /* --rank / --world; -1 when not given (they win over the launcher) */
     bench_fleet fleet;       /* resolved by bench_fleet_resolve */
     int gb_repetitions;      /* --benchmark_repetitions (0: not given; --repetitions wins) */
+    const char *resume;      /* --resume FILE: keep its rows of this sweep, run the rest (resume.c) */
 } bench_opts;
 
 /* Defaults before parsing (GPU defaults; host defaults are applied by bench_cli_apply_backend). */
@@ -607,6 +608,10 @@ typedef struct bench_runner {
     ls_stop_reason cur_stop; /* why the last measurement stopped */
     ls_csv *samples_csv;     /* --samples-out sidecar, or NULL */
     bench_results res;       /* every row so far, for the report (res.t0: set by the caller) */
+    int *left;               /* --resume: repetitions still to run per plan case (0: none, -1: all,
+                              * registered as usual); NULL without --resume */
+    unsigned char *kept;     /* --resume: bit (case index x kept_reps + repetition) of the kept rows */
+    int kept_reps;
 } bench_runner;
 
 /* Per device: select, bind (unless --no-bind), provenance, copy peak, flush buffer, budget.
@@ -615,6 +620,8 @@ int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be
                       const int *devices, int n_devices);
 /* Registers every plan case with the Google Benchmark shim (GB runs them; rows come from us). */
 void bench_runner_register(bench_runner *R);
+/* Records a row measured earlier (--resume) for the report, without a progress line. */
+void bench_runner_keep_row(bench_runner *R, const bench_case *c, const ls_row *row);
 /* Tears down the last case and frees the runner (not the CSV). */
 void bench_runner_free(bench_runner *R);
 
@@ -648,6 +655,50 @@ void bench_fleet_out_path(const char *dir, const char *host, const char *gpu_uui
                           const bench_fleet *f, char *buf, size_t cap);
 /* Copies rank, world, job_id and node into a device's provenance (nothing when not a fleet). */
 void bench_fleet_provenance(const bench_fleet *f, ls_provenance *p);
+
+/* ------------------------------------------------------------------ resume (resume.c) */
+
+typedef struct bench_resume_row {
+    const char *line;        /* the row as written (in bench_resume.data), without its newline */
+    size_t len;
+    char *buf;               /* its decoded cells */
+    char **f;                /* n_cols pointers into buf */
+} bench_resume_row;
+
+typedef struct bench_resume {
+    const char *path;        /* --resume FILE as given */
+    char *data;              /* the file */
+    bench_resume_row *rows;
+    int n, n_cols;
+    int torn;                /* a last line without its newline was dropped */
+    int col[32];             /* positions of the join columns (resume.c) */
+    int other;               /* rows of no planned case and repetition of this run (not kept) */
+    int total;               /* repetitions per case of this run */
+    int *slot;               /* per row: the plan case it is kept for, -1 other, -2 run again */
+    int *left;               /* per plan case: kept rows, then (apply) repetitions left or -1 */
+    unsigned char *kept;     /* bit (case x total + repetition) of the kept rows */
+} bench_resume;
+
+/* Reads --resume FILE: a result CSV of this build's header, or a killed run's FILE.tmp.XXXXXX
+ * (not one a live run still holds locked); a torn last line is dropped. 0, or 2 after one line
+ * naming the file and the problem (missing, not a linstate CSV, another version's, damaged). */
+int bench_resume_load(bench_resume *r, const char *path);
+/* Before the output is opened: which planned case and repetition each row is (joined on this
+ * run's provenance, ls_provenance_fill per device of be) and which are kept. 0, or 2 after one
+ * line: `out` is the resumed file itself and some of its rows are of another sweep (writing it in
+ * place would lose them). */
+int bench_resume_match(bench_resume *r, const bench_opts *o, const bench_plan *plan, const ls_runtime *be,
+                       const char *out);
+/* After bench_runner_init, with R->csv open: copies the kept rows into the CSV as they are,
+ * records them for the report, hands R->left / R->kept to the runner; one summary line. 0. */
+int bench_resume_apply(bench_resume *r, bench_runner *R);
+/* 1 when repetition rep of plan case case_index was kept from the resumed file. */
+int bench_resume_kept(const bench_runner *R, int case_index, int rep);
+/* The output a resumed run writes without --out: FILE, or FILE for FILE.tmp.XXXXXX. */
+void bench_resume_out_path(const char *path, char *buf, size_t cap);
+/* After the output `out` is in place: removes a resumed temporary whose final name is `out`. */
+void bench_resume_finish(bench_resume *r, const char *out);
+void bench_resume_free(bench_resume *r);
 
 /* ------------------------------------------------------------------ guard zones (guard.c) */
 

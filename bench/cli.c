@@ -177,6 +177,10 @@ void bench_cli_usage(FILE *f)
         "                         half-width / median, CSV noise_pct) is <= PCT (default 0.5;\n"
         "                         0: stop at the minimums); CSV stop_reason says which rule ended\n"
         "  --samples-out FILE.csv also write every raw sample (case key, repetition, index, us)\n"
+        "  --resume FILE.csv      continue a sweep: keep FILE's ok/skipped rows of the planned cases\n"
+        "                         measured by this build (same impl, tuning, device), run the rest;\n"
+        "                         FILE may be the FILE.csv.tmp.XXXXXX of a killed run; output\n"
+        "                         FILE.csv unless --out is given (README \"Resume a sweep\")\n"
         "\n"
         "Host backend: axes not given default to --tp 8 --batch 1,4 --draft 1,4 (a smoke sweep;\n"
         "the host reference is float64 and slow).\n"
@@ -328,7 +332,7 @@ static int takes_value(const char *name)
                                              "impl", "impl-path", "tune", "state-layout", "ceiling", "pool-slots",
                                              "repetitions", "min-samples", "min-time", "max-time",
                                              "max-samples", "noise-target", "samples-out",
-                                             "out-dir", "fleet", "rank", "world"};
+                                             "out-dir", "fleet", "rank", "world", "resume"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(name, with_value[i]) == 0)
             return 1;
@@ -501,6 +505,10 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         if (errno || end == val || *end || !(v >= 0) || v > 100)
             return bad(flag, val, "a percentage from 0 (off) to 100");
         o->noise_target_pct = v;
+    } else if (strcmp(name, "resume") == 0) {
+        if (!*val)
+            return bad(flag, val, "a result CSV of an earlier run, or its .tmp.XXXXXX");
+        o->resume = val;
     } else if (strcmp(name, "samples-out") == 0) {
         if (!*val)
             return bad(flag, val, "a file name");

@@ -303,6 +303,14 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    bench_resume rs;
+    memset(&rs, 0, sizeof rs);
+    if (o.resume && (rc = bench_resume_load(&rs, o.resume))) {
+        bench_resume_free(&rs);
+        bench_plan_free(&plan);
+        free(filter);
+        return rc;
+    }
     char out_buf[4096];
     const char *out = o.out;
     if (!out && (o.out_dir || o.fleet.mode != BENCH_FLEET_NONE)) {
@@ -319,15 +327,25 @@ int main(int argc, char **argv)
             snprintf(dir, sizeof dir, "results/fleet/%s", *o.fleet.job_id ? o.fleet.job_id : "nojob");
         bench_fleet_out_path(dir, host, info.uuid, be->name, &o.fleet, out_buf, sizeof out_buf);
         out = out_buf;
+    } else if (!out && o.resume) {
+        bench_resume_out_path(o.resume, out_buf, sizeof out_buf);
+        out = out_buf;
     } else if (!out) {
         default_out(be, devs[0], out_buf, sizeof out_buf);
         out = out_buf;
+    }
+    if (o.resume && (rc = bench_resume_match(&rs, &o, &plan, be, out))) {
+        bench_resume_free(&rs);
+        bench_plan_free(&plan);
+        free(filter);
+        return rc;
     }
     ls_csv *csv = NULL;
     ls_clear_error();
     if (make_parent_dirs(out) != 0 || !(csv = ls_csv_open(out))) {
         if (!csv && ls_last_error()[0]) /* make_parent_dirs prints its own error */
             fprintf(stderr, "linstate-bench: --out: %s\n", ls_last_error());
+        bench_resume_free(&rs);
         bench_plan_free(&plan);
         free(filter);
         return 2;
@@ -338,6 +356,7 @@ int main(int argc, char **argv)
     if (bench_runner_init(&R, &o, be, &plan, devs, n_devs) != 0) {
         bench_runner_free(&R);
         ls_csv_discard(csv); /* nothing was measured */
+        bench_resume_free(&rs);
         bench_plan_free(&plan);
         free(filter);
         return 1;
@@ -350,10 +369,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
         ls_csv_discard(csv);
         bench_runner_free(&R);
+        bench_resume_free(&rs);
         bench_plan_free(&plan);
         free(filter);
         return 1;
     }
+
+    if (o.resume)
+        bench_resume_apply(&rs, &R);
 
     const ls_provenance *p0 = &R.devs[0].prov;
     ls_gb_add_context("linstate_backend", be->name);
@@ -374,6 +397,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
     else
         fprintf(stderr, "linstate-bench: wrote %s\n", out);
+    if (o.resume && !close_rc)
+        bench_resume_finish(&rs, out);
+    bench_resume_free(&rs);
     if (R.samples_csv) {
         int src = ls_csv_close(R.samples_csv);
         R.samples_csv = NULL;

@@ -340,15 +340,15 @@ static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
     snprintf(row->kernel, sizeof row->kernel, "%s", R->cur == c ? R->cur_kernel : "");
 }
 
-/* Records the row for the report, counts failures, prints progress. */
-static void record(bench_runner *R, const bench_case *c, const ls_row *row)
+/* Records the row for the report and counts failures; NULL when out of memory. */
+static bench_result *push_result(bench_runner *R, const bench_case *c, const ls_row *row)
 {
     bench_results *res = &R->res;
     if (res->n == res->cap) {
         int ncap = res->cap ? 2 * res->cap : 256;
         bench_result *nr = realloc(res->rows, sizeof *nr * (size_t)ncap);
         if (!nr)
-            return;
+            return NULL;
         res->rows = nr;
         res->cap = ncap;
     }
@@ -364,7 +364,20 @@ static void record(bench_runner *R, const bench_case *c, const ls_row *row)
     snprintf(r->kernel, sizeof r->kernel, "%s", row->kernel);
     if (strncmp(r->status, "fail_", 5) == 0 || strncmp(r->status, "error", 5) == 0)
         res->failures++;
-    bench_report_progress(res, r);
+    return r;
+}
+
+void bench_runner_keep_row(bench_runner *R, const bench_case *c, const ls_row *row)
+{
+    push_result(R, c, row);
+}
+
+/* Records the row for the report, counts failures, prints progress. */
+static void record(bench_runner *R, const bench_case *c, const ls_row *row)
+{
+    bench_result *r = push_result(R, c, row);
+    if (r)
+        bench_report_progress(&R->res, r);
 }
 
 /* Guard zones of the set-up case (guard.c), read back outside any timed region: NULL intact, else
@@ -406,6 +419,8 @@ static void measure(bench_runner *R, const bench_case *c, ls_row *row)
         R->res.started++;
     ls_row_init(row, &D->prov);
     row->repetition = R->reps[c->index]++;
+    while (bench_resume_kept(R, c->index, row->repetition)) /* --resume: the indices not kept */
+        row->repetition = R->reps[c->index]++;
     snprintf(row->status, sizeof row->status, "%s", R->cur_status);
     int n = 0;
     if (strcmp(R->cur_status, "ok") == 0) {
@@ -472,8 +487,12 @@ static void gb_case(ls_gb_state *st, void *vc)
 void bench_runner_register(bench_runner *R)
 {
     ls_gb_options opt = {.repetitions = R->o->repetitions, .iterations = 1, .min_time_s = 0};
-    for (int i = 0; i < R->plan->n; i++)
-        ls_gb_register_opts(R->plan->cases[i].name, gb_case, &R->plan->cases[i], &opt);
+    for (int i = 0; i < R->plan->n; i++) {
+        int left = R->left ? R->left[i] : -1; /* --resume: the repetitions not kept */
+        opt.repetitions = left < 0 ? R->o->repetitions : left;
+        if (left != 0)
+            ls_gb_register_opts(R->plan->cases[i].name, gb_case, &R->plan->cases[i], &opt);
+    }
 }
 
 void bench_runner_free(bench_runner *R)
@@ -488,10 +507,14 @@ void bench_runner_free(bench_runner *R)
         }
     free(R->devs);
     free(R->reps);
+    free(R->left);
+    free(R->kept);
     free(R->samples);
     free(R->res.rows);
     R->devs = NULL;
     R->reps = NULL;
+    R->left = NULL;
+    R->kept = NULL;
     R->samples = NULL;
     R->res.rows = NULL;
     R->res.n = R->res.cap = 0;

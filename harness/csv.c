@@ -107,7 +107,8 @@ struct ls_csv {
     X(rank, OPT, p->rank)                                 \
     X(world_size, OPT, p->world_size)                     \
     X(job_id, STR, p->job_id)                             \
-    X(node, STR, p->node)
+    X(node, STR, p->node)                                 \
+    X(resumed_from, STR, p->resumed_from)
 
 #define HEADER_NAME(name, kind, expr) "," #name
 static const char header_with_lead_comma[] = LS_CSV_COLUMNS(HEADER_NAME);
@@ -325,6 +326,17 @@ int ls_csv_write(ls_csv *c, const ls_row *r)
     LS_CSV_COLUMNS(ROW_CELL)
     fputc('\n', f);
     if (fflush(f) != 0 || ferror(f))
+        return write_failed(c, errno);
+    return 0;
+}
+
+int ls_csv_write_raw(ls_csv *c, const char *line, size_t len)
+{
+    if (!c || !line)
+        return ls_fail("ls_csv_write_raw: NULL %s", !c ? "file" : "line");
+    if (c->failed)
+        return ls_fail("CSV: not written after an earlier write failure (rows kept in '%s')", c->out.tmp);
+    if (fwrite(line, 1, len, c->f) != len || fputc('\n', c->f) == EOF || fflush(c->f) != 0 || ferror(c->f))
         return write_failed(c, errno);
     return 0;
 }

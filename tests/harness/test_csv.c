@@ -26,7 +26,7 @@ static const char *expected_header =
     "time_us_stddev,bytes,gbps,copy_peak_gbps,pct_of_copy_peak,max_rel_err,status,"
     "repetition,rotated,time_us_min,time_us_max,held,impl,impl_version,tuning,kernel,state_layout,"
     "noise_pct,stop_reason,sm_clock_min_mhz,sm_clock_median_mhz,samples_discarded,"
-    "copy_peak_drift_pct,gpu_uuid,pci_bus_id,rank,world_size,job_id,node";
+    "copy_peak_drift_pct,gpu_uuid,pci_bus_id,rank,world_size,job_id,node,resumed_from";
 
 static char dir[64];
 
