@@ -314,6 +314,9 @@ int bench_impl_points_resolve(bench_opts *o, const ls_runtime *rt);
  * here), --benchmark_min_warmup_time refused. *repetitions: --benchmark_repetitions (0: not given).
  */
 int bench_gb_flags_check(int *argc, char **argv, int *repetitions);
+/* Before anything reads argv: an argument with an ASCII control character (newline, tab, ...)
+ * is one line naming its position and 2 (messages echo values; no flag takes one). */
+int bench_cli_check_argv(int argc, char **argv);
 /* Copies the value of --benchmark_filter=... if present (GB consumes it later). */
 const char *bench_cli_peek_filter(int argc, char **argv);
 void bench_cli_usage(FILE *f);

@@ -594,3 +594,15 @@ const char *bench_cli_peek_filter(int argc, char **argv)
             f = argv[i] + 19;
     return f;
 }
+
+int bench_cli_check_argv(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        for (const unsigned char *p = (const unsigned char *)argv[i]; *p; p++)
+            if (*p < 0x20 || *p == 0x7f) { /* echoed in a message, it would break the one line */
+                fprintf(stderr, "linstate-bench: argument %d contains a control character (0x%02x); no flag or value "
+                                "takes one\n", i, *p);
+                return 2;
+            }
+    return 0;
+}

@@ -171,6 +171,10 @@ int bench_gb_flags_check(int *argc, char **argv, int *repetitions)
     for (int i = 1; i < *argc; i++) {
         const char *arg = argv[i];
         int drop = 0;
+        if (strncmp(arg, "--help=", 7) == 0) { /* GB would print its usage and exit 0 */
+            fprintf(stderr, "linstate-bench: --help takes no value: '%s'\n", arg);
+            return 2;
+        }
         if (strncmp(arg, "--", 2) == 0) {
             const char *body = arg + 2, *eq = strchr(body, '=');
             size_t len = eq ? (size_t)(eq - body) : strlen(body);

@@ -234,6 +234,8 @@ static int gb_out_finish(void)
 
 int main(int argc, char **argv)
 {
+    if (bench_cli_check_argv(argc, argv))
+        return 2;
     for (int i = 1; i < argc; i++) /* before GB sees argv: GB's Initialize handles --help itself */
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             bench_cli_usage(stdout);
@@ -288,7 +290,22 @@ int main(int argc, char **argv)
                 o.fleet.source, *o.fleet.job_id ? ", job " : "", o.fleet.job_id, *o.fleet.node ? ", node " : "",
                 o.fleet.node, plan.n, planned);
     }
+    if (plan.n == 0 && !(o.list && o.fleet.mode != BENCH_FLEET_NONE)) { /* --list too: a typo */
+        fprintf(stderr, "linstate-bench: no case matches the selection (--family/--model/--draft/--variant/filter)\n");
+        bench_plan_free(&plan);
+        free(filter);
+        return 2;
+    }
+    bench_resume rs;
+    memset(&rs, 0, sizeof rs);
+    if (o.resume && (rc = bench_resume_load(&rs, o.resume))) { /* checked under --list too */
+        bench_resume_free(&rs);
+        bench_plan_free(&plan);
+        free(filter);
+        return rc;
+    }
     if (o.list) {
+        bench_resume_free(&rs);
         if (o.explain)
             bench_report_impls(&o, stdout);
         bench_report_list(&plan, stdout);
@@ -297,20 +314,7 @@ int main(int argc, char **argv)
         free(filter);
         return 0;
     }
-    if (plan.n == 0) {
-        fprintf(stderr, "linstate-bench: no case matches the selection (--family/--model/--draft/--variant/filter)\n");
-        free(filter);
-        return 2;
-    }
 
-    bench_resume rs;
-    memset(&rs, 0, sizeof rs);
-    if (o.resume && (rc = bench_resume_load(&rs, o.resume))) {
-        bench_resume_free(&rs);
-        bench_plan_free(&plan);
-        free(filter);
-        return rc;
-    }
     char out_buf[4096];
     const char *out = o.out;
     if (!out && (o.out_dir || o.fleet.mode != BENCH_FLEET_NONE)) {
