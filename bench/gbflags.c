@@ -27,6 +27,7 @@ typedef enum gb_kind {
     GB_REPS,      /* 1..100000, as --repetitions */
     GB_VERBOSITY, /* 0..1000 */
     GB_CONTEXT,   /* key=value[,key=value] */
+    GB_COUNTERS,  /* 1..GB_MAX_COUNTERS names, comma-separated (GB 1.7 aborts on more) */
     GB_MIN_TIME,  /* N, Ns (N >= 0) or Nx (N >= 1): checked, then dropped */
     GB_REFUSED    /* breaks the one-row-per-repetition rule */
 } gb_kind;
@@ -48,7 +49,7 @@ static const struct {
     {"benchmark_out", GB_STRING},
     {"benchmark_color", GB_COLOR},
     {"benchmark_counters_tabular", GB_BOOL},
-    {"benchmark_perf_counters", GB_STRING},
+    {"benchmark_perf_counters", GB_COUNTERS},
     {"benchmark_context", GB_CONTEXT},
     {"benchmark_time_unit", GB_TIME_UNIT},
     {"v", GB_VERBOSITY},
@@ -100,6 +101,19 @@ static int min_time_ok(const char *v)
     return *end == '\0' || (end[0] == 's' && end[1] == '\0');
 }
 
+#define GB_MAX_COUNTERS 3 /* GB 1.7's PerfCounterValues::kMaxCounters */
+
+static int counters_ok(const char *v)
+{
+    int n = 1;
+    for (const char *p = v; *p; p++) {
+        if (*p == ',' && (p == v || p[1] == ',' || p[1] == '\0'))
+            return 0;
+        n += *p == ',';
+    }
+    return *v && n <= GB_MAX_COUNTERS;
+}
+
 static int context_ok(const char *v)
 {
     if (!*v)
@@ -148,6 +162,9 @@ static int check_value(const char *name, gb_kind k, const char *v, int *reps)
         break;
     case GB_CONTEXT:
         want = !context_ok(v) ? "key=value[,key=value...]" : NULL;
+        break;
+    case GB_COUNTERS:
+        want = !counters_ok(v) ? "1 to 3 counter names, comma-separated" : NULL;
         break;
     case GB_MIN_TIME:
         want = !min_time_ok(v) ? "seconds >= 0 (N or Ns) or an iteration count (Nx); it has no effect here" : NULL;

@@ -55,6 +55,8 @@ def check_gbflags(bench, tmp):
         ("--benchmark_format", "--benchmark_format"), ("--benchmark_repetitions", "--benchmark_repetitions"),
         ("--benchmark_min_warmup_time=0.1", "--benchmark_min_warmup_time"),
         ("--benchmark_nosuch=1", "--benchmark_nosuch"),
+        ("--benchmark_perf_counters=a,b,c,d", "a,b,c,d"),  # GB 1.7 aborts on a 4th counter
+        ("--benchmark_perf_counters=a,,b", "a,,b"), ("--help=1", "--help=1"),
     ]
     for flag, value in bad:
         one_line_exit_2(bench, [flag], value, tmp)
