@@ -186,9 +186,11 @@ void bench_cli_usage(FILE *f)
         "the host reference is float64 and slow).\n"
         "Google Benchmark flags pass through, e.g. --benchmark_filter=<regex on case key>,\n"
         "--benchmark_repetitions=N, --benchmark_out=run.json --benchmark_out_format=json.\n"
-        "Each GB iteration is one full measurement (GB's --benchmark_min_time has no effect; use\n"
-        "--min-time). GB's console report goes to stderr unless --benchmark_format is given.\n"
-        "Exit status: 0 all rows ok or skipped, 1 a case failed, 2 bad command line.\n",
+        "Each GB iteration is one full measurement (GB's --benchmark_min_time is checked and has no\n"
+        "effect, use --min-time; --benchmark_min_warmup_time is refused). GB's flags are checked\n"
+        "like ours. GB's console report goes to stderr unless --benchmark_format is given.\n"
+        "Exit status: 0 all rows ok or skipped, 1 a case failed (fail_numerics, fail_bounds,\n"
+        "error:*), 2 bad command line.\n",
         f);
 }
 
