@@ -547,7 +547,12 @@ int bench_cli_parse(int argc, char **argv, bench_opts *o)
         if (takes_value(name)) {
             if (eq)
                 val = eq + 1;
-            else if (i + 1 < argc)
+            else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) == 0 && argv[i + 1][2]) {
+                /* "--out-dir --list": a forgotten value, not a folder named --list */
+                fprintf(stderr, "linstate-bench: --%s needs a value, got the flag '%s' (give a value starting "
+                                "with -- as --%s=VALUE)\n", name, argv[i + 1], name);
+                return 2;
+            } else if (i + 1 < argc)
                 val = argv[++i];
             else {
                 fprintf(stderr, "linstate-bench: --%s needs a value (see --help)\n", name);

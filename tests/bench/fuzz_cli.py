@@ -32,8 +32,9 @@ GB_FLAGS = ["--benchmark_list_tests", "--benchmark_filter", "--benchmark_min_tim
             "--benchmark_color", "--benchmark_counters_tabular", "--benchmark_perf_counters", "--benchmark_context",
             "--benchmark_time_unit", "--v"]
 # A sweep small enough to run in about a second on the host backend.
+# Its flags come after the fuzzed ones, so they win (--repetitions 1: a fuzzed 65536 is not a hang).
 TINY = ["--backend", "host", "--family", "pool/alloc", "--model", "qwen3-next-80b-a3b", "--tp", "8", "--batch", "1",
-        "--min-samples", "1", "--min-time", "0.001", "--max-time", "0.002"]
+        "--min-samples", "1", "--min-time", "0.001", "--max-time", "0.002", "--repetitions", "1"]
 SANITIZER = re.compile(r"AddressSanitizer|UndefinedBehaviorSanitizer|runtime error:|LeakSanitizer|Traceback")
 
 

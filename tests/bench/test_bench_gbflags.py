@@ -9,6 +9,9 @@ usage: test_bench_gbflags.py CHECK BENCH_BINARY
               --benchmark_repetitions=2 gives two rows per case
   tune        a knob given twice in one --tune point is an error naming it
   pool_slots  cases dropped because B exceeds --pool-slots are said in one line for the run
+  parser      what the CLI fuzz test (fuzz_cli.py) found: a flag taken as the value of the one
+              before it, control characters in an argument, --help=VALUE (GB's usage, exit 0),
+              --list with no matching case (exit 0): each one line and exit 2
 """
 import csv
 import glob
@@ -98,10 +101,22 @@ def check_pool_slots(bench, tmp):
             fail("%s: want rc 0 and one --pool-slots line for the 2 dropped cases; rc %d, %r" % (extra, rc, said))
 
 
+def check_parser(bench, tmp):
+    for args, value in ((["--out-dir", "--list"], "--list"), (["--out", "--quick"], "--quick"),
+                        (["--model", "--batch", "1"], "--batch"), (["--model", "qwen3\n-80b"], "control character"),
+                        (["--tune", "a=1\tb"], "control character"), (["--help=1"], "--help=1"),
+                        (["--list", "--benchmark_filter=nothing-matches"], "no case matches")):
+        one_line_exit_2(bench, args, value, tmp)
+    rc, out, err = run(bench, ["--backend", "host", "--out=--odd-name.csv", "--list", "--family", "pool/alloc"], tmp)
+    if rc != 0:
+        fail("--out=--odd-name.csv (a value given with =): rc %d %s" % (rc, err))
+
+
 def main():
     check, bench = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
-        {"gbflags": check_gbflags, "tune": check_tune, "pool_slots": check_pool_slots}[check](bench, tmp)
+        {"gbflags": check_gbflags, "tune": check_tune, "pool_slots": check_pool_slots,
+         "parser": check_parser}[check](bench, tmp)
     print("ok")
 
 
