@@ -131,6 +131,9 @@ int bench_resume_load(bench_resume *r, const char *path)
     if (strncmp(r->data, header, hlen) != 0 || (r->data[hlen] != '\n' && r->data[hlen] != '\0')) {
         char first[48];
         snprintf(first, sizeof first, "%.*s", (int)strcspn(r->data, "\n"), r->data);
+        for (char *q = first; *q; q++) /* the message stays one line */
+            if ((unsigned char)*q < 0x20 || *q == 0x7f)
+                *q = '?';
         char msg[160];
         snprintf(msg, sizeof msg, "%s (header '%s%s'): resume takes a result CSV of this build's columns",
                  strncmp(first, "schema_version,", 15) == 0 ? "another linstate version's CSV"

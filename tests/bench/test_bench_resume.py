@@ -186,6 +186,7 @@ def check_errors(bench, tmp):
     one_line(bench, ["--resume", write("empty.csv", "")], "empty", tmp)
     one_line(bench, ["--resume", write("notes.txt", "hello,world\n1,2\n")], "not a linstate CSV", tmp)
     one_line(bench, ["--resume", write("bin.csv", b"\x00\x01\xff\xfe", "wb")], "not a linstate CSV", tmp)
+    one_line(bench, ["--resume", write("cr.csv", "a\rb\x1b[2J,c\n1,2\n")], "header 'a?b?[2J,c'", tmp)
     old_header = text[0].rsplit(",", 1)[0]  # a version without the last column
     one_line(bench, ["--resume", write("old.csv", "\n".join([old_header] + text[1:]))], "another linstate version", tmp)
     damaged = [text[0], text[1][:40], text[2]] + text[3:]
