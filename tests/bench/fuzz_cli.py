@@ -9,7 +9,8 @@ Benchmark's; values come from a pool of edge cases (empty, huge, negative, NaN, 
 duplicates or empty items, long or non-ASCII text, the help text's own words) and mutations of
 the argv (split or joined values, truncated or mangled flag names, stray words). Most argvs end in
 --list (the parser and the plan, nothing measured); about one in eight runs a tiny host sweep
-with its outputs in a private folder.
+with its outputs in a private folder, half of those with --resume of a damaged copy of an
+earlier sweep's CSV (cut, bytes flipped, quotes or newlines inserted, rows doubled).
 
 The property, for every argv: the process ends by itself (no signal, no hang), prints no
 sanitizer report, and either exits 2 with exactly ONE stderr line "linstate-bench: ..." and
@@ -99,6 +100,28 @@ def argv(rng, flags, words, tmp):
     return out
 
 
+def mutated_resume(rng, base, tmp):
+    """A --resume file: the base CSV (one earlier tiny sweep) cut, flipped, re-quoted or doubled."""
+    data = bytearray(base)
+    for _ in range(rng.randint(1, 3)):
+        k, at = rng.random(), rng.randrange(len(data) + 1)
+        if k < 0.25:
+            data = data[:at]  # killed mid-row or mid-header
+        elif k < 0.5 and data:
+            data[min(at, len(data) - 1)] = rng.randrange(256)
+        elif k < 0.7:
+            data[at:at] = rng.choice([b'"', b",", b"\n", b'""', b"\r\n", b"\x00"])
+        elif k < 0.85:
+            lines = bytes(data).split(b"\n")
+            data = bytearray(b"\n".join(lines + lines[1:]))  # every row twice
+        else:
+            data += data[data.find(b"\n") + 1:][: rng.randrange(200)]  # a torn extra row
+    path = os.path.join(tmp, "resume.csv")
+    with open(path, "wb") as f:
+        f.write(bytes(data))
+    return ["--resume", path]
+
+
 def check(bench, args, tmp, sweep):
     full = args + (TINY + ["--out", os.path.join(tmp, "sweep.csv")] if sweep else ["--list"])
     if sweep:
@@ -149,18 +172,31 @@ def main():
         print("FAIL: only %d flags found in --help" % len(flags), file=sys.stderr)
         return 1
     rng = random.Random(a.seed)
-    failures, runs, t0 = [], 0, time.time()
+    failures, runs, t0, stats = [], 0, time.time(), {}
     with tempfile.TemporaryDirectory() as tmp:
+        base = os.path.join(tmp, "base.csv")  # the seed of the --resume files
+        p = subprocess.run([a.bench] + TINY + ["--family", "pool/alloc,pool/free", "--batch", "1,2", "--out", base],
+                           cwd=tmp, capture_output=True, timeout=120)
+        if p.returncode != 0:
+            print("FAIL: the base sweep: rc %d %s" % (p.returncode, p.stderr[-500:]), file=sys.stderr)
+            return 1
+        with open(base, "rb") as f:
+            base_csv = f.read()
         while runs < a.max_runs and time.time() - t0 < a.budget:
             args = argv(rng, flags, words, tmp)
-            res = check(a.bench, args, tmp, sweep=rng.random() < 0.125)
+            sweep = rng.random() < 0.125
+            if sweep and rng.random() < 0.5:  # the resume reader, with valid flags
+                args = mutated_resume(rng, base_csv, tmp)
+            res = check(a.bench, args, tmp, sweep)
+            stats[sweep] = stats.get(sweep, 0) + 1
             runs += 1
             if res:
                 failures.append(res)
                 print("FAIL: %s\n  replay: %s %s" % (res[1], a.bench, shlex.join(res[0])), file=sys.stderr)
                 if len(failures) >= 20:
                     break
-    print("%d argvs in %.1f s (seed %d), %d failure(s)" % (runs, time.time() - t0, a.seed, len(failures)))
+    print("%d argvs (%d sweeps) in %.1f s (seed %d), %d failure(s)" % (runs, stats.get(True, 0), time.time() - t0,
+                                                                     a.seed, len(failures)))
     return 1 if failures else 0
 
 
