@@ -2,11 +2,14 @@
 """Guard zones (docs/timing.md "Guard zones") end to end on the host runtime (CTest plugin_guard).
 
   test_plugin_guard.py BENCH OOB_PLUGIN EXAMPLE_PLUGIN
+  test_plugin_guard.py BENCH --cuda OOB_CUDA_PLUGIN     (label gpu; exit 77 without a GPU)
 
 The "oob" plugin's conv_update is correct but writes 256 state elements outside the state view it
 is given. Its rows must be fail_bounds (never ok), with empty timing cells, one stderr line naming
 the pool buffer and the offsets, and exit 1; the write before the view is seen right after
 verification, and after timing under --no-verify. The example plugin (no stray write) stays ok.
+With --cuda, "oob_cuda" writes the 512 bytes before its state in device memory: fail_bounds,
+seen after verification, offsets -512..-1.
 """
 import csv
 import os
@@ -31,7 +34,30 @@ def sweep(bench, out, *extra):
     return p, rows
 
 
+def main_cuda(bench, plugin):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cuda.csv")
+        p = subprocess.run([bench, "--backend", "cuda", "--list"], capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            print("SKIPPED: no CUDA device (%s)" % p.stderr.strip()[-200:])
+            return 77
+        args = list(ARGS)
+        args[args.index("--backend") + 1] = "cuda"
+        p = subprocess.run([bench] + args + ["--out", out, "--impl-path", plugin, "--impl", "oob_cuda"],
+                           capture_output=True, text=True, timeout=240)
+        rows = list(csv.DictReader(open(out))) if os.path.exists(out) else []
+        check(p.returncode == 1, "cuda: rc %d, want 1\n%s" % (p.returncode, p.stderr[-2000:]))
+        check(len(rows) == 2 and all(r["status"] == "fail_bounds" for r in rows),
+              "cuda: statuses %s, want fail_bounds" % [r["status"] for r in rows])
+        lines = [l for l in p.stderr.splitlines() if "write outside" in l]
+        check(len(lines) == 2 and all("after verification" in l and "offsets -512..-1 " in l for l in lines),
+              "cuda: guard lines %s" % lines)
+    return 1 if FAILURES else 0
+
+
 def main():
+    if sys.argv[2] == "--cuda":
+        return main_cuda(sys.argv[1], sys.argv[3])
     bench, oob, example = sys.argv[1:4]
     with tempfile.TemporaryDirectory() as tmp:
         for where, extra, phase in (("after", [], None), ("before", [], "after verification"),
