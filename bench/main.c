@@ -244,14 +244,12 @@ int main(int argc, char **argv)
     int gb_reps = 0, rc;
     if ((rc = bench_gb_flags_check(&argc, argv, &gb_reps)))
         return rc;
-    const char *peek = bench_cli_peek_filter(argc, argv);
-    char *filter = peek ? strdup(peek) : NULL;
+    /* a pointer into argv's strings: GB takes the flag out of argv but leaves its text in place */
+    const char *filter = bench_cli_peek_filter(argc, argv);
     int gb_owns_stdout = has_flag_prefix(argc, argv, "--benchmark_format");
     FILE *table = gb_owns_stdout ? stderr : stdout; /* our final table */
-    if (gb_out_redirect(argc, argv) != 0) {
-        free(filter);
+    if (gb_out_redirect(argc, argv) != 0)
         return 2;
-    }
 
     ls_gb_initialize(&argc, argv);
     bench_opts o;
@@ -293,7 +291,6 @@ int main(int argc, char **argv)
     if (plan.n == 0 && !(o.list && o.fleet.mode != BENCH_FLEET_NONE)) { /* --list too: a typo */
         fprintf(stderr, "linstate-bench: no case matches the selection (--family/--model/--draft/--variant/filter)\n");
         bench_plan_free(&plan);
-        free(filter);
         return 2;
     }
     bench_resume rs;
@@ -301,7 +298,6 @@ int main(int argc, char **argv)
     if (o.resume && (rc = bench_resume_load(&rs, o.resume))) { /* checked under --list too */
         bench_resume_free(&rs);
         bench_plan_free(&plan);
-        free(filter);
         return rc;
     }
     if (o.list) {
@@ -311,7 +307,6 @@ int main(int argc, char **argv)
         bench_report_list(&plan, stdout);
         fprintf(stderr, "linstate-bench: %d cases on backend %s (nothing run)\n", plan.n, be->name);
         bench_plan_free(&plan);
-        free(filter);
         return 0;
     }
 
@@ -341,7 +336,6 @@ int main(int argc, char **argv)
     if (o.resume && (rc = bench_resume_match(&rs, &o, &plan, be, out))) {
         bench_resume_free(&rs);
         bench_plan_free(&plan);
-        free(filter);
         return rc;
     }
     ls_csv *csv = NULL;
@@ -351,7 +345,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "linstate-bench: --out: %s\n", ls_last_error());
         bench_resume_free(&rs);
         bench_plan_free(&plan);
-        free(filter);
         return 2;
     }
     fprintf(stderr, "linstate-bench: %d cases on backend %s, %d device(s); CSV %s\n", plan.n, be->name, n_devs, out);
@@ -362,7 +355,6 @@ int main(int argc, char **argv)
         ls_csv_discard(csv); /* nothing was measured */
         bench_resume_free(&rs);
         bench_plan_free(&plan);
-        free(filter);
         return 1;
     }
     ls_csv_install_signal_handlers(csv);
@@ -375,7 +367,6 @@ int main(int argc, char **argv)
         bench_runner_free(&R);
         bench_resume_free(&rs);
         bench_plan_free(&plan);
-        free(filter);
         return 1;
     }
 
@@ -417,6 +408,5 @@ int main(int argc, char **argv)
     int status = R.res.failures || close_rc || json_rc ? 1 : 0;
     bench_runner_free(&R);
     bench_plan_free(&plan);
-    free(filter);
     return status;
 }
