@@ -42,7 +42,8 @@ SANITIZER = re.compile(r"AddressSanitizer|UndefinedBehaviorSanitizer|runtime err
 def help_vocabulary(bench):
     text = subprocess.run([bench, "--help"], capture_output=True, text=True, timeout=30).stdout
     flags = sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*[a-z0-9])", text)) - {"--benchmark"})
-    words = sorted(set(re.findall(r"[A-Za-z0-9_.:/+-]{1,40}", text)))
+    # relative words only: an output named by a fuzzed value lands in the private folder
+    words = sorted(set(w.lstrip("/") or "x" for w in re.findall(r"[A-Za-z0-9_.:/+-]{1,40}", text)))
     return flags, words
 
 
@@ -54,7 +55,7 @@ def values(rng, words, tmp):
             "fp32", "bf16", "fp64", "kv", "vk", "kv,vk,kv", "gdn", "pool/alloc", "pool/nope", "gdn/decode",
             "qwen3-next-80b-a3b", "nemotron-h-8b,nemotron-h-8b", "shard", "replicate", "rotate", "flush", "hot",
             "case", "start", "-", "--", "--list", "\u00e9\u00e8", "\x7f", "a\tb", "x" * 5000, ",".join(["1"] * 40),
-            ",".join(str(i) for i in range(1, 40)), "/", "/nonexistent/dir/x.csv", "/dev/null", "/proc/self/status",
+            ",".join(str(i) for i in range(1, 40)), "/", "/proc/linstate-fuzz/x.csv", "/dev/null", "/proc/self/status",
             os.path.join(tmp, "out.csv"), os.path.join(tmp, "sub", "dir", "o.csv"), tmp, "results", "*.csv", "[",
             "(", "a{1000000}", ".*", "-gdn", "pdl=on", "pdl=on,pdl=off"]
     pick = rng.random()
