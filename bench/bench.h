@@ -260,6 +260,7 @@ typedef struct bench_opts {
     int repetitions;         /* 0 = Google Benchmark's default / --benchmark_repetitions */
     double min_time_s, max_time_s;
     double case_timeout_s;   /* --case-timeout: wall-clock limit of one measurement in the worker; 0: none */
+    int worker;              /* this process is the worker (supervise.c): the parent says the plan's notes */
     int min_samples, max_samples;
     double noise_target_pct; /* --noise-target: stop once the median's noise is this small (0: off) */
     const char *samples_out; /* --samples-out FILE: raw samples sidecar (NULL: none) */

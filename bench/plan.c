@@ -337,7 +337,7 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
                                     }
                 }
         }
-    if (too_small) /* said once for the run, not per case */
+    if (too_small && !o->worker) /* said once for the run (by the parent), not per case */
         fprintf(stderr, "linstate-bench: --pool-slots: %d case(s) not planned, their batch over the pool's slots "
                         "(a batch takes B distinct slots; e.g. B:%d with S:%d)\n", too_small, first_b, first_s);
     return 0;
