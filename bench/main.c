@@ -206,7 +206,8 @@ static int gb_out_redirect(int argc, char **argv)
 }
 
 /* After the run: GB reports no write error, so a complete file is checked for (not empty; JSON
- * ends with '}'), then moved into place. 0, or 1 after the error line (the temporary is kept). */
+ * ends as GB closes it, "]" then "}" on a line of its own: a file cut just after an inner "}"
+ * must not pass), then moved into place. 0, or 1 after the error line (the temporary is kept). */
 static int gb_out_finish(void)
 {
     if (gb_out.done)
@@ -222,7 +223,12 @@ static int gb_out_finish(void)
     tail[k] = '\0';
     while (k > 0 && isspace((unsigned char)tail[k - 1]))
         k--;
-    if (end <= 0 || got <= 0 || (gb_out_json && (k == 0 || tail[k - 1] != '}'))) {
+    int closed = k >= 2 && tail[k - 1] == '}' && tail[k - 2] == '\n'; /* the top level's "}" */
+    int j = k - 2;
+    while (closed && j > 0 && isspace((unsigned char)tail[j - 1]))
+        j--;
+    closed = closed && j > 0 && tail[j - 1] == ']'; /* after the "benchmarks" array */
+    if (end <= 0 || got <= 0 || (gb_out_json && !closed)) {
         fprintf(stderr, "linstate-bench: --benchmark_out: '%s' is incomplete (disk full?); kept as '%s', not "
                         "moved to '%s'\n", gb_out.tmp, gb_out.tmp, gb_out.path);
         ls_outfile_keep(&gb_out);
@@ -275,6 +281,7 @@ int main(int argc, char **argv)
     if ((rc = bench_cli_parse(argc, argv, &o)))
         return rc;
     o.filter = filter;
+    o.worker = worker_fd >= 0;
 
     if ((rc = bench_fleet_resolve(&o, process_env)))
         return rc;
