@@ -4,7 +4,8 @@
 usage: test_bench_resume.py CHECK BENCH_BINARY
   kill     a sweep SIGKILLed mid-way, resumed from its temporary (with a torn row appended): the
            final CSV has every planned case exactly once, the rows of the killed run byte for byte,
-           the new rows marked resumed_from, and the temporary is gone
+           the new rows marked resumed_from, and the temporary is gone; the worker process never
+           held the temporary (a descriptor inherited across exec kept its lock past the kill)
   rerun    rows with an error status, of another build or missing repetitions run again; the rest
            are kept as they were; a resume in place is refused when it would drop rows of another
            sweep
@@ -62,6 +63,30 @@ def ident(r):
     return (r["case"], r["variant"], r["repetition"])
 
 
+def fds_on(pid, path):
+    """Descriptors of process pid open on path (Linux /proc; none when the process is gone)."""
+    try:
+        names = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return []
+    found = []
+    for n in names:
+        try:
+            if os.path.realpath(os.readlink("/proc/%d/fd/%s" % (pid, n))) == os.path.realpath(path):
+                found.append(n)
+        except OSError:
+            pass
+    return found
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
 def check_kill(bench, tmp):
     keys = planned(bench, SWEEP, tmp)
     out = os.path.join(tmp, "run.csv")
@@ -74,8 +99,15 @@ def check_kill(bench, tmp):
             temp = found[0]
             break
         time.sleep(0.05)
+    # the worker process must not inherit the temporary (nor its lock: a SIGKILLed parent's worker
+    # dies a moment later, and a resume started in that moment would take it for a live run's)
+    held = {c: fds_on(c, temp) for c in children(p.pid)} if temp else {}
     p.send_signal(signal.SIGKILL)
     p.wait()
+    if temp and not held:
+        fail("no worker process under the running sweep")
+    if any(held.values()):
+        fail("the worker process holds the output temporary open: %s" % held)
     if not temp or os.path.exists(out):
         fail("the sweep was not killed mid-way (temp %s, final exists %s)" % (temp, os.path.exists(out)))
     old = lines(temp)[1:-1]  # complete rows (the kill may have torn the last one)
