@@ -11,7 +11,9 @@
  *
  * The cases are measured in a worker process (supervise.c): this same program started again with
  * a worker flag, which builds the same plan and then only measures; this process (the parent)
- * writes the rows, so a crash or hang in an impl costs only its case.
+ * writes the rows, so a crash or hang in an impl costs only its case. --resume (resume.c) is the
+ * parent's too: its kept rows go into the CSV before the first case, and the parent asks the
+ * worker only for the repetitions not kept (runner.c measure).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
