@@ -260,6 +260,7 @@ typedef struct bench_opts {
     int repetitions;         /* 0 = Google Benchmark's default / --benchmark_repetitions */
     double min_time_s, max_time_s;
     double case_timeout_s;   /* --case-timeout: wall-clock limit of one measurement in the worker; 0: none */
+    int worker;              /* this process is the worker (supervise.c): the parent says the plan's notes */
     int min_samples, max_samples;
     double noise_target_pct; /* --noise-target: stop once the median's noise is this small (0: off) */
     const char *samples_out; /* --samples-out FILE: raw samples sidecar (NULL: none) */
@@ -290,6 +291,8 @@ typedef struct bench_opts {
     bench_fleet_mode fleet_mode; /* --fleet shard|replicate */
     int rank_flag, world_flag;   /* --rank / --world; -1 when not given (they win over the launcher) */
     bench_fleet fleet;       /* resolved by bench_fleet_resolve */
+    int gb_repetitions;      /* --benchmark_repetitions (0: not given; --repetitions wins) */
+    const char *resume;      /* --resume FILE: keep its rows of this sweep, run the rest (resume.c) */
 } bench_opts;
 
 /* Defaults before parsing (GPU defaults; host defaults are applied by bench_cli_apply_backend). */
@@ -311,6 +314,15 @@ void bench_cli_apply_backend(bench_opts *o, const char *backend_name);
  * Returns 0, or 2 after printing one line naming the bad value.
  */
 int bench_impl_points_resolve(bench_opts *o, const ls_runtime *rt);
+/*
+ * Checks Google Benchmark's flags in argv before GB parses them (gbflags.c): a bad value of a flag
+ * GB knows is one line and 2; --benchmark_min_time is removed from argv once checked (no effect
+ * here), --benchmark_min_warmup_time refused. *repetitions: --benchmark_repetitions (0: not given).
+ */
+int bench_gb_flags_check(int *argc, char **argv, int *repetitions);
+/* Before anything reads argv: an argument with an ASCII control character (newline, tab, ...)
+ * is one line naming its position and 2 (messages echo values; no flag takes one). */
+int bench_cli_check_argv(int argc, char **argv);
 /* Copies the value of --benchmark_filter=... if present (GB consumes it later). */
 const char *bench_cli_peek_filter(int argc, char **argv);
 void bench_cli_usage(FILE *f);
@@ -549,7 +561,7 @@ typedef struct bench_results {
     double t0;               /* wall clock (bench_wall_s) at the start of the sweep */
     bench_result *rows;
     int n, cap;
-    int failures;            /* rows with fail_numerics or error:* */
+    int failures;            /* rows with fail_numerics, fail_bounds or error:* */
     int n_devs;              /* devices of the run and their copy peaks (table footer) */
     int dev_index[BENCH_MAX_LIST];
     double dev_copy_peak_gbps[BENCH_MAX_LIST];
@@ -608,6 +620,10 @@ typedef struct bench_runner {
     bench_results res;       /* every row so far, for the report (res.t0: set by the caller) */
     struct bench_sup *sup;   /* the worker process that measures (supervise.c); NULL: in process */
     int stopped;             /* the sweep stopped (a failed write, no worker): cases left are not run */
+    int *left;               /* --resume: repetitions still to run per plan case (0: none, -1: all,
+                              * registered as usual); NULL without --resume */
+    unsigned char *kept;     /* --resume: bit (case index x kept_reps + repetition) of the kept rows */
+    int kept_reps;
 } bench_runner;
 
 /* Per device: select, bind (unless --no-bind), provenance, copy peak, flush buffer, budget.
@@ -627,6 +643,8 @@ void bench_runner_error_row(bench_runner *R, const bench_case *c, int rep, const
 bench_device *bench_runner_device(bench_runner *R, int index);
 /* Registers every plan case with the Google Benchmark shim (GB runs them; rows come from us). */
 void bench_runner_register(bench_runner *R);
+/* Records a row measured earlier (--resume) for the report, without a progress line. */
+void bench_runner_keep_row(bench_runner *R, const bench_case *c, const ls_row *row);
 /* Tears down the last case and frees the runner (not the CSV). */
 void bench_runner_free(bench_runner *R);
 
@@ -685,5 +703,67 @@ void bench_fleet_provenance(const bench_fleet *f, ls_provenance *p);
  * file exists for scripts/fleet/merge.py, and writes a header-only --samples-out file when one was
  * asked. Says what it wrote on stderr; returns 0, or 1 when a file could not be written. */
 int bench_fleet_finish_idle(ls_csv *csv, const char *out, const char *samples_out);
+
+/* ------------------------------------------------------------------ resume (resume.c) */
+
+typedef struct bench_resume_row {
+    const char *line;        /* the row as written (in bench_resume.data), without its newline */
+    size_t len;
+    char *buf;               /* its decoded cells */
+    char **f;                /* n_cols pointers into buf */
+} bench_resume_row;
+
+typedef struct bench_resume {
+    const char *path;        /* --resume FILE as given */
+    char *data;              /* the file */
+    bench_resume_row *rows;
+    int n, n_cols;
+    int torn;                /* a last line without its newline was dropped */
+    int col[32];             /* positions of the join columns (resume.c) */
+    int other;               /* rows of no planned case and repetition of this run (not kept) */
+    int total;               /* repetitions per case of this run */
+    int *slot;               /* per row: the plan case it is kept for, -1 other, -2 run again */
+    int *left;               /* per plan case: kept rows, then (apply) repetitions left or -1 */
+    unsigned char *kept;     /* bit (case x total + repetition) of the kept rows */
+} bench_resume;
+
+/* Reads --resume FILE: a result CSV of this build's header, or a killed run's FILE.tmp.XXXXXX
+ * (not one a live run still holds locked); a torn last line is dropped. 0, or 2 after one line
+ * naming the file and the problem (missing, not a linstate CSV, another version's, damaged). */
+int bench_resume_load(bench_resume *r, const char *path);
+/* Before the output is opened: which planned case and repetition each row is (joined on this
+ * run's provenance, ls_provenance_fill per device of be) and which are kept. 0, or 2 after one
+ * line: `out` is the resumed file itself and some of its rows are of another sweep (writing it in
+ * place would lose them). */
+int bench_resume_match(bench_resume *r, const bench_opts *o, const bench_plan *plan, const ls_runtime *be,
+                       const char *out);
+/* After bench_runner_init, with R->csv open: copies the kept rows into the CSV as they are,
+ * records them for the report, hands R->left / R->kept to the runner; one summary line. 0. */
+int bench_resume_apply(bench_resume *r, bench_runner *R);
+/* 1 when repetition rep of plan case case_index was kept from the resumed file. */
+int bench_resume_kept(const bench_runner *R, int case_index, int rep);
+/* The output a resumed run writes without --out: FILE, or FILE for FILE.tmp.XXXXXX. */
+void bench_resume_out_path(const char *path, char *buf, size_t cap);
+/* After the output `out` is in place: removes a resumed temporary whose final name is `out`. */
+void bench_resume_finish(bench_resume *r, const char *out);
+void bench_resume_free(bench_resume *r);
+
+/* ------------------------------------------------------------------ guard zones (guard.c) */
+
+/* Bytes of the canary zone before and after every buffer a case allocates (docs/timing.md "Guard
+ * zones"); a multiple of every runtime's allocation alignment, so buffers keep theirs. */
+#define BENCH_GUARD_BYTES 4096
+/* The case runtime: a copy of inner whose mem_alloc / mem_free add and drop guard zones while
+ * armed (one inner runtime per process). */
+const ls_runtime *bench_guard_runtime(const ls_runtime *inner);
+/* Arms (1) or disarms (0) the zones of new allocations: armed for a case's setup and
+ * verification, disarmed while it is timed (an allocation there is passed through). */
+void bench_guard_arm(int on);
+/* Guarded buffers not yet freed. */
+int bench_guard_live(void);
+/* Reads every live zone back (after a sync). 0: intact; 1: a zone changed, msg names the buffer
+ * (via x: pool buffers, slot lists, case buffers) and the offsets; -1: the read-back failed
+ * (ls_last_error). */
+int bench_guard_check(const bench_ctx *x, char *msg, size_t cap);
 
 #endif /* LS_BENCH_H */

@@ -181,18 +181,25 @@ void bench_cli_usage(FILE *f)
         "                         half-width / median, CSV noise_pct) is <= PCT (default 0.5;\n"
         "                         0: stop at the minimums); CSV stop_reason says which rule ended\n"
         "  --samples-out FILE.csv also write every raw sample (case key, repetition, index, us)\n"
+        "  --resume FILE.csv      continue a sweep: keep FILE's ok/skipped rows of the planned cases\n"
+        "                         measured by this build (same impl, tuning, device), run the rest;\n"
+        "                         FILE may be the FILE.csv.tmp.XXXXXX of a killed run; output\n"
+        "                         FILE.csv unless --out is given (README \"Resume a sweep\")\n"
         "\n"
         "Host backend: axes not given default to --tp 8 --batch 1,4 --draft 1,4 (a smoke sweep;\n"
         "the host reference is float64 and slow).\n"
         "Google Benchmark flags pass through, e.g. --benchmark_filter=<regex on case key>,\n"
         "--benchmark_repetitions=N, --benchmark_out=run.json --benchmark_out_format=json.\n"
-        "Each GB iteration is one full measurement (GB's --benchmark_min_time has no effect; use\n"
-        "--min-time). GB's console report goes to stderr unless --benchmark_format is given.\n"
+        "Each GB iteration is one full measurement (GB's --benchmark_min_time is checked and has no\n"
+        "effect, use --min-time; --benchmark_min_warmup_time is refused). GB's flags are checked\n"
+        "like ours. GB's console report goes to stderr unless --benchmark_format is given.\n"
         "Cases run in a worker process: an impl that crashes, exits or hangs costs only its case\n"
-        "(status error:crash, error:exit or error:timeout) and the sweep goes on.\n"
-        "Exit status: 0 all rows ok or skipped, 1 a case failed or a write failed, 2 bad command\n"
-        "line, 128 + N on signal N (SIGINT 130, SIGTERM 143, SIGHUP 129, SIGPIPE 141: the rows\n"
-        "measured so far are kept in the final file).\n",
+        "(status error:crash, error:exit or error:timeout) and the sweep goes on; so does a write\n"
+        "outside a case's buffers (guard zones: fail_bounds).\n"
+        "Exit status: 0 all rows ok or skipped, 1 a case failed (fail_numerics, fail_bounds,\n"
+        "error:*) or a write failed, 2 bad command line, 128 + N on signal N (SIGINT 130, SIGTERM\n"
+        "143, SIGHUP 129, SIGPIPE 141: the rows measured so far are kept in the final file, which\n"
+        "--resume continues).\n",
         f);
 }
 
@@ -348,7 +355,7 @@ static int takes_value(const char *name)
                                              "impl", "impl-path", "tune", "state-layout", "ceiling", "pool-slots",
                                              "repetitions", "min-samples", "min-time", "max-time", "case-timeout",
                                              "max-samples", "noise-target", "samples-out",
-                                             "out-dir", "fleet", "rank", "world"};
+                                             "out-dir", "fleet", "rank", "world", "resume"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (strcmp(name, with_value[i]) == 0)
             return 1;
@@ -520,6 +527,10 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
     } else if (strcmp(name, "noise-target") == 0) {
         if (parse_real(val, 100, &o->noise_target_pct) != 0)
             return bad(flag, val, "a percentage from 0 (off) to 100");
+    } else if (strcmp(name, "resume") == 0) {
+        if (!*val)
+            return bad(flag, val, "a result CSV of an earlier run, or its .tmp.XXXXXX");
+        o->resume = val;
     } else if (strcmp(name, "samples-out") == 0) {
         if (!*val)
             return bad(flag, val, "a file name");
@@ -556,7 +567,12 @@ int bench_cli_parse(int argc, char **argv, bench_opts *o)
         if (takes_value(name)) {
             if (eq)
                 val = eq + 1;
-            else if (i + 1 < argc)
+            else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) == 0 && argv[i + 1][2]) {
+                /* "--out-dir --list": a forgotten value, not a folder named --list */
+                fprintf(stderr, "linstate-bench: --%s needs a value, got the flag '%s' (give a value starting "
+                                "with -- as --%s=VALUE)\n", name, argv[i + 1], name);
+                return 2;
+            } else if (i + 1 < argc)
                 val = argv[++i];
             else {
                 fprintf(stderr, "linstate-bench: --%s needs a value (see --help)\n", name);
@@ -604,4 +620,16 @@ const char *bench_cli_peek_filter(int argc, char **argv)
         if (strncmp(argv[i], "--benchmark_filter=", 19) == 0)
             f = argv[i] + 19;
     return f;
+}
+
+int bench_cli_check_argv(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        for (const unsigned char *p = (const unsigned char *)argv[i]; *p; p++)
+            if (*p < 0x20 || *p == 0x7f) { /* echoed in a message, it would break the one line */
+                fprintf(stderr, "linstate-bench: argument %d contains a control character (0x%02x); no flag or value "
+                                "takes one\n", i, *p);
+                return 2;
+            }
+    return 0;
 }

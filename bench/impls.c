@@ -27,6 +27,7 @@ static int fail2(const char *what)
 static int apply_point(const ls_impl *im, const char *spec, ls_tuning *t, int *taken, int *n_items)
 {
     char buf[1024];
+    int given[LS_MAX_KNOBS] = {0}; /* knobs of im this point set: one value each */
     if (strlen(spec) >= sizeof buf)
         return fail2("--tune: value too long");
     snprintf(buf, sizeof buf, "%s", spec);
@@ -56,6 +57,14 @@ static int apply_point(const ls_impl *im, const char *spec, ls_tuning *t, int *t
         ls_clear_error();
         if (ls_tuning_parse(im, body, t) != 0) {
             fprintf(stderr, "linstate-bench: --tune %s: %s\n", spec, ls_last_error());
+            return 2;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(body, "="), body);
+        int k = ls_knob_index(im, name);
+        if (k >= 0 && k < LS_MAX_KNOBS && given[k]++) {
+            fprintf(stderr, "linstate-bench: --tune %s: knob '%s' of impl %s given twice in one point\n", spec, name,
+                    im->name);
             return 2;
         }
         taken[i] = 1;

@@ -11,7 +11,9 @@
  *
  * The cases are measured in a worker process (supervise.c): this same program started again with
  * a worker flag, which builds the same plan and then only measures; this process (the parent)
- * writes the rows, so a crash or hang in an impl costs only its case.
+ * writes the rows, so a crash or hang in an impl costs only its case. --resume (resume.c) is the
+ * parent's too: its kept rows go into the CSV before the first case, and the parent asks the
+ * worker only for the repetitions not kept (runner.c measure).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -206,7 +208,8 @@ static int gb_out_redirect(int argc, char **argv)
 }
 
 /* After the run: GB reports no write error, so a complete file is checked for (not empty; JSON
- * ends with '}'), then moved into place. 0, or 1 after the error line (the temporary is kept). */
+ * ends as GB closes it, "]" then "}" on a line of its own: a file cut just after an inner "}"
+ * must not pass), then moved into place. 0, or 1 after the error line (the temporary is kept). */
 static int gb_out_finish(void)
 {
     if (gb_out.done)
@@ -222,7 +225,12 @@ static int gb_out_finish(void)
     tail[k] = '\0';
     while (k > 0 && isspace((unsigned char)tail[k - 1]))
         k--;
-    if (end <= 0 || got <= 0 || (gb_out_json && (k == 0 || tail[k - 1] != '}'))) {
+    int closed = k >= 2 && tail[k - 1] == '}' && tail[k - 2] == '\n'; /* the top level's "}" */
+    int j = k - 2;
+    while (closed && j > 0 && isspace((unsigned char)tail[j - 1]))
+        j--;
+    closed = closed && j > 0 && tail[j - 1] == ']'; /* after the "benchmarks" array */
+    if (end <= 0 || got <= 0 || (gb_out_json && !closed)) {
         fprintf(stderr, "linstate-bench: --benchmark_out: '%s' is incomplete (disk full?); kept as '%s', not "
                         "moved to '%s'\n", gb_out.tmp, gb_out.tmp, gb_out.path);
         ls_outfile_keep(&gb_out);
@@ -245,6 +253,8 @@ static void worker_argv_free(void)
 
 int main(int argc, char **argv)
 {
+    if (bench_cli_check_argv(argc, argv))
+        return 2;
     int worker_fd = bench_worker_take_fd(&argc, argv); /* >= 0: this is a worker (supervise.c) */
     int argc0 = argc;
     char **argv0 = worker_argv = bench_argv_copy(argc, argv); /* a worker's command line (parsing edits argv) */
@@ -256,22 +266,24 @@ int main(int argc, char **argv)
             bench_cli_usage(stdout);
             return 0;
         }
-    const char *peek = bench_cli_peek_filter(argc, argv);
-    char *filter = peek ? strdup(peek) : NULL;
+    int gb_reps = 0, rc;
+    if ((rc = bench_gb_flags_check(&argc, argv, &gb_reps)))
+        return rc;
+    /* a pointer into argv's strings: GB takes the flag out of argv but leaves its text in place */
+    const char *filter = bench_cli_peek_filter(argc, argv);
     int gb_owns_stdout = has_flag_prefix(argc, argv, "--benchmark_format");
     FILE *table = gb_owns_stdout ? stderr : stdout; /* our final table */
-    if (worker_fd < 0 && gb_out_redirect(argc, argv) != 0) {
-        free(filter);
+    if (worker_fd < 0 && gb_out_redirect(argc, argv) != 0)
         return 2;
-    }
 
     ls_gb_initialize(&argc, argv);
     bench_opts o;
     bench_opts_init(&o);
-    int rc = bench_cli_parse(argc, argv, &o);
-    if (rc)
+    o.gb_repetitions = gb_reps;
+    if ((rc = bench_cli_parse(argc, argv, &o)))
         return rc;
     o.filter = filter;
+    o.worker = worker_fd >= 0;
 
     if ((rc = bench_fleet_resolve(&o, process_env)))
         return rc;
@@ -299,7 +311,6 @@ int main(int argc, char **argv)
             bench_fleet_shard(&o.fleet, &plan);
         rc = bench_worker_main(&o, be, &plan, devs, n_devs, worker_fd);
         bench_plan_free(&plan);
-        free(filter);
         return rc;
     }
     int fleet_idle = 0; /* a fleet rank the shard left without a case: a header-only file, exit 0 */
@@ -312,19 +323,27 @@ int main(int argc, char **argv)
                 o.fleet.source, *o.fleet.job_id ? ", job " : "", o.fleet.job_id, *o.fleet.node ? ", node " : "",
                 o.fleet.node, plan.n, planned);
     }
+    /* --list too: a typo; but a fleet rank the shard left idle writes its header-only file */
+    if (plan.n == 0 && !fleet_idle && !(o.list && o.fleet.mode != BENCH_FLEET_NONE)) {
+        fprintf(stderr, "linstate-bench: no case matches the selection (--family/--model/--draft/--variant/filter)\n");
+        bench_plan_free(&plan);
+        return 2;
+    }
+    bench_resume rs;
+    memset(&rs, 0, sizeof rs);
+    if (o.resume && (rc = bench_resume_load(&rs, o.resume))) { /* checked under --list too */
+        bench_resume_free(&rs);
+        bench_plan_free(&plan);
+        return rc;
+    }
     if (o.list) {
+        bench_resume_free(&rs);
         if (o.explain)
             bench_report_impls(&o, stdout);
         bench_report_list(&plan, stdout);
         fprintf(stderr, "linstate-bench: %d cases on backend %s (nothing run)\n", plan.n, be->name);
         bench_plan_free(&plan);
-        free(filter);
         return 0;
-    }
-    if (plan.n == 0 && !fleet_idle) {
-        fprintf(stderr, "linstate-bench: no case matches the selection (--family/--model/--draft/--variant/filter)\n");
-        free(filter);
-        return 2;
     }
 
     char out_buf[4096];
@@ -343,25 +362,33 @@ int main(int argc, char **argv)
             snprintf(dir, sizeof dir, "results/fleet/%s", *o.fleet.job_id ? o.fleet.job_id : "nojob");
         bench_fleet_out_path(dir, host, info.uuid, be->name, &o.fleet, out_buf, sizeof out_buf);
         out = out_buf;
+    } else if (!out && o.resume) {
+        bench_resume_out_path(o.resume, out_buf, sizeof out_buf);
+        out = out_buf;
     } else if (!out) {
         default_out(be, devs[0], out_buf, sizeof out_buf);
         out = out_buf;
+    }
+    if (o.resume && (rc = bench_resume_match(&rs, &o, &plan, be, out))) {
+        bench_resume_free(&rs);
+        bench_plan_free(&plan);
+        return rc;
     }
     ls_csv *csv = NULL;
     ls_clear_error();
     if (make_parent_dirs(out) != 0 || !(csv = ls_csv_open(out))) {
         if (!csv && ls_last_error()[0]) /* make_parent_dirs prints its own error */
             fprintf(stderr, "linstate-bench: --out: %s\n", ls_last_error());
+        bench_resume_free(&rs);
         bench_plan_free(&plan);
-        free(filter);
         return 2;
     }
     fprintf(stderr, "linstate-bench: %d cases on backend %s, %d device(s); CSV %s\n", plan.n, be->name, n_devs, out);
     if (fleet_idle) {
         int dirs_rc = o.samples_out && make_parent_dirs(o.samples_out) != 0;
         rc = bench_fleet_finish_idle(csv, out, dirs_rc ? NULL : o.samples_out) | dirs_rc;
+        bench_resume_free(&rs);
         bench_plan_free(&plan);
-        free(filter);
         return rc;
     }
 
@@ -372,8 +399,8 @@ int main(int argc, char **argv)
     if (bench_runner_init_supervised(&R, &o, be, &plan, devs, n_devs, argc0, argv0) != 0) {
         bench_runner_free(&R);
         ls_csv_discard(csv); /* nothing was measured */
+        bench_resume_free(&rs);
         bench_plan_free(&plan);
-        free(filter);
         return 1;
     }
     R.csv = csv;
@@ -381,12 +408,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
         ls_csv_discard(csv);
         bench_runner_free(&R);
+        bench_resume_free(&rs);
         bench_plan_free(&plan);
-        free(filter);
         return 1;
     }
 
     ls_csv_install_signal_handlers(R.samples_csv);
+    if (o.resume) /* here, in the parent: the kept rows go into the CSV before any case runs */
+        bench_resume_apply(&rs, &R);
 
     const ls_provenance *p0 = &R.devs[0].prov;
     char timeout[32];
@@ -411,11 +440,14 @@ int main(int argc, char **argv)
         bench_report_quick(&R.res, table);
     if (R.stopped)
         fprintf(stderr, "linstate-bench: the sweep stopped early: %ld rows written, %d of %d cases not run\n",
-                written, plan.n - R.res.started, plan.n);
+                written, R.res.plan_n - R.res.started, R.res.plan_n); /* plan_n: cases to run (--resume) */
     if (close_rc)
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
     else
         fprintf(stderr, "linstate-bench: wrote %s\n", out);
+    if (o.resume && !close_rc)
+        bench_resume_finish(&rs, out);
+    bench_resume_free(&rs);
     if (R.samples_csv) {
         int src = ls_csv_close(R.samples_csv);
         R.samples_csv = NULL;
@@ -429,6 +461,5 @@ int main(int argc, char **argv)
     int status = R.res.failures || R.stopped || worker_rc || close_rc || json_rc ? 1 : 0;
     bench_runner_free(&R);
     bench_plan_free(&plan);
-    free(filter);
     return status;
 }

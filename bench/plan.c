@@ -254,7 +254,7 @@ static int check_models(const bench_opts *o)
 
 int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, bench_plan *out)
 {
-    int cap = 0, rc = check_models(o);
+    int cap = 0, rc = check_models(o), too_small = 0, first_b = 0, first_s = 0;
     out->cases = NULL;
     out->n = 0;
     if (rc)
@@ -314,8 +314,11 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
                                                            ? o->pool_slots[si] : 0;
                                         if (!bench_quick_selects(o, c.e, m, c.batch, c.graph))
                                             continue;
-                                        if (c.pool_slots && c.pool_slots < c.batch)
-                                            continue; /* a batch needs B distinct slots */
+                                        if (c.pool_slots && c.pool_slots < c.batch) {
+                                            if (!too_small++) /* a batch needs B distinct slots */
+                                                first_b = c.batch, first_s = c.pool_slots;
+                                            continue;
+                                        }
                                         bench_case_key(e, m->name, c.tp, c.batch, c.tokens, c.state_dtype,
                                                        c.graph, c.key, sizeof c.key);
                                         if (c.pool_slots) /* explicit capacity: part of the key */
@@ -334,6 +337,9 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
                                     }
                 }
         }
+    if (too_small && !o->worker) /* said once for the run (by the parent), not per case */
+        fprintf(stderr, "linstate-bench: --pool-slots: %d case(s) not planned, their batch over the pool's slots "
+                        "(a batch takes B distinct slots; e.g. B:%d with S:%d)\n", too_small, first_b, first_s);
     return 0;
 }
 

@@ -17,12 +17,15 @@
  * Statuses: ok; skipped:oom (pool does not fit: the sweep goes on); skipped:no_graph (graph
  * timing on a runtime without graphs, or an impl that cannot be captured); skipped:unsupported
  * (the impl lacks an op the benchmark calls); fail_numerics (verification over tolerance: not timed);
- * error:setup|verify|timing (message on stderr); error:crash|exit|timeout (the worker process
- * died or hung during the case: supervise.c, the cause in the message column).
+ * fail_bounds (a guard zone around a case buffer changed, after verification or timing: not
+ * timed, or its timing discarded; guard.c); error:setup|verify|timing (message on stderr);
+ * error:crash|exit|timeout (the worker process died or hung during the case: supervise.c, the
+ * cause in the message column).
  *
  * With a worker (main.c: bench_runner_init_supervised) the parent's runner only writes and
- * records rows; the worker's (bench_runner_init) measures them (bench_runner_measure). A failed
- * CSV write stops the sweep: the remaining cases are not run.
+ * records rows and picks each repetition's index (skipping those --resume kept); the worker's
+ * (bench_runner_init) measures them (bench_runner_measure), guard zones included. A failed CSV
+ * write stops the sweep: the remaining cases are not run.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -228,7 +231,7 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
     bench_ctx *x = &R->ctx;
     x->c = c;
     x->env = &D->env;
-    x->be = R->be;
+    x->be = bench_guard_runtime(R->be); /* every buffer it allocates has guard zones (guard.c) */
     x->im = c->pt->impl;
     x->tune = &c->pt->tuning;
     x->rng = bench_hash(c->key);
@@ -372,15 +375,15 @@ static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
     bench_impl_row(c->pt->impl, R->cur == c && R->cur_ops ? R->cur_ops : c->e->ops, row);
 }
 
-/* Records the row for the report, counts failures, prints progress. */
-static void record(bench_runner *R, const bench_case *c, const ls_row *row)
+/* Records the row for the report and counts failures; NULL when out of memory. */
+static bench_result *push_result(bench_runner *R, const bench_case *c, const ls_row *row)
 {
     bench_results *res = &R->res;
     if (res->n == res->cap) {
         int ncap = res->cap ? 2 * res->cap : 256;
         bench_result *nr = realloc(res->rows, sizeof *nr * (size_t)ncap);
         if (!nr)
-            return;
+            return NULL;
         res->rows = nr;
         res->cap = ncap;
     }
@@ -394,9 +397,37 @@ static void record(bench_runner *R, const bench_case *c, const ls_row *row)
     r->max_rel_err = row->max_rel_err;
     snprintf(r->status, sizeof r->status, "%s", row->status);
     snprintf(r->kernel, sizeof r->kernel, "%s", row->kernel);
-    if (strcmp(r->status, "fail_numerics") == 0 || strncmp(r->status, "error", 5) == 0)
+    if (strncmp(r->status, "fail_", 5) == 0 || strncmp(r->status, "error", 5) == 0)
         res->failures++;
-    bench_report_progress(res, r);
+    return r;
+}
+
+void bench_runner_keep_row(bench_runner *R, const bench_case *c, const ls_row *row)
+{
+    push_result(R, c, row);
+}
+
+/* Records the row for the report, counts failures, prints progress. */
+static void record(bench_runner *R, const bench_case *c, const ls_row *row)
+{
+    bench_result *r = push_result(R, c, row);
+    if (r)
+        bench_report_progress(&R->res, r);
+}
+
+/* Guard zones of the set-up case (guard.c), read back outside any timed region: NULL intact, else
+ * the status the row gets (fail_bounds, or `unreadable` when the read-back failed) and a line. */
+static const char *guard_status(bench_runner *R, const char *when, const char *unreadable)
+{
+    char msg[512];
+    int rc = bench_guard_check(&R->ctx, msg, sizeof msg);
+    if (rc == 0)
+        return NULL;
+    if (rc > 0)
+        fprintf(stderr, "linstate-bench: %s: %s: %s\n", R->cur->name, when, msg);
+    else
+        fprintf(stderr, "linstate-bench: %s: guard zones not read back %s: %s\n", R->cur->name, when, ls_last_error());
+    return rc > 0 ? "fail_bounds" : unreadable;
 }
 
 /* One repetition (number rep) of case c here, in this process: (setup + verify the first time),
@@ -411,8 +442,15 @@ int bench_runner_measure(bench_runner *R, const bench_case *c, int rep, ls_row *
     if (fresh)
         measure_case_ceiling(R, D); /* outside the case's NVTX range */
     ls_nvtx_case_push(c->key, ls_mechanism_name(c->model->mechanism), c->batch, c->tokens);
-    if (fresh)
+    if (fresh) {
+        bench_guard_arm(1);
         begin_case(R, c, D);
+        bench_guard_arm(0);
+        const char *g = strcmp(R->cur_status, "ok") == 0 || strcmp(R->cur_status, "fail_numerics") == 0
+                            ? guard_status(R, "after verification", "error:verify") : NULL;
+        if (g)
+            snprintf(R->cur_status, sizeof R->cur_status, "%s", g);
+    }
     ls_row_init(row, &D->prov);
     row->repetition = rep;
     snprintf(row->status, sizeof row->status, "%s", R->cur_status);
@@ -431,6 +469,11 @@ int bench_runner_measure(bench_runner *R, const bench_case *c, int rep, ls_row *
         } else if (trc != 0 || n < 1) {
             fprintf(stderr, "linstate-bench: %s: timing failed: %s\n", c->name, ls_last_error());
             snprintf(row->status, sizeof row->status, "error:timing");
+        }
+        const char *g = guard_status(R, "after timing", "error:timing");
+        if (g) { /* the samples are discarded; later repetitions are not timed */
+            snprintf(row->status, sizeof row->status, "%s", g);
+            snprintf(R->cur_status, sizeof R->cur_status, "%s", g);
         }
     }
     fill_row(R, c, row);
@@ -473,6 +516,8 @@ static int measure(bench_runner *R, const bench_case *c, ls_row *row)
     if (R->reps[c->index] == 0)
         R->res.started++;
     int rep = R->reps[c->index]++;
+    while (bench_resume_kept(R, c->index, rep)) /* --resume: the indices not kept */
+        rep = R->reps[c->index]++;
     int n = R->sup ? bench_sup_measure(R, c, rep, row) : bench_runner_measure(R, c, rep, row);
     if (n < 0) {
         R->stopped = 1;
@@ -516,8 +561,12 @@ static void gb_case(ls_gb_state *st, void *vc)
 void bench_runner_register(bench_runner *R)
 {
     ls_gb_options opt = {.repetitions = R->o->repetitions, .iterations = 1, .min_time_s = 0};
-    for (int i = 0; i < R->plan->n; i++)
-        ls_gb_register_opts(R->plan->cases[i].name, gb_case, &R->plan->cases[i], &opt);
+    for (int i = 0; i < R->plan->n; i++) {
+        int left = R->left ? R->left[i] : -1; /* --resume: the repetitions not kept */
+        opt.repetitions = left < 0 ? R->o->repetitions : left;
+        if (left != 0)
+            ls_gb_register_opts(R->plan->cases[i].name, gb_case, &R->plan->cases[i], &opt);
+    }
 }
 
 void bench_runner_free(bench_runner *R)
@@ -534,10 +583,14 @@ void bench_runner_free(bench_runner *R)
         }
     free(R->devs);
     free(R->reps);
+    free(R->left);
+    free(R->kept);
     free(R->samples);
     free(R->res.rows);
     R->devs = NULL;
     R->reps = NULL;
+    R->left = NULL;
+    R->kept = NULL;
     R->samples = NULL;
     R->res.rows = NULL;
     R->res.n = R->res.cap = 0;

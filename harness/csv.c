@@ -113,7 +113,8 @@ struct ls_csv {
     X(impl_source_git, STR, r->impl_source_git)           \
     X(impl_source_hash, STR, r->impl_source_hash)         \
     X(impl_layout, STR, r->impl_layout)                   \
-    X(host_call_us, DBL, r->host_call_us)
+    X(host_call_us, DBL, r->host_call_us)                 \
+    X(resumed_from, STR, p->resumed_from)
 
 #define HEADER_NAME(name, kind, expr) "," #name
 static const char header_with_lead_comma[] = LS_CSV_COLUMNS(HEADER_NAME);
@@ -456,6 +457,22 @@ int ls_csv_write(ls_csv *c, const ls_row *r)
     LS_CSV_COLUMNS(ROW_CELL)
     fputc('\n', f);
     return put_rows(c, f, &mem, &len, 1);
+}
+
+int ls_csv_write_raw(ls_csv *c, const char *line, size_t len)
+{
+    if (!c || !line)
+        return ls_fail("ls_csv_write_raw: NULL %s", !c ? "file" : "line");
+    if (c->failed)
+        return ls_fail("CSV: not written after an earlier write failure (rows kept in '%s')", c->out.tmp);
+    char *mem;
+    size_t n;
+    FILE *f = row_stream(c, &mem, &n);
+    if (!f)
+        return -1;
+    fwrite(line, 1, len, f);
+    fputc('\n', f);
+    return put_rows(c, f, &mem, &n, 1);
 }
 
 int ls_csv_close(ls_csv *c)

@@ -201,6 +201,7 @@ typedef struct ls_provenance {
     int rank, world_size;    /* fleet rank and size; -1 (empty) when not launched as a fleet */
     char job_id[32];         /* launcher's job id ("" when none) */
     char node[64];           /* launcher's node name ("" when none) */
+    char resumed_from[256];  /* --resume FILE of the run that measured the row ("" when none) */
 } ls_provenance;
 
 int ls_provenance_fill(ls_provenance *p, const ls_runtime *be, int device_index);
@@ -284,6 +285,9 @@ typedef struct ls_csv ls_csv;
  * kept, remove the temporary named by ls_csv_signal_discard (if any) and exit 128 + signal. */
 ls_csv *ls_csv_open(const char *path);
 int ls_csv_write(ls_csv *c, const ls_row *r);
+/* Writes one line of this header's columns as it is (len bytes, no newline; a row kept from an
+ * earlier file by --resume), with ls_csv_write's flush and failure rules. */
+int ls_csv_write_raw(ls_csv *c, const char *line, size_t len);
 int ls_csv_close(ls_csv *c);
 void ls_csv_install_signal_handlers(ls_csv *c);
 void ls_csv_signal_discard(const char *tmp);

@@ -97,6 +97,9 @@ int ls_outfile_open(ls_outfile *o, const char *path)
     int fd = mkstemp(o->tmp);
     if (fd < 0)
         return ls_fail("output '%s': cannot create a file in its folder: %s", path, strerror(errno));
+    /* not inherited by a program this one starts (the bench's worker process): it would hold the
+     * lock past this run's death, so a --resume of the temporary is refused as a live run's */
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         close(fd);

@@ -1,0 +1,402 @@
+/*
+ * resume.c — --resume FILE: continue a sweep from the rows an earlier run wrote (README "Resume a
+ * sweep", docs/csv.md "Resume").
+ *
+ * FILE is a result CSV of this build's header, or the temporary FILE.csv.tmp.XXXXXX a killed run
+ * left (harness/outfile.c); a last line without its newline (a torn row) is dropped. A row is kept
+ * when it is the row this run would write for a planned case and repetition: same case key,
+ * variant, impl, impl_version, tuning, state_layout, cache_regime, graph and device_index, the same
+ * build (suite_version, git_commit, git_dirty), backend, host and gpu_uuid, and status ok or
+ * skipped:*; each repetition of a case is kept or run again on its own (GB is given the count
+ * left, and the runner gives the new rows the repetition indices not kept). Kept rows are copied
+ * into the new file byte for byte, before anything is measured; the source is never written.
+ * Without --out the new file is FILE (FILE.csv for a temporary): written in place only when every
+ * row of FILE is of this sweep (else the run stops: those rows would be lost), and a temporary
+ * taken in is removed once the new file is in place unless it holds rows of another sweep.
+ */
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+/* Columns a row is joined on, with what this run would write there. */
+enum { J_CASE, J_VARIANT, J_IMPL, J_IMPL_VERSION, J_TUNING, J_LAYOUT, J_CACHE, J_GRAPH, J_DEVICE, J_SUITE,
+       J_COMMIT, J_DIRTY, J_BACKEND, J_HOST, J_UUID, J_STATUS, J_REPETITION, J_MEDIAN, J_GBPS, J_PCT, J_ERR,
+       J_KERNEL, J_COUNT };
+static const char *const join_names[J_COUNT] = {
+    "case", "variant", "impl", "impl_version", "tuning", "state_layout", "cache_regime", "graph", "device_index",
+    "suite_version", "git_commit", "git_dirty", "backend", "host", "gpu_uuid", "status", "repetition",
+    "time_us_median", "gbps", "pct_of_copy_peak", "max_rel_err", "kernel"};
+
+static int fail2(const char *path, const char *what)
+{
+    fprintf(stderr, "linstate-bench: --resume %s: %s\n", path, what);
+    return 2;
+}
+
+/* Position of column name in the header line, or -1. */
+static int column_of(const char *header, const char *name)
+{
+    size_t n = strlen(name);
+    int i = 0;
+    for (const char *p = header;; i++) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, name, n) == 0)
+            return i;
+        if (!p[len])
+            return -1;
+        p += len + 1;
+    }
+}
+
+/* Splits one CSV line (RFC 4180 quoting, as harness/csv.c writes it) into at most cap fields,
+ * decoded into out (as long as the line); returns the field count, or -1 on a bad quote. */
+static int split_line(const char *line, char *out, char **fields, int cap)
+{
+    int n = 0;
+    const char *p = line;
+    for (;;) {
+        if (n == cap)
+            return -1;
+        fields[n++] = out;
+        if (*p == '"') {
+            for (p++;; p++) {
+                if (!*p)
+                    return -1;
+                if (*p == '"' && p[1] == '"')
+                    *out++ = *p++;
+                else if (*p == '"')
+                    break;
+                else
+                    *out++ = *p;
+            }
+            p++;
+            if (*p && *p != ',')
+                return -1;
+        } else {
+            while (*p && *p != ',') {
+                if (*p == '"')
+                    return -1;
+                *out++ = *p++;
+            }
+        }
+        *out++ = '\0';
+        if (!*p)
+            return n;
+        p++;
+    }
+}
+
+int bench_resume_load(bench_resume *r, const char *path)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail2(path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail2(path, "not a regular file");
+    }
+    /* a run still writing it holds its lock (outfile.c): its rows are not final */
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+        close(fd);
+        return fail2(path, "a running linstate-bench is writing it; resume once it has stopped");
+    }
+    r->data = malloc((size_t)st.st_size + 1);
+    size_t got = 0;
+    while (r->data && got < (size_t)st.st_size) {
+        ssize_t k = read(fd, r->data + got, (size_t)st.st_size - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fd);
+    if (!r->data)
+        return fail2(path, "out of host memory");
+    r->data[got] = '\0';
+    const char *header = ls_csv_header();
+    size_t hlen = strlen(header);
+    if (got == 0 || strlen(r->data) != got)
+        return fail2(path, got == 0 ? "empty file, not a linstate CSV" : "not a linstate CSV (binary data)");
+    if (strncmp(r->data, header, hlen) != 0 || (r->data[hlen] != '\n' && r->data[hlen] != '\0')) {
+        char first[48];
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(r->data, "\n"), r->data);
+        for (char *q = first; *q; q++) /* the message stays one line */
+            if ((unsigned char)*q < 0x20 || *q == 0x7f)
+                *q = '?';
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s (header '%s%s'): resume takes a result CSV of this build's columns",
+                 strncmp(first, "schema_version,", 15) == 0 ? "another linstate version's CSV"
+                                                           : "not a linstate CSV",
+                 first, strlen(first) == sizeof first - 1 ? "..." : "");
+        return fail2(path, msg);
+    }
+    r->n_cols = 1;
+    for (const char *p = header; *p; p++)
+        r->n_cols += *p == ',';
+    for (int j = 0; j < J_COUNT; j++)
+        r->col[j] = column_of(header, join_names[j]);
+    /* rows: complete lines only; a last one without its newline is a torn row */
+    char *p = r->data + hlen + (r->data[hlen] == '\n');
+    int cap = 0;
+    int line_no = 1;
+    while (*p) {
+        char *nl = strchr(p, '\n');
+        line_no++;
+        if (!nl) {
+            r->torn = 1;
+            break;
+        }
+        *nl = '\0';
+        if (r->n == cap) {
+            cap = cap ? 2 * cap : 256;
+            bench_resume_row *nr = realloc(r->rows, sizeof *nr * (size_t)cap);
+            if (!nr)
+                return fail2(path, "out of host memory");
+            r->rows = nr;
+        }
+        bench_resume_row *row = &r->rows[r->n];
+        row->line = p;
+        row->len = (size_t)(nl - p);
+        row->buf = malloc(row->len + 1);
+        row->f = malloc(sizeof *row->f * (size_t)r->n_cols);
+        if (!row->buf || !row->f) {
+            free(row->buf);
+            free(row->f);
+            return fail2(path, "out of host memory");
+        }
+        r->n++;
+        int nf = split_line(p, row->buf, row->f, r->n_cols);
+        if (nf != r->n_cols) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "line %d: %s", line_no,
+                     nf < 0 ? "bad quoting" : "wrong number of columns (a damaged file)");
+            return fail2(path, msg);
+        }
+        p = nl + 1;
+    }
+    return 0;
+}
+
+/* 1 when row f is one this run would write for case c on its device (provenance pv), whatever
+ * its status: the join columns (not the status) hold what this run writes there. */
+static int row_matches(const bench_resume *r, char **f, const bench_case *c, const ls_provenance *pv,
+                       const bench_opts *o)
+{
+    char graph[16], dev[16], dirty[16];
+    snprintf(graph, sizeof graph, "%d", c->graph);
+    snprintf(dev, sizeof dev, "%d", c->device);
+    if (pv->git_dirty < 0)
+        dirty[0] = '\0';
+    else
+        snprintf(dirty, sizeof dirty, "%d", pv->git_dirty);
+    const char *want[J_STATUS] = {
+        [J_CASE] = c->key,
+        [J_VARIANT] = c->e->variant,
+        [J_IMPL] = c->pt->impl->name,
+        [J_IMPL_VERSION] = c->pt->impl->version ? c->pt->impl->version : "",
+        [J_TUNING] = c->pt->tune,
+        [J_LAYOUT] = c->has_layout ? ls_state_layout_name(c->layout) : "",
+        [J_CACHE] = ls_cache_regime_name(o->cache),
+        [J_GRAPH] = graph,
+        [J_DEVICE] = dev,
+        [J_SUITE] = pv->suite_version,
+        [J_COMMIT] = pv->git_commit,
+        [J_DIRTY] = dirty,
+        [J_BACKEND] = pv->backend,
+        [J_HOST] = pv->host,
+        [J_UUID] = pv->gpu_uuid,
+    };
+    for (int j = 0; j < J_STATUS; j++)
+        if (strcmp(f[r->col[j]], want[j]) != 0)
+            return 0;
+    return 1;
+}
+
+static int kept_status(const char *st)
+{
+    return strcmp(st, "ok") == 0 || strncmp(st, "skipped:", 8) == 0;
+}
+
+static double cell_double(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    return *s && !*end ? v : NAN;
+}
+
+/* The report's view of a kept row (report.c reads these fields only). */
+static void kept_result(const bench_resume *r, char **f, const ls_provenance *pv, ls_row *row)
+{
+    ls_row_init(row, pv);
+    row->repetition = atoi(f[r->col[J_REPETITION]]);
+    row->t.median = cell_double(f[r->col[J_MEDIAN]]);
+    row->gbps = cell_double(f[r->col[J_GBPS]]);
+    row->pct_of_copy_peak = cell_double(f[r->col[J_PCT]]);
+    row->max_rel_err = cell_double(f[r->col[J_ERR]]);
+    snprintf(row->status, sizeof row->status, "%s", f[r->col[J_STATUS]]);
+    snprintf(row->kernel, sizeof row->kernel, "%s", f[r->col[J_KERNEL]]);
+}
+
+/* Bit (case x total + repetition) of a kept-slot bitmap. */
+static int bit_get(const unsigned char *bits, int total, int case_index, int rep)
+{
+    size_t b = (size_t)case_index * (size_t)total + (size_t)rep;
+    return (bits[b / 8] >> (b % 8)) & 1;
+}
+
+int bench_resume_kept(const bench_runner *R, int case_index, int rep)
+{
+    return R->kept && rep >= 0 && rep < R->kept_reps && bit_get(R->kept, R->kept_reps, case_index, rep);
+}
+
+/* 1 when paths a and b name one file. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int bench_resume_match(bench_resume *r, const bench_opts *o, const bench_plan *plan, const ls_runtime *be,
+                       const char *out)
+{
+    int total = o->repetitions > 0 ? o->repetitions : o->gb_repetitions > 0 ? o->gb_repetitions : 1;
+    size_t bits = (size_t)(plan->n ? plan->n : 1) * (size_t)total;
+    r->total = total;
+    r->slot = malloc(sizeof *r->slot * (size_t)(r->n ? r->n : 1));
+    r->left = calloc((size_t)(plan->n ? plan->n : 1), sizeof *r->left);
+    r->kept = calloc(bits / 8 + 1, 1);
+    ls_provenance *prov = calloc(BENCH_MAX_LIST, sizeof *prov); /* by device index, filled on first use */
+    int have[BENCH_MAX_LIST] = {0};
+    if (!r->slot || !r->left || !r->kept || !prov) {
+        free(prov);
+        return fail2(r->path, "out of host memory");
+    }
+    /* Which planned case and repetition each row is; the first ok/skipped row of a slot is kept. */
+    for (int i = 0; i < r->n; i++) {
+        char **f = r->rows[i].f, *end;
+        long rep = strtol(f[r->col[J_REPETITION]], &end, 10);
+        int rep_ok = !*end && end != f[r->col[J_REPETITION]] && rep >= 0 && rep < total;
+        r->slot[i] = -1;
+        for (int ci = 0; rep_ok && ci < plan->n && r->slot[i] == -1; ci++) {
+            const bench_case *c = &plan->cases[ci];
+            if (strcmp(f[r->col[J_CASE]], c->key) != 0 || c->device < 0 || c->device >= BENCH_MAX_LIST)
+                continue;
+            if (!have[c->device]) { /* the provenance this run's rows will carry (runner.c device_init) */
+                if (ls_provenance_fill(&prov[c->device], be, c->device) != 0) {
+                    free(prov);
+                    return fail2(r->path, ls_last_error());
+                }
+                have[c->device] = 1;
+            }
+            if (!row_matches(r, f, c, &prov[c->device], o))
+                continue;
+            size_t b = (size_t)ci * (size_t)total + (size_t)rep;
+            if (kept_status(f[r->col[J_STATUS]]) && !bit_get(r->kept, total, ci, (int)rep)) {
+                r->kept[b / 8] |= (unsigned char)(1u << (b % 8));
+                r->slot[i] = ci;
+                r->left[ci]++;
+            } else {
+                r->slot[i] = -2; /* superseded: an error row, or a second row of a kept slot */
+            }
+        }
+        r->other += r->slot[i] == -1;
+    }
+    free(prov);
+    if (r->other && same_file(r->path, out)) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%d of its rows are not of this sweep (other cases, build, impl, tuning or "
+                                  "device) and would be lost by writing it in place; give --out NEW.csv", r->other);
+        return fail2(r->path, msg);
+    }
+    return 0;
+}
+
+int bench_resume_apply(bench_resume *r, bench_runner *R)
+{
+    const bench_plan *plan = R->plan;
+    for (int i = 0; i < R->n_devs; i++)
+        snprintf(R->devs[i].prov.resumed_from, sizeof R->devs[i].prov.resumed_from, "%s", r->path);
+    int kept = 0;
+    for (int i = 0; i < r->n && !R->csv_failed; i++) {
+        if (r->slot[i] < 0)
+            continue;
+        const bench_case *c = &plan->cases[r->slot[i]];
+        const ls_provenance *pv = &R->devs[0].prov;
+        for (int d = 0; d < R->n_devs; d++)
+            if (R->devs[d].index == c->device)
+                pv = &R->devs[d].prov;
+        ls_row res;
+        kept_result(r, r->rows[i].f, pv, &res);
+        if (ls_csv_write_raw(R->csv, r->rows[i].line, r->rows[i].len) != 0) {
+            fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+            R->csv_failed = 1;
+            R->stopped = 1; /* nothing is measured: its rows could not be kept */
+            R->res.failures++;
+            break;
+        }
+        bench_runner_keep_row(R, c, &res);
+        kept++;
+    }
+    int done = 0, to_run = 0;
+    for (int ci = 0; ci < plan->n; ci++) {
+        int k = r->left[ci];
+        r->left[ci] = k == 0 ? -1 : r->total - k; /* -1: nothing kept, registered as usual */
+        done += k == r->total;
+        to_run += k < r->total;
+    }
+    R->left = r->left; /* the runner owns them now */
+    R->kept = r->kept;
+    R->kept_reps = r->total;
+    r->left = NULL;
+    r->kept = NULL;
+    R->res.plan_n = to_run;
+    fprintf(stderr, "linstate-bench: --resume %s: %d row(s) kept (%d of %d cases complete), %d run again, %d not of "
+                    "this sweep%s; %d case(s) to run\n", r->path, kept, done, plan->n, r->n - kept - r->other,
+            r->other, r->torn ? "; a torn last line dropped" : "", to_run);
+    return 0;
+}
+
+void bench_resume_out_path(const char *path, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s", path);
+    size_t n = strlen(buf);
+    if (n > 11 && strncmp(buf + n - 11, ".tmp.", 5) == 0)
+        buf[n - 11] = '\0'; /* FILE.tmp.XXXXXX (mkstemp's six characters) -> FILE */
+}
+
+void bench_resume_finish(bench_resume *r, const char *out)
+{
+    char final[LS_OUTFILE_PATH_MAX];
+    bench_resume_out_path(r->path, final, sizeof final);
+    if (strcmp(final, r->path) == 0 || strcmp(final, out) != 0)
+        return;
+    if (r->other) /* rows of another sweep: never thrown away */
+        fprintf(stderr, "linstate-bench: kept %s: %d of its rows are not of this sweep\n", r->path, r->other);
+    else if (unlink(r->path) == 0)
+        fprintf(stderr, "linstate-bench: removed %s (its rows are in %s)\n", r->path, out);
+}
+
+void bench_resume_free(bench_resume *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        free(r->rows[i].buf);
+        free(r->rows[i].f);
+    }
+    free(r->rows);
+    free(r->data);
+    free(r->slot);
+    free(r->left);
+    free(r->kept);
+    memset(r, 0, sizeof *r);
+}
