@@ -10,32 +10,35 @@ same case seeds the same inputs, so the same kernel gives the same error).
                               [--tol 3] [--err-tol 1e-6] [--min-batch 128] [--out table.md]
 
 Prints a markdown table (case, graph, AOT µs, Python µs, AOT/Python, both errors, verdict) and exits 1 if a
-checked case is outside TOL or either side is not ok, 2 on bad input (no such file, no rows of
-one of the two impls).
+checked case is outside TOL or either side is not ok, 2 on bad input (one line: a file lscsv
+refuses, no rows of one of the two impls, a bad --out).
 """
-import argparse
-import csv
+import math
+import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lscsv  # noqa: E402  (the scripts' one CSV reader)
+from lscsv import InputError  # noqa: E402
 
-def rows_of(paths):
-    out = []
-    for p in paths:
-        try:
-            with open(p, newline="") as f:
-                out += list(csv.DictReader(f))
-        except OSError as e:
-            print(f"fidelity_check: {p}: {e.strerror}", file=sys.stderr)
-            sys.exit(2)
-    return out
+
+def num(v):
+    """A cell lscsv parsed (float) or left as text, as a float; NaN when empty."""
+    if isinstance(v, (int, float)):
+        return float(v)
+    return float(v) if str(v).strip() else math.nan
+
+
+def cell(v):
+    return "" if isinstance(v, float) and math.isnan(v) else str(v)
 
 
 def checked(batch, graph, min_batch):
     return batch >= min_batch or (batch == 1 and graph)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+def main(argv=None):
+    ap = lscsv.ArgumentParser(prog="fidelity_check.py", description=__doc__.split("\n")[1])
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--aot", default="sglang")
     ap.add_argument("--py", default="py_sglang@0.5.23")
@@ -43,20 +46,21 @@ def main():
     ap.add_argument("--err-tol", type=float, default=1e-6, help="max |max_rel_err difference| (default 1e-6)")
     ap.add_argument("--min-batch", type=int, default=128)
     ap.add_argument("--out", help="also write the table here")
-    a = ap.parse_args()
-    if a.tol <= 0:
-        print(f"fidelity_check: --tol {a.tol}: must be > 0", file=sys.stderr)
-        return 2
-    rows = rows_of(a.csv)
+    return lscsv.run_main("fidelity_check.py", ap, check, argv)
+
+
+def check(a):
+    if not a.tol > 0:
+        raise InputError(f"--tol {a.tol}: must be > 0")
+    rows = [r for p in a.csv for r in lscsv.load(p).rows]
     side = {}
     for r in rows:
         if r.get("impl") in (a.aot, a.py):
-            key = (r["case"], r.get("variant", ""), r.get("graph", "0"), r.get("state_layout", ""))
+            key = (r["case"], r.get("variant", ""), str(r.get("graph", 0)), r.get("state_layout", ""))
             side.setdefault(key, {})[r["impl"]] = r
     for name in (a.aot, a.py):
         if not any(name in v for v in side.values()):
-            print(f"fidelity_check: no rows of impl '{name}' in {', '.join(a.csv)}", file=sys.stderr)
-            return 2
+            raise InputError(f"no rows of impl '{name}' in {', '.join(a.csv)}")
     lines = [f"| case | variant | graph | {a.aot} µs | {a.py} µs | {a.aot}/{a.py} | max_rel_err | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     bad = n = 0
@@ -65,19 +69,19 @@ def main():
         if a.aot not in pair or a.py not in pair:
             continue
         x, y = pair[a.aot], pair[a.py]
-        graph = x.get("graph") == "1"
-        batch = int(x.get("batch") or 0)
+        graph = str(x.get("graph")) == "1"
+        batch = int(num(x.get("batch") or 0))
         if x["status"].startswith("skipped") or y["status"].startswith("skipped"):
             verdict, ratio, tx, ty = f"skipped ({x['status']} / {y['status']})", "", "", ""
         else:
-            tx, ty = x.get("time_us_median", ""), y.get("time_us_median", "")
+            tx, ty = cell(x.get("time_us_median", "")), cell(y.get("time_us_median", ""))
             if x["status"] != "ok" or y["status"] != "ok" or not tx or not ty:
                 verdict, ratio = f"FAIL: status {x['status']} / {y['status']}", ""
                 bad += 1
             else:
                 q = float(tx) / float(ty)
                 ratio = f"{q:.3f}"
-                ex, ey = x.get("max_rel_err", ""), y.get("max_rel_err", "")
+                ex, ey = cell(x.get("max_rel_err", "")), cell(y.get("max_rel_err", ""))
                 if ex and ey and abs(float(ex) - float(ey)) > a.err_tol:
                     verdict = f"FAIL: numerics differ ({ex} vs {ey})"
                     bad += 1
@@ -88,15 +92,14 @@ def main():
                 else:
                     verdict = f"FAIL: {100 * (q - 1):+.1f} %"
                     bad += 1
-        errs = f"{x.get('max_rel_err', '')} / {y.get('max_rel_err', '')}"
+        errs = f"{cell(x.get('max_rel_err', ''))} / {cell(y.get('max_rel_err', ''))}"
         lines.append(f"| {key[0]} | {key[1]} | {int(graph)} | {tx} | {ty} | {ratio} | {errs} | {verdict} |")
     lines.append("")
     lines.append(f"{n} checked case(s) within {a.tol:g} %, {bad} failure(s)")
     text = "\n".join(lines)
     print(text)
     if a.out:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
+        lscsv.write_file(a.out, text + "\n", a.csv)
     return 1 if bad else 0
 
 

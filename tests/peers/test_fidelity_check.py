@@ -3,7 +3,6 @@ is not checked, B = 1 graph is; a missing impl is bad input (exit 2).
 
     python3 tests/peers/test_fidelity_check.py REPO
 """
-import csv
 import os
 import subprocess
 import sys
@@ -11,22 +10,29 @@ import tempfile
 
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
 tool = os.path.join(root, "scripts", "fidelity_check.py")
-cols = ["case", "variant", "graph", "state_layout", "impl", "batch", "status", "time_us_median", "max_rel_err"]
+sys.path.insert(0, os.path.join(root, "tests", "scripts"))
+import synth  # noqa: E402  (schema-v2 rows as the bench writes them, read by lscsv)
 
 
 def run(rows, *args):
     d = tempfile.mkdtemp()
     p = os.path.join(d, "r.csv")
-    with open(p, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(cols)
-        w.writerows(rows)
+    synth.write_csv(p, rows, synth.V2_COLUMNS)
     return subprocess.run([sys.executable, tool, p, *args], capture_output=True, text=True)
 
 
+def side(case, graph, batch, impl, t, status, err):
+    if status != "ok":  # a row that was not timed: empty timing cells
+        return synth.row(batch=int(batch), case=case, graph=graph, impl=impl, schema_version="2", status=status,
+                         max_rel_err=err, **{c: "" for c in ("time_us_median", "time_us_p10", "time_us_p90",
+                                                              "time_us_mean", "time_us_stddev", "gbps",
+                                                              "pct_of_copy_peak", "samples")})
+    return synth.row(batch=int(batch), median=float(t), case=case, graph=graph, impl=impl, schema_version="2",
+                     max_rel_err=err)
+
+
 def pair(case, graph, batch, a, b, status="ok", ea="0.001", eb="0.001"):
-    return [[case, "v", graph, "", "sglang", batch, status, a, ea],
-            [case, "v", graph, "", "py_sglang@0.5.23", batch, "ok", b, eb]]
+    return [side(case, graph, batch, "sglang", a, status, ea), side(case, graph, batch, "py_sglang@0.5.23", b, "ok", eb)]
 
 
 fails = 0
@@ -52,7 +58,11 @@ ok = r.returncode == 1 and "numerics differ" in r.stdout
 print("ok  " if ok else "FAIL", "same time, other numerics: fails")
 fails += not ok
 r = run(pair("a/B:128", "0", "128", "100", "102"), "--py", "py_sglang@nope")
-ok = r.returncode == 2 and "py_sglang@nope" in r.stderr
-print("ok  " if ok else "FAIL", "missing impl: exit 2 naming it")
+ok = r.returncode == 2 and "py_sglang@nope" in r.stderr and len(r.stderr.splitlines()) == 1
+print("ok  " if ok else "FAIL", "missing impl: exit 2 naming it, one line")
+fails += not ok
+r = subprocess.run([sys.executable, tool, os.path.join(tempfile.mkdtemp(), "none.csv")], capture_output=True, text=True)
+ok = r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr
+print("ok  " if ok else "FAIL", "a missing file: one line, exit 2")
 fails += not ok
 sys.exit(1 if fails else 0)
