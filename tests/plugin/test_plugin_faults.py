@@ -62,6 +62,11 @@ def main():
     statuses, why = EXPECT[a.kind]
     if a.kind in ("segv", "heap") and sanitized(a.bench):
         statuses, why = ASAN_OUTCOME
+    if a.kind == "cuda":  # label gpu: skipped (77) where no CUDA device is visible, as every GPU test
+        p = subprocess.run([a.bench, "--backend", "cuda", "--list"], capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            print("SKIPPED: no CUDA device (%s)" % p.stderr.strip()[-200:])
+            sys.exit(77)
     with tempfile.TemporaryDirectory() as tmp:
         out, js = os.path.join(tmp, "f.csv"), os.path.join(tmp, "f.json")
         cmd = [a.bench, "--backend", backend, "--tp", "8", "--batch", "1,4", "--draft", "1",
