@@ -64,11 +64,17 @@ def _files_hash(files):
 
 
 def _git_describe(path):
+    """`git describe --always --dirty` of the checkout that path is (or whose python/ folder it
+    is: SGLang's layout); "" for a folder that merely sits inside another checkout (an ignored
+    .peers/src, an untracked copy under results/): that checkout's describe would name other code."""
     if not path or not os.path.isdir(path):
         return ""
     try:
-        ignored = subprocess.run(["git", "-C", path, "check-ignore", "-q", path], capture_output=True, timeout=30)
-        if ignored.returncode == 0:  # an ignored folder of another checkout (e.g. .peers/src)
+        top = subprocess.run(["git", "-C", path, "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, timeout=30)
+        here = os.path.realpath(path)
+        ok = (here,) + ((os.path.dirname(here),) if os.path.basename(here) == "python" else ())
+        if top.returncode != 0 or os.path.realpath(top.stdout.strip()) not in ok:
             return ""
         r = subprocess.run(["git", "-C", path, "describe", "--always", "--dirty"], capture_output=True,
                            text=True, timeout=30)

@@ -204,6 +204,13 @@ def t_sources(a, tmp):
     if shutil.which("git"):
         check(len(ga) == 1 and re.fullmatch(r"[0-9a-f]{4,40}", ga.pop() or "-") is not None, "git describe of a: %s" % ga)
     check(gb == {""}, "git describe of a tree outside git: %s" % gb)
+    if shutil.which("git"):  # an untracked copy inside another checkout: that checkout's describe is not its own
+        tc = os.path.join(ta, "copy")
+        make_tree(tc, 0.0, git=False)
+        rows3, _ = bench(a, os.path.join(tmp, "inner.csv"), "--impl-path", demo, "--impl", "srcdemo@inner=" + tc,
+                         "--family", "pool/copy", "--batch", "1", "--draft", "1")
+        check({r["impl_source_git"] for r in rows3} == {""}, "git describe of a copy inside a checkout: %s"
+              % {r["impl_source_git"] for r in rows3})
     ha = {r["impl_source_hash"] for r in rows if r["impl"] == "srcdemo@a"}
     hb = {r["impl_source_hash"] for r in rows if r["impl"] == "srcdemo@before"}
     check(len(ha) == 1 and len(hb) == 1 and ha != hb, "source hashes a %s, before %s" % (ha, hb))
