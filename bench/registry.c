@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "bench.h"
+#include "families/family.h"
 
 #define ALL BENCH_MECH_ALL
 #define GDN BENCH_MECH_BIT(LS_MECH_GDN)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "families/family.h"
 #include "ls_test.h"
 
 #define MIB 1048576.0

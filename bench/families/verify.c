@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bench.h"
+#include "family.h"
 
 double bench_verify_tolerance(const bench_case *c)
 {

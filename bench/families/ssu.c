@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "bench.h"
+#include "family.h"
 
 typedef struct ssu_priv {
     int T, B, nh, hd, ds, ng;

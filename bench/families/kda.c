@@ -4,7 +4,7 @@
  * dt_bias [HV*K]), and a T-token verify with intermediate states (no upstream counterpart at
  * AFTER; same contract as GDN verify). The machinery is shared with gdn in delta.c.
  */
-#include "bench.h"
+#include "family.h"
 
 int bench_kda_setup(bench_ctx *x)
 {

@@ -26,7 +26,7 @@
  */
 #include <string.h>
 
-#include "bench.h"
+#include "family.h"
 
 
 /* How a case's conv launches use the pool (the registry row's variant). */

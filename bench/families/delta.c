@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bench.h"
+#include "family.h"
 
 typedef struct delta_priv {
     int kda, T, B, H, HV, K, V;

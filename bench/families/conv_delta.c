@@ -20,7 +20,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bench.h"
+#include "family.h"
 
 typedef struct cd_priv {
     int kda, T, B, C, b2b, n_conv;

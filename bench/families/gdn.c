@@ -3,7 +3,7 @@
  * with the gating fused into the recurrence (docs/ops.md): scalar decay per value head, bf16 a/b gate
  * inputs, bf16 dt_bias. The machinery is shared with kda in delta.c.
  */
-#include "bench.h"
+#include "family.h"
 
 int bench_gdn_setup(bench_ctx *x)
 {

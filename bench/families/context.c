@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench.h"
+#include "family.h"
 
 double bench_wall_s(void)
 {
