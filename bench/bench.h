@@ -78,6 +78,13 @@ typedef struct bench_entry {
     const void *(*launch)(const struct bench_ctx *x, ls_op *op);
 } bench_entry;
 
+/* A family's descriptor: its registry rows in plan order. Each file of bench/families/ exports one
+ * (families/family.h); registry.c lists them. The rows' callbacks are private to the family. */
+typedef struct bench_family {
+    const bench_entry *rows;
+    int n;
+} bench_family;
+
 #define BENCH_OP(op) (1u << (unsigned)(op))
 /* The ops that keep a delta-rule state (their cases have a state layout). */
 #define BENCH_DELTA_OPS (BENCH_OP(LS_OP_GDN) | BENCH_OP(LS_OP_KDA) | BENCH_OP(LS_OP_CONV_DELTA))

@@ -44,7 +44,7 @@ typedef struct conv_priv {
 } conv_priv;
 
 /* Bytes: docs/bytes.md per conv tensor of the model's own descriptor (3 for KDA), whatever the variant. */
-int64_t bench_conv_bytes(const bench_ctx *x)
+static int64_t bench_conv_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;
     ls_state_desc d;
@@ -199,17 +199,17 @@ static int conv_setup(bench_ctx *x, conv_mode mode)
     return 0;
 }
 
-int bench_conv_setup(bench_ctx *x)
+static int bench_conv_setup(bench_ctx *x)
 {
     return conv_setup(x, CONV_POOL);
 }
 
-int bench_conv_concat_setup(bench_ctx *x)
+static int bench_conv_concat_setup(bench_ctx *x)
 {
     return conv_setup(x, CONV_CONCAT);
 }
 
-int bench_conv_clone_setup(bench_ctx *x)
+static int bench_conv_clone_setup(bench_ctx *x)
 {
     return conv_setup(x, CONV_CLONE);
 }
@@ -223,7 +223,7 @@ static int launch(bench_ctx *x, const ls_conv_params *q, const void *real, int64
     return bench_impl_rc(x, x->im->conv_update(q, x->tune, s));
 }
 
-int bench_conv_run(void *vx, int rot, ls_stream s)
+static int bench_conv_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     conv_priv *p = x->priv;
@@ -259,7 +259,7 @@ static void *host_dup(bench_ctx *x, const void *src, size_t n)
  * poisoned first, so a missing copy shows as NaN): the updated state is checked in the clone, and
  * the real pool state of the sampled slots must still hold the seeded values.
  */
-int bench_conv_verify(bench_ctx *x, double *max_rel_err)
+static int bench_conv_verify(bench_ctx *x, double *max_rel_err)
 {
     conv_priv *p = x->priv;
     int rows[BENCH_VERIFY_ROWS], n = bench_pick_rows(x, rows);
@@ -312,9 +312,40 @@ int bench_conv_verify(bench_ctx *x, double *max_rel_err)
     return 0;
 }
 
-const void *bench_conv_launch(const bench_ctx *x, ls_op *op)
+static const void *bench_conv_launch(const bench_ctx *x, ls_op *op)
 {
     const ls_conv_params *q;
     *op = LS_OP_CONV_UPDATE;
     return bench_conv_layer_params(x, 0, &q) > 0 ? (const void *)q : NULL;
 }
+
+/* clang-format off */
+static const bench_entry rows[] = {
+    /* family, op, variant, default?, mechanisms, axes, draft rule,
+     *   setup, run, reset, verify, teardown, bytes, impl ops, launch params */
+    /* family, op, variant, default?, mechanisms, axes, draft rule,
+     *   setup, run, reset, verify, teardown, bytes, impl ops, launch params */
+    {"conv1d_update", "decode", "causal_silu", 1, MAMBA2 | GDN, B_ | G_ | P_, BENCH_DRAFT_DECODE,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    /* KDA: q, k, v as three window-major tensors, three launches (AFTER) ... */
+    {"conv1d_update", "decode", "3-buffer", 1, KDA, B_ | G_ | P_, BENCH_DRAFT_DECODE,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    /* ... or one window-major tensor of 3C channels, one launch (LATE, docs/csv.md) */
+    {"conv1d_update", "decode", "concat", 0, KDA, B_ | G_ | P_, BENCH_DRAFT_DECODE,
+     bench_conv_concat_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    {"conv1d_update", "verify", "causal_silu", 1, MAMBA2, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    /* GDN: on the real state (after #13603) ... */
+    {"conv1d_update", "verify", "in-place", 1, GDN, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    /* ... or on a clone of the whole layer buffer (AFTER, docs/csv.md) */
+    {"conv1d_update", "verify", "clone", 0, GDN, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_conv_clone_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    {"conv1d_update", "verify", "3-buffer", 1, KDA, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    {"conv1d_update", "verify", "concat", 0, KDA, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_conv_concat_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+};
+/* clang-format on */
+
+const bench_family bench_family_conv = {rows, (int)(sizeof rows / sizeof rows[0])};

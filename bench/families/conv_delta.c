@@ -33,7 +33,7 @@ typedef struct cd_priv {
     ls_delta_params *rec;    /* back-to-back: [n_rot] */
 } cd_priv;
 
-int64_t bench_conv_delta_bytes(const bench_ctx *x)
+static int64_t bench_conv_delta_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;
     const ls_shape *s = &c->shape;
@@ -183,17 +183,17 @@ static int cd_setup(bench_ctx *x, int b2b)
     return 0;
 }
 
-int bench_conv_delta_setup(bench_ctx *x)
+static int bench_conv_delta_setup(bench_ctx *x)
 {
     return cd_setup(x, 0);
 }
 
-int bench_conv_delta_b2b_setup(bench_ctx *x)
+static int bench_conv_delta_b2b_setup(bench_ctx *x)
 {
     return cd_setup(x, 1);
 }
 
-int bench_conv_delta_run(void *vx, int rot, ls_stream s)
+static int bench_conv_delta_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     cd_priv *p = x->priv;
@@ -207,7 +207,7 @@ int bench_conv_delta_run(void *vx, int rot, ls_stream s)
  * through a scratch of the sub-batch), against ls_ref_conv_delta: o, both final states and both
  * sets of intermediate windows / states.
  */
-int bench_conv_delta_verify(bench_ctx *x, double *max_rel_err)
+static int bench_conv_delta_verify(bench_ctx *x, double *max_rel_err)
 {
     cd_priv *p = x->priv;
     const ls_conv_delta_params *base = &p->p[0];
@@ -282,7 +282,7 @@ int bench_conv_delta_verify(bench_ctx *x, double *max_rel_err)
     return 0;
 }
 
-const void *bench_conv_delta_launch(const bench_ctx *x, ls_op *op)
+static const void *bench_conv_delta_launch(const bench_ctx *x, ls_op *op)
 {
     const cd_priv *p = x->priv;
     if (!p || !p->p)
@@ -294,3 +294,32 @@ const void *bench_conv_delta_launch(const bench_ctx *x, ls_op *op)
     *op = LS_OP_CONV_DELTA;
     return &p->p[0];
 }
+
+/* clang-format off */
+static const bench_entry rows[] = {
+    /* family, op, variant, default?, mechanisms, axes, draft rule,
+     *   setup, run, reset, verify, teardown, bytes, impl ops, launch params */
+    /* conv update of the packed q|k|v channels + the recurrence: one fused op ... */
+    {"conv_delta", "decode", "one-kernel", 1, GDN | KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+     bench_conv_delta_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     BENCH_OP(LS_OP_CONV_DELTA), bench_conv_delta_launch},
+    {"conv_delta", "verify", "one-kernel", 1, GDN | KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_delta_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     BENCH_OP(LS_OP_CONV_DELTA), bench_conv_delta_launch},
+    /* ... or the impl's conv_update then gdn / kda, timed as one call (same key, same bytes) */
+    {"conv_delta", "decode", "back-to-back", 0, GDN, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+     bench_conv_delta_b2b_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     CONV_OPS | BENCH_OP(LS_OP_GDN), bench_conv_delta_launch},
+    {"conv_delta", "decode", "back-to-back", 0, KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+     bench_conv_delta_b2b_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     CONV_OPS | BENCH_OP(LS_OP_KDA), bench_conv_delta_launch},
+    {"conv_delta", "verify", "back-to-back", 0, GDN, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_delta_b2b_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     CONV_OPS | BENCH_OP(LS_OP_GDN), bench_conv_delta_launch},
+    {"conv_delta", "verify", "back-to-back", 0, KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_delta_b2b_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     CONV_OPS | BENCH_OP(LS_OP_KDA), bench_conv_delta_launch},
+};
+/* clang-format on */
+
+const bench_family bench_family_conv_delta = {rows, (int)(sizeof rows / sizeof rows[0])};

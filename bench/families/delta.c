@@ -1,8 +1,13 @@
 /*
- * delta.c — what the gdn and kda families share: both run the gated delta rule over the pool's
- * temporal state through ls_delta_params (docs/ops.md). They differ only in the gate:
- * GDN a [B,T,HV] with bf16 dt_bias [HV]; KDA a raw per-key-channel gate [B,T,HV,K] with fp32
- * dt_bias [HV*K] — the `kda` flag below. gdn.c and kda.c hold the registry callbacks and bytes.
+ * delta.c — the gdn and kda families: both run the gated delta rule over the pool's temporal state
+ * through ls_delta_params (docs/ops.md). They differ only in the gate (the `kda` flag below, from
+ * the model's mechanism) and in their bytes:
+ *   gdn: Gated DeltaNet (Qwen3-Next) fused decode and target verify with the gating fused into
+ *        the recurrence: scalar decay per value head, a [B,T,HV] bf16, bf16 dt_bias [HV].
+ *   kda: Kimi Delta Attention decode as the fused in-place kernel of HEAD-fork (one state round
+ *        trip; per-key-channel decay from the raw gate [B,T,HV,K], fp32 dt_bias [HV*K]), and a
+ *        T-token verify with intermediate states (no upstream counterpart at AFTER; same contract
+ *        as GDN verify).
  *
  * Decode (T = 1) updates the state in place. Verify (T > 1) writes T intermediate states into the
  * speculative buffer and no final state (disable_state_update), as SGLang's target verify does.
@@ -51,9 +56,25 @@ static void pack_qkv(uint16_t *dst, const uint16_t *q, const uint16_t *k, const 
     }
 }
 
-int bench_delta_setup(bench_ctx *x, int kda)
+/* gdn decode: docs/bytes.md ("GDN fused decode"). gdn verify: the recurrence row with our fused
+ * gating (a, b bf16 instead of g, β fp32; see ls_bytes_gdn_verify_fused). kda: docs/bytes.md
+ * ("KDA decode, fused") (recurrence only); verify per ls_bytes_kda's documented rule. */
+static int64_t delta_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;
+    const ls_shape *s = &c->shape;
+    int64_t s_s = (int64_t)ls_dtype_size(c->state_dtype);
+    if (c->model->mechanism == LS_MECH_KDA)
+        return ls_bytes_kda(c->batch, c->tokens, s->heads_qk, s->heads_v, s->dk, s->dv, 2, s_s, c->tokens > 1);
+    if (c->tokens == 1)
+        return ls_bytes_gdn_decode(c->batch, 1, s->heads_qk, s->heads_v, s->dk, s->dv, 2, s_s);
+    return ls_bytes_gdn_verify_fused(c->batch, c->tokens, s->heads_qk, s->heads_v, s->dk, s->dv, 2, s_s);
+}
+
+static int delta_setup(bench_ctx *x)
+{
+    const bench_case *c = x->c;
+    const int kda = c->model->mechanism == LS_MECH_KDA;
     const ls_shape *sh = &c->shape;
     int T = c->tokens, B = c->batch, spec = T > 1 ? T : 0, rc;
     ls_state_desc d;
@@ -148,7 +169,7 @@ int bench_delta_setup(bench_ctx *x, int kda)
     return 0;
 }
 
-int bench_delta_run(void *vx, int rot, ls_stream s)
+static int delta_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     delta_priv *p = x->priv;
@@ -156,7 +177,7 @@ int bench_delta_run(void *vx, int rot, ls_stream s)
 }
 
 /* Sub-batch of the sampled rows on layer 0: backend op vs ls_ref_gdn / ls_ref_kda. */
-int bench_delta_verify(bench_ctx *x, double *max_rel_err)
+static int delta_verify(bench_ctx *x, double *max_rel_err)
 {
     delta_priv *p = x->priv;
     const ls_delta_params *base = &p->p[0];
@@ -220,7 +241,7 @@ int bench_delta_verify(bench_ctx *x, double *max_rel_err)
     return 0;
 }
 
-const void *bench_delta_launch(const bench_ctx *x, ls_op *op)
+static const void *delta_launch(const bench_ctx *x, ls_op *op)
 {
     const delta_priv *p = x->priv;
     if (!p || !p->p)
@@ -228,3 +249,20 @@ const void *bench_delta_launch(const bench_ctx *x, ls_op *op)
     *op = p->kda ? LS_OP_KDA : LS_OP_GDN;
     return &p->p[0];
 }
+
+/* clang-format off */
+static const bench_entry rows[] = {
+    /* family, op, variant, default?, mechanisms, axes, draft rule,
+     *   setup, run, reset, verify, teardown, bytes, impl ops, launch params */
+    {"gdn", "decode", "fused_gating", 1, GDN, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
+     delta_setup, delta_run, NULL, delta_verify, NULL, delta_bytes, BENCH_OP(LS_OP_GDN), delta_launch},
+    {"gdn", "verify", "fused_gating", 1, GDN, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     delta_setup, delta_run, NULL, delta_verify, NULL, delta_bytes, BENCH_OP(LS_OP_GDN), delta_launch},
+    {"kda", "decode", "fused_inplace", 1, KDA, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
+     delta_setup, delta_run, NULL, delta_verify, NULL, delta_bytes, BENCH_OP(LS_OP_KDA), delta_launch},
+    {"kda", "verify", "fused_inplace", 1, KDA, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     delta_setup, delta_run, NULL, delta_verify, NULL, delta_bytes, BENCH_OP(LS_OP_KDA), delta_launch},
+};
+/* clang-format on */
+
+const bench_family bench_family_delta = {rows, (int)(sizeof rows / sizeof rows[0])};

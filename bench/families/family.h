@@ -12,84 +12,37 @@
 
 #include "bench.h"
 
-/* Family callbacks (one file per family), listed in the registry table of registry.c. */
-/* conv.c: "causal_silu" / "3-buffer" / "in-place" (the pool's own conv tensors), "concat" (KDA:
- * q,k,v in one window-major tensor of 3C channels), "clone" (GDN verify on a clone of the layer). */
-int bench_conv_setup(struct bench_ctx *x);
-int bench_conv_concat_setup(struct bench_ctx *x);
-int bench_conv_clone_setup(struct bench_ctx *x);
-int bench_conv_run(void *x, int rot, ls_stream s);
-const void *bench_conv_launch(const struct bench_ctx *x, ls_op *op);
-int bench_conv_verify(struct bench_ctx *x, double *max_rel_err);
-int64_t bench_conv_bytes(const struct bench_ctx *x);
-/* Test hook: the set-up case's conv launch params of rotated layer `layer` (*out: n entries,
- * one per launch); returns n, or 0 before setup. */
-int bench_conv_layer_params(const struct bench_ctx *x, int layer, const ls_conv_params **out);
+/* ------------------------------------------------------------------ descriptors */
 
-/* The pool descriptor's conv list as ONE tensor of the summed channels (KDA's q, k, v in one
- * window-major tensor; same orientation and window required). 0 or -1 (error set). */
+/* One per family file, listed in plan order by registry.c (gdn and kda share delta.c's; the pool
+ * family's rows are in pool.c, its callbacks in pool_ops.c and pool_state.c). */
+extern const bench_family bench_family_conv;       /* conv.c: conv1d_update */
+extern const bench_family bench_family_delta;      /* delta.c: gdn, kda */
+extern const bench_family bench_family_conv_delta; /* conv_delta.c: conv_delta */
+extern const bench_family bench_family_ssu;        /* ssu.c: mamba2_ssu */
+extern const bench_family bench_family_pool;       /* pool.c: pool */
+
+/* Shorthands of the descriptors' row tables: mechanisms, axes, impl ops. */
+#define ALL BENCH_MECH_ALL
+#define GDN BENCH_MECH_BIT(LS_MECH_GDN)
+#define KDA BENCH_MECH_BIT(LS_MECH_KDA)
+#define MAMBA2 BENCH_MECH_BIT(LS_MECH_MAMBA2)
+#define B_ BENCH_AXIS_BATCH
+#define T_ BENCH_AXIS_DRAFT
+#define D_ BENCH_AXIS_DTYPE
+#define G_ BENCH_AXIS_GRAPH
+#define P_ BENCH_AXIS_POOL
+#define CONV_OPS BENCH_OP(LS_OP_CONV_UPDATE)
+/* Every pool path: the pool's slot operations go through the impl's three state ops. */
+#define POOL_OPS (BENCH_OP(LS_OP_STATE_COPY) | BENCH_OP(LS_OP_STATE_ACCEPT) | BENCH_OP(LS_OP_STATE_ZERO))
+
+/* conv.c, shared with conv_delta.c: the pool descriptor's conv list as ONE tensor of the summed
+ * channels (KDA's q, k, v in one window-major tensor; same orientation and window required).
+ * 0 or -1 (error set). */
 int bench_conv_concat_desc(ls_state_desc *d);
-
-/* conv_delta.c: the fused conv update + GDN/KDA recurrence (the impl's conv_delta op, "fused")
- * and the same case as the impl's conv_update then gdn/kda ops ("back-to-back", one call). */
-int bench_conv_delta_setup(struct bench_ctx *x);
-int bench_conv_delta_b2b_setup(struct bench_ctx *x);
-int bench_conv_delta_run(void *x, int rot, ls_stream s);
-int bench_conv_delta_verify(struct bench_ctx *x, double *max_rel_err);
-int64_t bench_conv_delta_bytes(const struct bench_ctx *x);
-const void *bench_conv_delta_launch(const struct bench_ctx *x, ls_op *op);
-
-int bench_gdn_setup(struct bench_ctx *x);
-int bench_gdn_run(void *x, int rot, ls_stream s);
-int bench_gdn_verify(struct bench_ctx *x, double *max_rel_err);
-int64_t bench_gdn_bytes(const struct bench_ctx *x);
-
-int bench_kda_setup(struct bench_ctx *x);
-int bench_kda_run(void *x, int rot, ls_stream s);
-int bench_kda_verify(struct bench_ctx *x, double *max_rel_err);
-int64_t bench_kda_bytes(const struct bench_ctx *x);
-
-/* delta.c: shared by gdn (kda = 0) and kda (kda = 1). */
-int bench_delta_setup(struct bench_ctx *x, int kda);
-int bench_delta_run(void *x, int rot, ls_stream s);
-int bench_delta_verify(struct bench_ctx *x, double *max_rel_err);
-const void *bench_delta_launch(const struct bench_ctx *x, ls_op *op);
-
-int bench_ssu_setup(struct bench_ctx *x);
-int bench_ssu_run(void *x, int rot, ls_stream s);
-int bench_ssu_verify(struct bench_ctx *x, double *max_rel_err);
-const void *bench_ssu_launch(const struct bench_ctx *x, ls_op *op);
-int64_t bench_ssu_bytes(const struct bench_ctx *x);
-
-int bench_pool_alloc_setup(struct bench_ctx *x);
-int bench_pool_alloc_run(void *x, int rot, ls_stream s);
-int bench_pool_alloc_reset(void *x);
-int bench_pool_alloc_verify(struct bench_ctx *x, double *max_rel_err);
-int bench_pool_free_setup(struct bench_ctx *x);
-int bench_pool_free_run(void *x, int rot, ls_stream s);
-int bench_pool_free_reset(void *x);
-int bench_pool_free_verify(struct bench_ctx *x, double *max_rel_err);
-int64_t bench_pool_zero_bytes(const struct bench_ctx *x);
-int bench_pool_fork_setup(struct bench_ctx *x);
-int bench_pool_fork_run(void *x, int rot, ls_stream s);
-int bench_pool_fork_reset(void *x);
-int bench_pool_fork_verify(struct bench_ctx *x, double *max_rel_err);
-int64_t bench_pool_copy_bytes(const struct bench_ctx *x);
-int64_t bench_pool_accept_bytes(const struct bench_ctx *x);
-/* The pool family's pool (pool_ops.c): cap_mult·B slots, spec buffers for accept, layers from the
- * working-set rule (one call touches B·layer_bytes·touch bytes per layer). 0, BENCH_OOM or -1. */
-int bench_pool_family_create(struct bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch);
-/* pool_state.c: copy and accept timed as device launches only, "fused" (one backend state op
- * over every buffer and layer) or "per-tensor" (one launch per (buffer, layer)). */
-int bench_pool_copy_setup(struct bench_ctx *x);
-int bench_pool_copy_per_tensor_setup(struct bench_ctx *x);
-int bench_pool_accept_setup(struct bench_ctx *x);
-int bench_pool_accept_per_tensor_setup(struct bench_ctx *x);
-int bench_pool_state_run(void *x, int rot, ls_stream s);
-/* The fused params (per-tensor: the first launch's) and their op, for the `kernel` column. */
-const void *bench_pool_state_launch(const struct bench_ctx *x, ls_op *op);
-int bench_pool_state_verify(struct bench_ctx *x, double *max_rel_err);
-
+/* Test hook (conv.c): the set-up case's conv launch params of rotated layer `layer` (*out: n
+ * entries, one per launch); returns n, or 0 before setup. */
+int bench_conv_layer_params(const struct bench_ctx *x, int layer, const ls_conv_params **out);
 
 /* ------------------------------------------------------------------ minimum bytes (docs/bytes.md) */
 

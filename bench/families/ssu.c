@@ -18,7 +18,7 @@ typedef struct ssu_priv {
 } ssu_priv;
 
 /* docs/bytes.md ("Mamba2 selective_state_update, decode") / "Mamba2 verify (#13434)". */
-int64_t bench_ssu_bytes(const bench_ctx *x)
+static int64_t bench_ssu_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;
     const ls_shape *s = &c->shape;
@@ -35,7 +35,7 @@ static int64_t ssu_layer_inputs(const bench_case *c)
     return 2 * (2 * nx + BT * sh->nheads + 2 * BT * sh->ngroups * sh->dstate) + (4 + 2 + 2) * (int64_t)sh->nheads;
 }
 
-int bench_ssu_setup(bench_ctx *x)
+static int bench_ssu_setup(bench_ctx *x)
 {
     const bench_case *c = x->c;
     const ls_shape *sh = &c->shape;
@@ -107,7 +107,7 @@ int bench_ssu_setup(bench_ctx *x)
     return 0;
 }
 
-int bench_ssu_run(void *vx, int rot, ls_stream s)
+static int bench_ssu_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     ssu_priv *p = x->priv;
@@ -115,7 +115,7 @@ int bench_ssu_run(void *vx, int rot, ls_stream s)
 }
 
 /* Sub-batch of the sampled rows on layer 0: backend op vs ls_ref_ssu. */
-int bench_ssu_verify(bench_ctx *x, double *max_rel_err)
+static int bench_ssu_verify(bench_ctx *x, double *max_rel_err)
 {
     ssu_priv *p = x->priv;
     const ls_ssu_params *base = &p->p[0];
@@ -164,7 +164,7 @@ int bench_ssu_verify(bench_ctx *x, double *max_rel_err)
     return 0;
 }
 
-const void *bench_ssu_launch(const bench_ctx *x, ls_op *op)
+static const void *bench_ssu_launch(const bench_ctx *x, ls_op *op)
 {
     const ssu_priv *p = x->priv;
     if (!p || !p->p)
@@ -172,3 +172,16 @@ const void *bench_ssu_launch(const bench_ctx *x, ls_op *op)
     *op = LS_OP_SSU;
     return &p->p[0];
 }
+
+/* clang-format off */
+static const bench_entry rows[] = {
+    /* family, op, variant, default?, mechanisms, axes, draft rule,
+     *   setup, run, reset, verify, teardown, bytes, impl ops, launch params */
+    {"mamba2_ssu", "decode", "tied", 1, MAMBA2, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
+     bench_ssu_setup, bench_ssu_run, NULL, bench_ssu_verify, NULL, bench_ssu_bytes, BENCH_OP(LS_OP_SSU), bench_ssu_launch},
+    {"mamba2_ssu", "verify", "tied", 1, MAMBA2, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_ssu_setup, bench_ssu_run, NULL, bench_ssu_verify, NULL, bench_ssu_bytes, BENCH_OP(LS_OP_SSU), bench_ssu_launch},
+};
+/* clang-format on */
+
+const bench_family bench_family_ssu = {rows, (int)(sizeof rows / sizeof rows[0])};
