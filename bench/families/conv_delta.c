@@ -78,21 +78,11 @@ static int cd_setup(bench_ctx *x, int b2b)
     if ((int64_t)C != 2 * (int64_t)H * K + (int64_t)HV * V)
         return ls_fail("bench: conv_delta: conv channels %d are not 2*H*K + HV*V = %lld", C,
                        (long long)(2 * (int64_t)H * K + (int64_t)HV * V));
-    int64_t layer_pool = (int64_t)(B + 1) * ls_layer_bytes(&d) * (1 + spec) + cd_layer_inputs(c, kda, C);
-    int n_rot = bench_rotation_layers(x, c->e->bytes(x), layer_pool);
-    if (n_rot == 0)
-        return BENCH_OOM;
-    d.layers = n_rot;
-    if ((rc = bench_pool_create_desc(x, &d, B, LS_ZERO_AT_FREE)) != 0)
+    /* a pool of exactly B slots, one slot list for every rotated layer */
+    if ((rc = bench_kernel_setup(x, &d, B, cd_layer_inputs(c, kda, C), 0, sizeof(cd_priv))) != 0)
         return rc;
-    x->n_rot = x->rotated = n_rot;
-    if (bench_take_slots(x, B) != 0)
-        return -1;
-
-    cd_priv *p = bench_host_alloc(x, sizeof *p);
-    if (!p)
-        return -1;
-    x->priv = p;
+    const int n_rot = x->n_rot;
+    cd_priv *p = x->priv;
     *p = (cd_priv){.kda = kda, .T = T, .B = B, .C = C, .b2b = b2b, .wdt = c->model->conv_weight_dtype};
     const size_t BT = (size_t)B * T, ng = kda ? (size_t)HV * K : (size_t)HV, wes = ls_dtype_size(p->wdt);
     const ls_dtype dt_dt = kda ? LS_F32 : LS_BF16; /* dt_bias: KDA fp32 [HV*K]; GDN bf16 [HV] */
@@ -220,32 +210,33 @@ static int bench_conv_delta_verify(bench_ctx *x, double *max_rel_err)
     const size_t HV = (size_t)bd->heads_v, V = (size_t)bd->dv, ng = p->kda ? HV * (size_t)bd->dk : HV;
     const size_t item = HV * (size_t)bd->dk * V, citem = (size_t)p->C * (size_t)(bc->width - 1);
     ls_conv_delta_params dp = *base, hp = *base;
-    void *xd, *ad, *bdev, *od, *cinter_ref = NULL, *inter_ref = NULL;
+    void *xd, *ad, *bdev, *od;
     hp.conv.x = bench_gather(x, p->x_h, (size_t)T * p->C * 2, rows, n, &xd);
     hp.delta.a = bench_gather(x, p->a_h, (size_t)T * ng * 2, rows, n, &ad);
     hp.delta.b = bench_gather(x, p->b_h, (size_t)T * HV * 2, rows, n, &bdev);
     hp.delta.o = bench_output_pair(x, (size_t)n * T * HV * V, LS_BF16, &od);
-    hp.conv.state = bench_state_seed(x, bc->state, bc->state_stride_slot, citem, bc->state_dtype, hslots, n);
-    hp.delta.state = bench_state_seed(x, bd->state, bd->state_stride_slot, item, bd->state_dtype, hslots, n);
-    if (!hp.conv.x || !hp.delta.a || !hp.delta.b || !hp.delta.o || !hp.conv.state || !hp.delta.state)
+    bench_state_gate g[2] = {
+        {bc->state, bc->state_stride_slot, bc->inter, bc->inter_stride_slot, citem, T, bc->state_dtype, hslots, n,
+         NULL, NULL},
+        {bd->state, bd->state_stride_slot, bd->inter, bd->inter_stride_slot, item, T, bd->state_dtype, hslots, n,
+         NULL, NULL},
+    };
+    if (bench_state_gate_begin(x, &g[0]) != 0 || bench_state_gate_begin(x, &g[1]) != 0 || !hp.conv.x ||
+        !hp.delta.a || !hp.delta.b || !hp.delta.o)
         return -1;
-    if (bc->inter && !(cinter_ref = bench_state_poison(x, bc->inter, bc->inter_stride_slot, citem * T,
-                                                       bc->state_dtype, hslots, n)))
-        return -1;
-    if (bd->inter && !(inter_ref = bench_state_poison(x, bd->inter, bd->inter_stride_slot, item * T,
-                                                      bd->state_dtype, hslots, n)))
-        return -1;
+    hp.conv.state = g[0].ref;
+    hp.delta.state = g[1].ref;
     hp.conv.batch = hp.delta.batch = dp.conv.batch = dp.delta.batch = n;
     hp.conv.weight = p->w_h;
     hp.conv.bias = p->bias_h;
     hp.conv.state_stride_slot = (int64_t)citem;
-    hp.conv.inter = cinter_ref;
+    hp.conv.inter = g[0].inter_ref;
     hp.conv.inter_stride_slot = (int64_t)(citem * T);
     hp.conv.slot_idx = hp.delta.slot_idx = compact;
     hp.delta.A_log = p->A_log_h;
     hp.delta.dt_bias = p->dt_bias_h;
     hp.delta.state_stride_slot = (int64_t)item;
-    hp.delta.inter = inter_ref;
+    hp.delta.inter = g[1].inter_ref;
     hp.delta.inter_stride_slot = (int64_t)(item * T);
     dp.conv.x = xd;
     dp.delta.a = ad;
@@ -266,20 +257,7 @@ static int bench_conv_delta_verify(bench_ctx *x, double *max_rel_err)
     }
     if (rc != 0 || x->be->sync(NULL) != 0 || ls_ref_conv_delta(&hp) != 0)
         return -1;
-    *max_rel_err = 0;
-    if (bench_output_check(x, od, hp.delta.o, (size_t)n * T * HV * V, LS_BF16, max_rel_err) != 0 ||
-        bench_state_check(x, bc->state, bc->state_stride_slot, citem, bc->state_dtype, hslots, n, hp.conv.state,
-                          max_rel_err) != 0 ||
-        bench_state_check(x, bd->state, bd->state_stride_slot, item, bd->state_dtype, hslots, n, hp.delta.state,
-                          max_rel_err) != 0)
-        return -1;
-    if (bc->inter && bench_state_check(x, bc->inter, bc->inter_stride_slot, citem * T, bc->state_dtype, hslots, n,
-                                       cinter_ref, max_rel_err) != 0)
-        return -1;
-    if (bd->inter && bench_state_check(x, bd->inter, bd->inter_stride_slot, item * T, bd->state_dtype, hslots, n,
-                                       inter_ref, max_rel_err) != 0)
-        return -1;
-    return 0;
+    return bench_verify_kernel(x, od, hp.delta.o, (size_t)n * T * HV * V, g, 2, max_rel_err);
 }
 
 static const void *bench_conv_delta_launch(const bench_ctx *x, ls_op *op)
@@ -297,8 +275,7 @@ static const void *bench_conv_delta_launch(const bench_ctx *x, ls_op *op)
 
 /* clang-format off */
 static const bench_entry rows[] = {
-    /* family, op, variant, default?, mechanisms, axes, draft rule,
-     *   setup, run, reset, verify, teardown, bytes, impl ops, launch params */
+    /* the fields of bench_entry (bench.h), in order */
     /* conv update of the packed q|k|v channels + the recurrence: one fused op ... */
     {"conv_delta", "decode", "one-kernel", 1, GDN | KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
      bench_conv_delta_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,

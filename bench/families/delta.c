@@ -81,20 +81,10 @@ static int delta_setup(bench_ctx *x)
     if (ls_state_desc_from_shape(sh, c->state_dtype, spec, &d) != 0)
         return -1;
     int32_t S = bench_case_capacity(c, x->env);
-    int64_t layer_pool = (int64_t)(S + 1) * ls_layer_bytes(&d) * (1 + spec) + delta_layer_inputs(c, kda);
-    int n_rot = bench_rotation_layers(x, c->e->bytes(x), layer_pool);
-    if (n_rot == 0)
-        return BENCH_OOM;
-    if ((rc = bench_pool_create(x, n_rot, c->state_dtype, spec, S, LS_ZERO_AT_FREE)) != 0)
+    if ((rc = bench_kernel_setup(x, &d, S, delta_layer_inputs(c, kda), 1, sizeof(delta_priv))) != 0)
         return rc;
-    x->n_rot = x->rotated = n_rot;
-    if (bench_take_layer_slots(x, B) != 0)
-        return -1;
-
-    delta_priv *p = bench_host_alloc(x, sizeof *p);
-    if (!p)
-        return -1;
-    x->priv = p;
+    const int n_rot = x->n_rot;
+    delta_priv *p = x->priv;
     *p = (delta_priv){.kda = kda, .T = T, .B = B, .H = sh->heads_qk, .HV = sh->heads_v, .K = sh->dk, .V = sh->dv};
     size_t BT = (size_t)B * T, nq = BT * p->H * p->K, nv = BT * p->HV * p->V, ng = gate_elems(p);
     /* An impl that reads q, k, v through token strides gets them packed, as SGLang's mixed_qkv
@@ -185,7 +175,7 @@ static int delta_verify(bench_ctx *x, double *max_rel_err)
     int32_t *dslots, *compact, *hslots = bench_sub_slots(x, rows, n, &dslots, &compact);
     size_t item = (size_t)p->HV * p->K * p->V, ng = gate_elems(p);
     size_t row_q = (size_t)T * p->H * p->K * 2, row_v = (size_t)T * p->HV * p->V * 2;
-    void *qd, *kd, *vd, *ad, *bd, *od, *inter_ref = NULL;
+    void *qd, *kd, *vd, *ad, *bd, *od;
     ls_delta_params dp = *base, hp = *base;
     if (!hslots)
         return -1;
@@ -195,18 +185,17 @@ static int delta_verify(bench_ctx *x, double *max_rel_err)
     hp.a = bench_gather(x, p->a_h, (size_t)T * ng * 2, rows, n, &ad);
     hp.b = bench_gather(x, p->b_h, (size_t)T * p->HV * 2, rows, n, &bd);
     hp.o = bench_output_pair(x, (size_t)n * T * p->HV * p->V, LS_BF16, &od);
-    hp.state = bench_state_seed(x, base->state, base->state_stride_slot, item, base->state_dtype, hslots, n);
-    if (!hp.q || !hp.k || !hp.v || !hp.a || !hp.b || !hp.o || !hp.state)
+    bench_state_gate g = {base->state, base->state_stride_slot, base->inter, base->inter_stride_slot, item, T,
+                          base->state_dtype, hslots, n, NULL, NULL};
+    if (bench_state_gate_begin(x, &g) != 0 || !hp.q || !hp.k || !hp.v || !hp.a || !hp.b || !hp.o)
         return -1;
-    if (base->inter && !(inter_ref = bench_state_poison(x, base->inter, base->inter_stride_slot, item * T,
-                                                        base->state_dtype, hslots, n)))
-        return -1;
+    hp.state = g.ref;
     hp.batch = dp.batch = n;
     hp.A_log = p->A_log_h;
     hp.dt_bias = p->dt_bias_h;
     hp.state_stride_slot = (int64_t)item;
     hp.slot_idx = compact;
-    hp.inter = inter_ref;
+    hp.inter = g.inter_ref;
     hp.inter_stride_slot = (int64_t)(item * T);
     hp.q_stride_tok = hp.k_stride_tok = hp.v_stride_tok = 0; /* the reference reads the compact copies */
     dp.q = qd;
@@ -230,15 +219,7 @@ static int delta_verify(bench_ctx *x, double *max_rel_err)
     int rc = bench_impl_rc(x, p->kda ? x->im->kda(&dp, x->tune, NULL) : x->im->gdn(&dp, x->tune, NULL));
     if (rc != 0 || x->be->sync(NULL) != 0 || (p->kda ? ls_ref_kda(&hp) : ls_ref_gdn(&hp)) != 0)
         return -1;
-    *max_rel_err = 0;
-    if (bench_output_check(x, od, hp.o, (size_t)n * T * p->HV * p->V, LS_BF16, max_rel_err) != 0 ||
-        bench_state_check(x, base->state, base->state_stride_slot, item, base->state_dtype, hslots, n, hp.state,
-                          max_rel_err) != 0)
-        return -1;
-    if (base->inter && bench_state_check(x, base->inter, base->inter_stride_slot, item * T, base->state_dtype,
-                                         hslots, n, inter_ref, max_rel_err) != 0)
-        return -1;
-    return 0;
+    return bench_verify_kernel(x, od, hp.o, (size_t)n * T * p->HV * p->V, &g, 1, max_rel_err);
 }
 
 static const void *delta_launch(const bench_ctx *x, ls_op *op)
@@ -252,8 +233,7 @@ static const void *delta_launch(const bench_ctx *x, ls_op *op)
 
 /* clang-format off */
 static const bench_entry rows[] = {
-    /* family, op, variant, default?, mechanisms, axes, draft rule,
-     *   setup, run, reset, verify, teardown, bytes, impl ops, launch params */
+    /* the fields of bench_entry (bench.h), in order */
     {"gdn", "decode", "fused_gating", 1, GDN, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
      delta_setup, delta_run, NULL, delta_verify, NULL, delta_bytes, BENCH_OP(LS_OP_GDN), delta_launch},
     {"gdn", "verify", "fused_gating", 1, GDN, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,

@@ -124,6 +124,17 @@ int32_t bench_case_capacity(const bench_case *c, const bench_env *env);
 int bench_take_layer_slots(bench_ctx *x, int32_t B);
 /* Backend slot list of rotated layer l (after bench_take_layer_slots; else slots_dev). */
 const int32_t *bench_layer_slots(const bench_ctx *x, int l);
+/*
+ * The setup skeleton of a kernel case (conv, gdn, kda, mamba2_ssu, conv_delta): the pool of
+ * descriptor d (d->layers set here) with `capacity` slots over as many rotated layers as fit
+ * (bench_rotation_layers: the case's bytes per call; per layer its pool share, main and spec
+ * buffers, plus `layer_inputs` bytes of its own tensors), then the batch's slots: B per rotated
+ * layer (per_layer, bench_take_layer_slots) or one list of B (bench_take_slots), and the family's
+ * state: x->priv, priv_bytes of zeroed host memory. Sets x->n_rot and x->rotated. Returns 0,
+ * BENCH_OOM or -1.
+ */
+int bench_kernel_setup(bench_ctx *x, ls_state_desc *d, int32_t capacity, int64_t layer_inputs, int per_layer,
+                       size_t priv_bytes);
 /* Picks up to BENCH_VERIFY_ROWS distinct request rows of the batch (sorted). Returns the count. */
 int bench_pick_rows(bench_ctx *x, int *rows);
 
@@ -165,6 +176,31 @@ void *bench_state_poison(bench_ctx *x, void *dev_base, int64_t slot_stride, size
                          const int32_t *slots, int n);
 int bench_state_check(bench_ctx *x, const void *dev_base, int64_t slot_stride, size_t item, ls_dtype dt,
                       const int32_t *slots, int n, const void *ref, double *worst);
+/*
+ * One state tensor of a kernel's verification sub-batch: the pool state of the sampled slots
+ * (item elements per slot, state_stride apart) and, for a verify (T > 1), its intermediate states
+ * (T x item per slot, inter_stride apart; inter NULL: none). begin seeds the state
+ * (bench_state_seed) and poisons the intermediates (bench_state_poison), keeping the reference's
+ * compact copies in ref / inter_ref; check compares both after the op, into *worst.
+ */
+typedef struct bench_state_gate {
+    void *state;
+    int64_t state_stride;
+    void *inter;
+    int64_t inter_stride;
+    size_t item;
+    int T;
+    ls_dtype dt;
+    const int32_t *slots; /* the sampled rows' pool slots (bench_sub_slots) */
+    int n;
+    void *ref, *inter_ref; /* set by begin */
+} bench_state_gate;
+int bench_state_gate_begin(bench_ctx *x, bench_state_gate *g);
+int bench_state_gate_check(bench_ctx *x, const bench_state_gate *g, double *worst);
+/* The end of a kernel verification, after the op, the sync and the reference: *max_rel_err from
+ * the bf16 output (n_out values at dev vs ref) and each of the n gates. 0 or -1. */
+int bench_verify_kernel(bench_ctx *x, const void *dev, const void *ref, size_t n_out, const bench_state_gate *g,
+                        int n, double *max_rel_err);
 /* Downloads n elements of a backend output and compares them with the host reference. */
 int bench_output_check(bench_ctx *x, const void *dev, const void *ref, size_t n, ls_dtype dt, double *worst);
 /* The sampled rows' pool slots (host array returned, backend copy in *dev_out) and the compact

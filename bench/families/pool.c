@@ -5,8 +5,7 @@
 
 /* clang-format off */
 static const bench_entry rows[] = {
-    /* family, op, variant, default?, mechanisms, axes, draft rule,
-     *   setup, run, reset, verify, teardown, bytes, impl ops, launch params */
+    /* the fields of bench_entry (bench.h), in order */
     {"pool", "alloc", "zero_at_alloc", 1, ALL, B_ | D_, BENCH_DRAFT_NONE,
      bench_pool_alloc_setup, bench_pool_alloc_run, bench_pool_alloc_reset, bench_pool_alloc_verify, NULL,
      bench_pool_zero_bytes, POOL_OPS, NULL},
