@@ -306,9 +306,7 @@ static const void *bench_conv_launch(const bench_ctx *x, ls_op *op)
 }
 
 /* clang-format off */
-static const bench_entry rows[] = {
-    /* the fields of bench_entry (bench.h), in order */
-    /* the fields of bench_entry (bench.h), in order */
+static const bench_entry rows[] = { /* bench_entry (bench.h) */
     {"conv1d_update", "decode", "causal_silu", 1, MAMBA2 | GDN, B_ | G_ | P_, BENCH_DRAFT_DECODE,
      bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
     /* KDA: q, k, v as three window-major tensors, three launches (AFTER) ... */

@@ -274,8 +274,7 @@ static const void *bench_conv_delta_launch(const bench_ctx *x, ls_op *op)
 }
 
 /* clang-format off */
-static const bench_entry rows[] = {
-    /* the fields of bench_entry (bench.h), in order */
+static const bench_entry rows[] = { /* bench_entry (bench.h) */
     /* conv update of the packed q|k|v channels + the recurrence: one fused op ... */
     {"conv_delta", "decode", "one-kernel", 1, GDN | KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
      bench_conv_delta_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,

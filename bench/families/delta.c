@@ -232,8 +232,7 @@ static const void *delta_launch(const bench_ctx *x, ls_op *op)
 }
 
 /* clang-format off */
-static const bench_entry rows[] = {
-    /* the fields of bench_entry (bench.h), in order */
+static const bench_entry rows[] = { /* bench_entry (bench.h) */
     {"gdn", "decode", "fused_gating", 1, GDN, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
      delta_setup, delta_run, NULL, delta_verify, NULL, delta_bytes, BENCH_OP(LS_OP_GDN), delta_launch},
     {"gdn", "verify", "fused_gating", 1, GDN, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,

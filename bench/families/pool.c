@@ -4,8 +4,7 @@
 #include "pool.h"
 
 /* clang-format off */
-static const bench_entry rows[] = {
-    /* the fields of bench_entry (bench.h), in order */
+static const bench_entry rows[] = { /* bench_entry (bench.h) */
     {"pool", "alloc", "zero_at_alloc", 1, ALL, B_ | D_, BENCH_DRAFT_NONE,
      bench_pool_alloc_setup, bench_pool_alloc_run, bench_pool_alloc_reset, bench_pool_alloc_verify, NULL,
      bench_pool_zero_bytes, POOL_OPS, NULL},

@@ -155,8 +155,7 @@ static const void *bench_ssu_launch(const bench_ctx *x, ls_op *op)
 }
 
 /* clang-format off */
-static const bench_entry rows[] = {
-    /* the fields of bench_entry (bench.h), in order */
+static const bench_entry rows[] = { /* bench_entry (bench.h) */
     {"mamba2_ssu", "decode", "tied", 1, MAMBA2, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
      bench_ssu_setup, bench_ssu_run, NULL, bench_ssu_verify, NULL, bench_ssu_bytes, BENCH_OP(LS_OP_SSU), bench_ssu_launch},
     {"mamba2_ssu", "verify", "tied", 1, MAMBA2, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,
