@@ -1,8 +1,8 @@
 /*
  * plan.c — registry x axes -> the ordered list of cases, each with its stable key.
  *
- * Order: device, model, tp, (family, op), state dtype, draft tokens T, batch B, graph, variant,
- * impl point (impl x tuning). Variants and impl points of one case are planned next to each
+ * Order: device, model, tp, (family, op), then the axes table below: pool slots, state dtype, draft
+ * tokens T, batch B, graph, variant, impl point (impl x tuning), state layout. Variants and impl points of one case are planned next to each
  * other (innermost), so a comparison of two of them in one run sees the same machine state, not
  * the two ends of a sweep. A row is
  * planned for a model only when it applies to the model's mechanism (conv and pool paths apply
@@ -252,9 +252,164 @@ static int check_models(const bench_opts *o)
     return 0;
 }
 
+/* What the axes of one (family, op) group are planned over: its rows, the draft tokens it takes,
+ * the graph modes of the run, and the sweep's output and counters. */
+typedef struct plan_group {
+    const bench_opts *o;
+    const bench_entry *e;    /* the group's lead row: its rows share axes and draft rule */
+    const bench_entry *vars[BENCH_MAX_LIST];
+    int n_var;
+    int toks[BENCH_MAX_LIST], n_tok;
+    int graphs[2], n_graphs;
+    int n_points;
+    int n_devices;
+    bench_plan *out;
+    int cap, too_small, first_b, first_s;
+} plan_group;
+
+/*
+ * The axes of a group's cases, outermost first: their order is the order of the cases (and of the
+ * CSV rows). Per axis: how many values it takes for the group (at: the indices of the axes outside
+ * it) and what value at[k] sets in the case. Adding an axis: one row here (and its enum value),
+ * the option it reads, the case field it sets and, if the value is not always the same, a key
+ * part in plan_emit.
+ */
+enum { AX_SLOTS, AX_DTYPE, AX_TOKENS, AX_BATCH, AX_GRAPH, AX_VARIANT, AX_POINT, AX_LAYOUT, N_AXES };
+
+static int pool_slots_axis(const plan_group *g)
+{
+    return (g->e->axes & BENCH_AXIS_POOL) && g->o->n_pool_slots;
+}
+static int n_slots(const plan_group *g, const int *at)
+{
+    (void)at;
+    return pool_slots_axis(g) ? g->o->n_pool_slots : 1;
+}
+static void set_slots(const plan_group *g, const int *at, bench_case *c)
+{
+    c->pool_slots = pool_slots_axis(g) ? g->o->pool_slots[at[AX_SLOTS]] : 0; /* 0: the serving default */
+}
+static int n_dtype(const plan_group *g, const int *at)
+{
+    (void)at;
+    return (g->e->axes & BENCH_AXIS_DTYPE) ? g->o->n_dtypes : 1;
+}
+static void set_dtype(const plan_group *g, const int *at, bench_case *c)
+{
+    c->state_dtype = (g->e->axes & BENCH_AXIS_DTYPE) ? g->o->dtypes[at[AX_DTYPE]] : LS_BF16;
+}
+static int n_tokens(const plan_group *g, const int *at)
+{
+    (void)at;
+    return g->n_tok;
+}
+static void set_tokens(const plan_group *g, const int *at, bench_case *c)
+{
+    c->tokens = g->toks[at[AX_TOKENS]];
+}
+static int n_batch(const plan_group *g, const int *at)
+{
+    (void)at;
+    return (g->e->axes & BENCH_AXIS_BATCH) ? g->o->n_batch : 1;
+}
+static void set_batch(const plan_group *g, const int *at, bench_case *c)
+{
+    c->batch = (g->e->axes & BENCH_AXIS_BATCH) ? g->o->batch[at[AX_BATCH]] : 1;
+}
+/* Without the graph axis (pool alloc, free, fork) only eager timing exists. */
+static int n_graph(const plan_group *g, const int *at)
+{
+    (void)at;
+    return (g->e->axes & BENCH_AXIS_GRAPH) ? g->n_graphs : (g->graphs[0] == 0);
+}
+static void set_graph(const plan_group *g, const int *at, bench_case *c)
+{
+    c->graph = g->graphs[at[AX_GRAPH]];
+}
+static int n_variant(const plan_group *g, const int *at)
+{
+    (void)at;
+    return g->n_var;
+}
+static void set_variant(const plan_group *g, const int *at, bench_case *c)
+{
+    c->e = g->vars[at[AX_VARIANT]];
+}
+static int n_point(const plan_group *g, const int *at)
+{
+    (void)at;
+    return g->n_points;
+}
+static void set_point(const plan_group *g, const int *at, bench_case *c)
+{
+    c->pt = g->o->n_points ? &g->o->points[at[AX_POINT]] : NULL;
+}
+static int n_layout(const plan_group *g, const int *at)
+{
+    return layouts_for(g->o, g->e, at[AX_POINT], NULL);
+}
+static void set_layout(const plan_group *g, const int *at, bench_case *c)
+{
+    ls_state_layout lays[2];
+    layouts_for(g->o, g->e, at[AX_POINT], lays);
+    c->layout = lays[at[AX_LAYOUT]];
+    c->has_layout = (g->e->ops & BENCH_DELTA_OPS) != 0;
+}
+
+static const struct {
+    int (*count)(const plan_group *g, const int *at);
+    void (*set)(const plan_group *g, const int *at, bench_case *c);
+} axes[N_AXES] = {
+    [AX_SLOTS] = {n_slots, set_slots},       [AX_DTYPE] = {n_dtype, set_dtype},
+    [AX_TOKENS] = {n_tokens, set_tokens},    [AX_BATCH] = {n_batch, set_batch},
+    [AX_GRAPH] = {n_graph, set_graph},       [AX_VARIANT] = {n_variant, set_variant},
+    [AX_POINT] = {n_point, set_point},       [AX_LAYOUT] = {n_layout, set_layout},
+};
+
+/* One point of the axes: the case's key and name, unless --quick, the pool's size or the filter
+ * drop it. 0, or 1 when out of host memory (said). */
+static int plan_emit(plan_group *g, const bench_case *tmpl)
+{
+    bench_case c = *tmpl;
+    if (!bench_quick_selects(g->o, c.e, c.model, c.batch, c.graph))
+        return 0;
+    if (c.pool_slots && c.pool_slots < c.batch) {
+        if (!g->too_small++) /* a batch needs B distinct slots */
+            g->first_b = c.batch, g->first_s = c.pool_slots;
+        return 0;
+    }
+    bench_case_key(g->e, c.model->name, c.tp, c.batch, c.tokens, c.state_dtype, c.graph, c.key, sizeof c.key);
+    if (c.pool_slots) /* explicit capacity: part of the key */
+        snprintf(c.key + strlen(c.key), sizeof c.key - strlen(c.key), "/S:%d", (int)c.pool_slots);
+    case_name(&c, g->n_devices);
+    char full[sizeof c.name + 64];
+    bench_gb_full_name(&c, g->o->repetitions, full, sizeof full);
+    if (bench_filter_match(g->o->filter, full) != 1)
+        return 0;
+    if (push_case(g->out, &g->cap, &c) != 0) {
+        fprintf(stderr, "linstate-bench: out of host memory planning cases\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* The product of axes k.. (outer indices in at, their values already set in c). */
+static int plan_axes(plan_group *g, int k, int *at, bench_case *c)
+{
+    if (k == N_AXES)
+        return plan_emit(g, c);
+    int n = axes[k].count(g, at);
+    for (at[k] = 0; at[k] < n; at[k]++) {
+        axes[k].set(g, at, c);
+        if (plan_axes(g, k + 1, at, c) != 0)
+            return 1;
+    }
+    return 0;
+}
+
 int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, bench_plan *out)
 {
-    int cap = 0, rc = check_models(o), too_small = 0, first_b = 0, first_s = 0;
+    int rc = check_models(o);
     out->cases = NULL;
     out->n = 0;
     if (rc)
@@ -263,83 +418,38 @@ int bench_plan_build(const bench_opts *o, const int *devices, int n_devices, ben
         fprintf(stderr, "linstate-bench: bad --benchmark_filter regex '%s'\n", o->filter);
         return 2;
     }
-    int n_points = o->n_points ? o->n_points : 1; /* 0: tests that plan without impls */
-    int graphs[2], n_graphs = 0;
+    plan_group g = {.o = o, .out = out, .n_devices = n_devices};
+    g.n_points = o->n_points ? o->n_points : 1; /* 0: tests that plan without impls */
     if (o->graph != BENCH_GRAPH_ON)
-        graphs[n_graphs++] = 0;
+        g.graphs[g.n_graphs++] = 0;
     if (o->graph != BENCH_GRAPH_OFF)
-        graphs[n_graphs++] = 1;
+        g.graphs[g.n_graphs++] = 1;
 
     for (int d = 0; d < n_devices; d++)
         for (int mi = 0; mi < o->n_models; mi++) {
             const ls_model *m = ls_model_find(o->models[mi]);
             for (int ti = 0; ti < o->n_tp; ti++)
                 for (int ei = 0; ei < bench_registry_count(); ei++) {
-                    const bench_entry *vars[BENCH_MAX_LIST];
-                    int n_var = group_rows(o, m, ei, vars);
-                    if (n_var == 0)
+                    if ((g.n_var = group_rows(o, m, ei, g.vars)) == 0)
                         continue;
-                    const bench_entry *e = vars[0]; /* the group's rows share axes and draft rule */
-                    int toks[BENCH_MAX_LIST], n_tok = tokens_for(o, e, toks);
-                    int n_dt = (e->axes & BENCH_AXIS_DTYPE) ? o->n_dtypes : 1;
-                    int n_b = (e->axes & BENCH_AXIS_BATCH) ? o->n_batch : 1;
-                    /* Without the graph axis (pool alloc, free, fork) only eager timing exists. */
-                    int n_g = (e->axes & BENCH_AXIS_GRAPH) ? n_graphs : (graphs[0] == 0);
-                    int n_s = (e->axes & BENCH_AXIS_POOL) && o->n_pool_slots ? o->n_pool_slots : 1;
-                    for (int si = 0; si < n_s; si++)
-                    for (int di = 0; di < n_dt; di++)
-                        for (int k = 0; k < n_tok; k++)
-                            for (int bi = 0; bi < n_b; bi++)
-                                for (int g = 0; g < n_g; g++)
-                                    for (int v = 0; v < n_var; v++)
-                                    for (int pi = 0; pi < n_points; pi++)
-                                    for (int li = 0; li < layouts_for(o, e, pi, NULL); li++) {
-                                        bench_case c;
-                                        memset(&c, 0, sizeof c);
-                                        c.e = vars[v];
-                                        c.model = m;
-                                        c.tp = o->tp[ti];
-                                        ls_shape_from_model(m, c.tp, &c.shape);
-                                        c.batch = (e->axes & BENCH_AXIS_BATCH) ? o->batch[bi] : 1;
-                                        c.tokens = toks[k];
-                                        c.state_dtype = (e->axes & BENCH_AXIS_DTYPE) ? o->dtypes[di] : LS_BF16;
-                                        c.graph = graphs[g];
-                                        c.device = devices[d];
-                                        c.pt = o->n_points ? &o->points[pi] : NULL;
-                                        ls_state_layout lays[2];
-                                        layouts_for(o, e, pi, lays);
-                                        c.layout = lays[li];
-                                        c.has_layout = (e->ops & BENCH_DELTA_OPS) != 0;
-                                        c.pool_slots = (e->axes & BENCH_AXIS_POOL) && o->n_pool_slots
-                                                           ? o->pool_slots[si] : 0;
-                                        if (!bench_quick_selects(o, c.e, m, c.batch, c.graph))
-                                            continue;
-                                        if (c.pool_slots && c.pool_slots < c.batch) {
-                                            if (!too_small++) /* a batch needs B distinct slots */
-                                                first_b = c.batch, first_s = c.pool_slots;
-                                            continue;
-                                        }
-                                        bench_case_key(e, m->name, c.tp, c.batch, c.tokens, c.state_dtype,
-                                                       c.graph, c.key, sizeof c.key);
-                                        if (c.pool_slots) /* explicit capacity: part of the key */
-                                            snprintf(c.key + strlen(c.key), sizeof c.key - strlen(c.key),
-                                                     "/S:%d", (int)c.pool_slots);
-                                        case_name(&c, n_devices);
-                                        char full[sizeof c.name + 64];
-                                        bench_gb_full_name(&c, o->repetitions, full, sizeof full);
-                                        if (bench_filter_match(o->filter, full) != 1)
-                                            continue;
-                                        if (push_case(out, &cap, &c) != 0) {
-                                            fprintf(stderr, "linstate-bench: out of host memory planning cases\n");
-                                            bench_plan_free(out);
-                                            return 1;
-                                        }
-                                    }
+                    g.e = g.vars[0];
+                    g.n_tok = tokens_for(o, g.e, g.toks);
+                    bench_case c;
+                    memset(&c, 0, sizeof c);
+                    c.model = m;
+                    c.tp = o->tp[ti];
+                    ls_shape_from_model(m, c.tp, &c.shape);
+                    c.device = devices[d];
+                    int at[N_AXES];
+                    if (plan_axes(&g, 0, at, &c) != 0) {
+                        bench_plan_free(out);
+                        return 1;
+                    }
                 }
         }
-    if (too_small && !o->worker) /* said once for the run (by the parent), not per case */
+    if (g.too_small && !o->worker) /* said once for the run (by the parent), not per case */
         fprintf(stderr, "linstate-bench: --pool-slots: %d case(s) not planned, their batch over the pool's slots "
-                        "(a batch takes B distinct slots; e.g. B:%d with S:%d)\n", too_small, first_b, first_s);
+                        "(a batch takes B distinct slots; e.g. B:%d with S:%d)\n", g.too_small, g.first_b, g.first_s);
     return 0;
 }
 

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "bench.h"
+#include "families/family.h"
 #include "ls_test.h"
 
 typedef struct bt_case {

@@ -1,5 +1,5 @@
 /*
- * test_bench_bytes.c — bench/bytes.c against the worked numbers of docs/bytes.md (per layer, MiB,
+ * test_bench_bytes.c — bench/families/bytes.c against the worked numbers of docs/bytes.md (per layer, MiB,
  * fp32 SSM) and the per-case bytes callbacks of the registry against the same formulas.
  * A docs/bytes.md figure printed with d decimals must match to half a unit of its last digit.
  */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "families/family.h"
 #include "ls_test.h"
 
 #define MIB 1048576.0

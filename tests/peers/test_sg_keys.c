@@ -50,7 +50,7 @@ static void ssu(const ls_shape *s, ls_dtype sd, int ver, int z) {
       if (tk_marshal(&c, &pk, err, sizeof err)) { printf("marshal %s T=%d: %s\n", pl.key, T, err); miss++; } }
     hit++;
 }
-/* conv_delta as bench/conv_delta.c builds a KDA verify: window-major concat conv pool, vk state */
+/* conv_delta as bench/families/conv_delta.c builds a KDA verify: window-major concat conv pool, vk state */
 static void conv_delta(const ls_shape *s, ls_dtype sd, int T) {
     const int C = 2 * s->heads_qk * s->dk + s->heads_v * s->dv; const long long item = (long long)s->heads_v * s->dk * s->dv;
     ls_conv_delta_params p = {.kda = 1};

@@ -18,7 +18,7 @@
  */
 #include <string.h>
 
-#include "bench.h"
+#include "pool.h"
 
 typedef struct pool_priv {
     int B;

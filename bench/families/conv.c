@@ -26,7 +26,7 @@
  */
 #include <string.h>
 
-#include "bench.h"
+#include "family.h"
 
 
 /* How a case's conv launches use the pool (the registry row's variant). */
@@ -44,7 +44,7 @@ typedef struct conv_priv {
 } conv_priv;
 
 /* Bytes: docs/bytes.md per conv tensor of the model's own descriptor (3 for KDA), whatever the variant. */
-int64_t bench_conv_bytes(const bench_ctx *x)
+static int64_t bench_conv_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;
     ls_state_desc d;
@@ -170,21 +170,10 @@ static int conv_setup(bench_ctx *x, conv_mode mode)
     ls_state_desc d;
     if (ls_state_desc_from_shape(&c->shape, LS_BF16, spec, &d) != 0 || (mode == CONV_CONCAT && bench_conv_concat_desc(&d) != 0))
         return -1;
-    int64_t layer_pool = (int64_t)(S + 1) * ls_layer_bytes(&d) * (1 + spec) + conv_layer_inputs(c, &d);
-    int n_rot = bench_rotation_layers(x, bench_conv_bytes(x), layer_pool);
-    if (n_rot == 0)
-        return BENCH_OOM;
-    d.layers = n_rot;
-    if ((rc = bench_pool_create_desc(x, &d, S, LS_ZERO_AT_FREE)) != 0)
+    if ((rc = bench_kernel_setup(x, &d, S, conv_layer_inputs(c, &d), 1, sizeof(conv_priv))) != 0)
         return rc;
-    x->n_rot = x->rotated = n_rot;
-    if (bench_take_layer_slots(x, B) != 0)
-        return -1;
-
-    conv_priv *p = bench_host_alloc(x, sizeof *p);
-    if (!p)
-        return -1;
-    x->priv = p;
+    const int n_rot = x->n_rot;
+    conv_priv *p = x->priv;
     p->mode = mode;
     p->n_conv = d.n_conv;
     p->T = T;
@@ -199,17 +188,17 @@ static int conv_setup(bench_ctx *x, conv_mode mode)
     return 0;
 }
 
-int bench_conv_setup(bench_ctx *x)
+static int bench_conv_setup(bench_ctx *x)
 {
     return conv_setup(x, CONV_POOL);
 }
 
-int bench_conv_concat_setup(bench_ctx *x)
+static int bench_conv_concat_setup(bench_ctx *x)
 {
     return conv_setup(x, CONV_CONCAT);
 }
 
-int bench_conv_clone_setup(bench_ctx *x)
+static int bench_conv_clone_setup(bench_ctx *x)
 {
     return conv_setup(x, CONV_CLONE);
 }
@@ -223,7 +212,7 @@ static int launch(bench_ctx *x, const ls_conv_params *q, const void *real, int64
     return bench_impl_rc(x, x->im->conv_update(q, x->tune, s));
 }
 
-int bench_conv_run(void *vx, int rot, ls_stream s)
+static int bench_conv_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     conv_priv *p = x->priv;
@@ -259,7 +248,7 @@ static void *host_dup(bench_ctx *x, const void *src, size_t n)
  * poisoned first, so a missing copy shows as NaN): the updated state is checked in the clone, and
  * the real pool state of the sampled slots must still hold the seeded values.
  */
-int bench_conv_verify(bench_ctx *x, double *max_rel_err)
+static int bench_conv_verify(bench_ctx *x, double *max_rel_err)
 {
     conv_priv *p = x->priv;
     int rows[BENCH_VERIFY_ROWS], n = bench_pick_rows(x, rows);
@@ -273,17 +262,17 @@ int bench_conv_verify(bench_ctx *x, double *max_rel_err)
         int T = p->T, C = base->channels;
         size_t item = (size_t)C * (size_t)(base->width - 1), es = ls_dtype_size(base->state_dtype);
         ls_dtype sdt = base->state_dtype;
-        void *xd, *yd, *inter_ref = NULL, *untouched = NULL;
+        void *xd, *yd, *untouched = NULL;
         uint16_t *xh = bench_gather(x, p->x_host[i], (size_t)T * C * 2, rows, n, &xd);
         uint16_t *yh = bench_output_pair(x, (size_t)n * T * C, LS_BF16, &yd);
-        void *state_ref = bench_state_seed(x, real, (int64_t)item, item, sdt, hslots, n);
-        if (!xh || !yh || !state_ref)
+        /* seeded in the real state; the update is checked where it lands (the clone, if any) */
+        bench_state_gate g = {real, (int64_t)item, base->inter, base->inter_stride_slot, item, T, sdt, hslots, n,
+                              NULL, NULL};
+        if (bench_state_gate_begin(x, &g) != 0 || !xh || !yh)
             return -1;
-        if (p->real && (!(untouched = host_dup(x, state_ref, item * es * (size_t)n)) ||
+        g.state = base->state;
+        if (p->real && (!(untouched = host_dup(x, g.ref, item * es * (size_t)n)) ||
                         bench_poison(x, base->state, (size_t)p->clone_bytes[i] / es, sdt) != 0))
-            return -1;
-        if (base->inter &&
-            !(inter_ref = bench_state_poison(x, base->inter, base->inter_stride_slot, item * T, sdt, hslots, n)))
             return -1;
         ls_conv_params dp = *base, hp = *base;
         dp.batch = hp.batch = n;
@@ -294,27 +283,51 @@ int bench_conv_verify(bench_ctx *x, double *max_rel_err)
         hp.y = yh;
         hp.weight = p->w_host[i];
         hp.bias = p->bias_host[i];
-        hp.state = state_ref;
+        hp.state = g.ref;
         hp.slot_idx = compact;
-        hp.inter = inter_ref;
+        hp.inter = g.inter_ref;
         if (launch(x, &dp, p->real ? real : NULL, p->clone_bytes[i], NULL) != 0 || x->be->sync(NULL) != 0 ||
             ls_ref_conv_update(&hp) != 0)
             return -1;
         if (bench_output_check(x, yd, yh, (size_t)n * T * C, LS_BF16, max_rel_err) != 0 ||
-            bench_state_check(x, base->state, (int64_t)item, item, sdt, hslots, n, state_ref, max_rel_err) != 0)
+            bench_state_gate_check(x, &g, max_rel_err) != 0)
             return -1;
         if (untouched && bench_state_check(x, real, (int64_t)item, item, sdt, hslots, n, untouched, max_rel_err) != 0)
-            return -1;
-        if (base->inter && bench_state_check(x, base->inter, base->inter_stride_slot, item * T, sdt, hslots, n,
-                                             inter_ref, max_rel_err) != 0)
             return -1;
     }
     return 0;
 }
 
-const void *bench_conv_launch(const bench_ctx *x, ls_op *op)
+static const void *bench_conv_launch(const bench_ctx *x, ls_op *op)
 {
     const ls_conv_params *q;
     *op = LS_OP_CONV_UPDATE;
     return bench_conv_layer_params(x, 0, &q) > 0 ? (const void *)q : NULL;
 }
+
+/* clang-format off */
+static const bench_entry rows[] = { /* bench_entry (bench.h) */
+    {"conv1d_update", "decode", "causal_silu", 1, MAMBA2 | GDN, B_ | G_ | P_, BENCH_DRAFT_DECODE,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    /* KDA: q, k, v as three window-major tensors, three launches (AFTER) ... */
+    {"conv1d_update", "decode", "3-buffer", 1, KDA, B_ | G_ | P_, BENCH_DRAFT_DECODE,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    /* ... or one window-major tensor of 3C channels, one launch (LATE, docs/csv.md) */
+    {"conv1d_update", "decode", "concat", 0, KDA, B_ | G_ | P_, BENCH_DRAFT_DECODE,
+     bench_conv_concat_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    {"conv1d_update", "verify", "causal_silu", 1, MAMBA2, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    /* GDN: on the real state (after #13603) ... */
+    {"conv1d_update", "verify", "in-place", 1, GDN, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    /* ... or on a clone of the whole layer buffer (AFTER, docs/csv.md) */
+    {"conv1d_update", "verify", "clone", 0, GDN, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_conv_clone_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    {"conv1d_update", "verify", "3-buffer", 1, KDA, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_conv_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+    {"conv1d_update", "verify", "concat", 0, KDA, B_ | T_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_conv_concat_setup, bench_conv_run, NULL, bench_conv_verify, NULL, bench_conv_bytes, CONV_OPS, bench_conv_launch},
+};
+/* clang-format on */
+
+const bench_family bench_family_conv = {rows, (int)(sizeof rows / sizeof rows[0])};

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench.h"
+#include "family.h"
 
 double bench_wall_s(void)
 {
@@ -284,6 +284,24 @@ int bench_pool_create(bench_ctx *x, int layers, ls_dtype dt, int spec_tokens, in
         return -1;
     d.layers = layers;
     return bench_pool_create_desc(x, &d, capacity, zero);
+}
+
+int bench_kernel_setup(bench_ctx *x, ls_state_desc *d, int32_t capacity, int64_t layer_inputs, int per_layer,
+                       size_t priv_bytes)
+{
+    const bench_case *c = x->c;
+    int64_t layer_pool = (int64_t)(capacity + 1) * ls_layer_bytes(d) * (1 + d->spec_tokens) + layer_inputs;
+    int n_rot = bench_rotation_layers(x, c->e->bytes(x), layer_pool), rc;
+    if (n_rot == 0)
+        return BENCH_OOM;
+    d->layers = n_rot;
+    if ((rc = bench_pool_create_desc(x, d, capacity, LS_ZERO_AT_FREE)) != 0)
+        return rc;
+    x->n_rot = x->rotated = n_rot;
+    if ((per_layer ? bench_take_layer_slots(x, c->batch) : bench_take_slots(x, c->batch)) != 0)
+        return -1;
+    x->priv = bench_host_alloc(x, priv_bytes);
+    return x->priv ? 0 : -1;
 }
 
 int bench_take_slots(bench_ctx *x, int32_t n)

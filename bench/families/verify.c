@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bench.h"
+#include "family.h"
 
 double bench_verify_tolerance(const bench_case *c)
 {
@@ -170,4 +170,38 @@ int32_t *bench_sub_slots(bench_ctx *x, const int *rows, int n, int32_t **dev_out
     *dev_out = d;
     *compact_out = compact;
     return h;
+}
+
+int bench_state_gate_begin(bench_ctx *x, bench_state_gate *g)
+{
+    g->ref = bench_state_seed(x, g->state, g->state_stride, g->item, g->dt, g->slots, g->n);
+    if (!g->ref)
+        return -1;
+    g->inter_ref = NULL;
+    if (g->inter && !(g->inter_ref = bench_state_poison(x, g->inter, g->inter_stride, g->item * (size_t)g->T, g->dt,
+                                                        g->slots, g->n)))
+        return -1;
+    return 0;
+}
+
+int bench_state_gate_check(bench_ctx *x, const bench_state_gate *g, double *worst)
+{
+    if (bench_state_check(x, g->state, g->state_stride, g->item, g->dt, g->slots, g->n, g->ref, worst) != 0)
+        return -1;
+    if (g->inter && bench_state_check(x, g->inter, g->inter_stride, g->item * (size_t)g->T, g->dt, g->slots, g->n,
+                                      g->inter_ref, worst) != 0)
+        return -1;
+    return 0;
+}
+
+int bench_verify_kernel(bench_ctx *x, const void *dev, const void *ref, size_t n_out, const bench_state_gate *g,
+                        int n, double *max_rel_err)
+{
+    *max_rel_err = 0;
+    if (bench_output_check(x, dev, ref, n_out, LS_BF16, max_rel_err) != 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (bench_state_gate_check(x, &g[i], max_rel_err) != 0)
+            return -1;
+    return 0;
 }

@@ -20,7 +20,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bench.h"
+#include "family.h"
 
 typedef struct cd_priv {
     int kda, T, B, C, b2b, n_conv;
@@ -33,7 +33,7 @@ typedef struct cd_priv {
     ls_delta_params *rec;    /* back-to-back: [n_rot] */
 } cd_priv;
 
-int64_t bench_conv_delta_bytes(const bench_ctx *x)
+static int64_t bench_conv_delta_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;
     const ls_shape *s = &c->shape;
@@ -78,21 +78,11 @@ static int cd_setup(bench_ctx *x, int b2b)
     if ((int64_t)C != 2 * (int64_t)H * K + (int64_t)HV * V)
         return ls_fail("bench: conv_delta: conv channels %d are not 2*H*K + HV*V = %lld", C,
                        (long long)(2 * (int64_t)H * K + (int64_t)HV * V));
-    int64_t layer_pool = (int64_t)(B + 1) * ls_layer_bytes(&d) * (1 + spec) + cd_layer_inputs(c, kda, C);
-    int n_rot = bench_rotation_layers(x, c->e->bytes(x), layer_pool);
-    if (n_rot == 0)
-        return BENCH_OOM;
-    d.layers = n_rot;
-    if ((rc = bench_pool_create_desc(x, &d, B, LS_ZERO_AT_FREE)) != 0)
+    /* a pool of exactly B slots, one slot list for every rotated layer */
+    if ((rc = bench_kernel_setup(x, &d, B, cd_layer_inputs(c, kda, C), 0, sizeof(cd_priv))) != 0)
         return rc;
-    x->n_rot = x->rotated = n_rot;
-    if (bench_take_slots(x, B) != 0)
-        return -1;
-
-    cd_priv *p = bench_host_alloc(x, sizeof *p);
-    if (!p)
-        return -1;
-    x->priv = p;
+    const int n_rot = x->n_rot;
+    cd_priv *p = x->priv;
     *p = (cd_priv){.kda = kda, .T = T, .B = B, .C = C, .b2b = b2b, .wdt = c->model->conv_weight_dtype};
     const size_t BT = (size_t)B * T, ng = kda ? (size_t)HV * K : (size_t)HV, wes = ls_dtype_size(p->wdt);
     const ls_dtype dt_dt = kda ? LS_F32 : LS_BF16; /* dt_bias: KDA fp32 [HV*K]; GDN bf16 [HV] */
@@ -183,17 +173,17 @@ static int cd_setup(bench_ctx *x, int b2b)
     return 0;
 }
 
-int bench_conv_delta_setup(bench_ctx *x)
+static int bench_conv_delta_setup(bench_ctx *x)
 {
     return cd_setup(x, 0);
 }
 
-int bench_conv_delta_b2b_setup(bench_ctx *x)
+static int bench_conv_delta_b2b_setup(bench_ctx *x)
 {
     return cd_setup(x, 1);
 }
 
-int bench_conv_delta_run(void *vx, int rot, ls_stream s)
+static int bench_conv_delta_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     cd_priv *p = x->priv;
@@ -207,7 +197,7 @@ int bench_conv_delta_run(void *vx, int rot, ls_stream s)
  * through a scratch of the sub-batch), against ls_ref_conv_delta: o, both final states and both
  * sets of intermediate windows / states.
  */
-int bench_conv_delta_verify(bench_ctx *x, double *max_rel_err)
+static int bench_conv_delta_verify(bench_ctx *x, double *max_rel_err)
 {
     cd_priv *p = x->priv;
     const ls_conv_delta_params *base = &p->p[0];
@@ -220,32 +210,33 @@ int bench_conv_delta_verify(bench_ctx *x, double *max_rel_err)
     const size_t HV = (size_t)bd->heads_v, V = (size_t)bd->dv, ng = p->kda ? HV * (size_t)bd->dk : HV;
     const size_t item = HV * (size_t)bd->dk * V, citem = (size_t)p->C * (size_t)(bc->width - 1);
     ls_conv_delta_params dp = *base, hp = *base;
-    void *xd, *ad, *bdev, *od, *cinter_ref = NULL, *inter_ref = NULL;
+    void *xd, *ad, *bdev, *od;
     hp.conv.x = bench_gather(x, p->x_h, (size_t)T * p->C * 2, rows, n, &xd);
     hp.delta.a = bench_gather(x, p->a_h, (size_t)T * ng * 2, rows, n, &ad);
     hp.delta.b = bench_gather(x, p->b_h, (size_t)T * HV * 2, rows, n, &bdev);
     hp.delta.o = bench_output_pair(x, (size_t)n * T * HV * V, LS_BF16, &od);
-    hp.conv.state = bench_state_seed(x, bc->state, bc->state_stride_slot, citem, bc->state_dtype, hslots, n);
-    hp.delta.state = bench_state_seed(x, bd->state, bd->state_stride_slot, item, bd->state_dtype, hslots, n);
-    if (!hp.conv.x || !hp.delta.a || !hp.delta.b || !hp.delta.o || !hp.conv.state || !hp.delta.state)
+    bench_state_gate g[2] = {
+        {bc->state, bc->state_stride_slot, bc->inter, bc->inter_stride_slot, citem, T, bc->state_dtype, hslots, n,
+         NULL, NULL},
+        {bd->state, bd->state_stride_slot, bd->inter, bd->inter_stride_slot, item, T, bd->state_dtype, hslots, n,
+         NULL, NULL},
+    };
+    if (bench_state_gate_begin(x, &g[0]) != 0 || bench_state_gate_begin(x, &g[1]) != 0 || !hp.conv.x ||
+        !hp.delta.a || !hp.delta.b || !hp.delta.o)
         return -1;
-    if (bc->inter && !(cinter_ref = bench_state_poison(x, bc->inter, bc->inter_stride_slot, citem * T,
-                                                       bc->state_dtype, hslots, n)))
-        return -1;
-    if (bd->inter && !(inter_ref = bench_state_poison(x, bd->inter, bd->inter_stride_slot, item * T,
-                                                      bd->state_dtype, hslots, n)))
-        return -1;
+    hp.conv.state = g[0].ref;
+    hp.delta.state = g[1].ref;
     hp.conv.batch = hp.delta.batch = dp.conv.batch = dp.delta.batch = n;
     hp.conv.weight = p->w_h;
     hp.conv.bias = p->bias_h;
     hp.conv.state_stride_slot = (int64_t)citem;
-    hp.conv.inter = cinter_ref;
+    hp.conv.inter = g[0].inter_ref;
     hp.conv.inter_stride_slot = (int64_t)(citem * T);
     hp.conv.slot_idx = hp.delta.slot_idx = compact;
     hp.delta.A_log = p->A_log_h;
     hp.delta.dt_bias = p->dt_bias_h;
     hp.delta.state_stride_slot = (int64_t)item;
-    hp.delta.inter = inter_ref;
+    hp.delta.inter = g[1].inter_ref;
     hp.delta.inter_stride_slot = (int64_t)(item * T);
     dp.conv.x = xd;
     dp.delta.a = ad;
@@ -266,23 +257,10 @@ int bench_conv_delta_verify(bench_ctx *x, double *max_rel_err)
     }
     if (rc != 0 || x->be->sync(NULL) != 0 || ls_ref_conv_delta(&hp) != 0)
         return -1;
-    *max_rel_err = 0;
-    if (bench_output_check(x, od, hp.delta.o, (size_t)n * T * HV * V, LS_BF16, max_rel_err) != 0 ||
-        bench_state_check(x, bc->state, bc->state_stride_slot, citem, bc->state_dtype, hslots, n, hp.conv.state,
-                          max_rel_err) != 0 ||
-        bench_state_check(x, bd->state, bd->state_stride_slot, item, bd->state_dtype, hslots, n, hp.delta.state,
-                          max_rel_err) != 0)
-        return -1;
-    if (bc->inter && bench_state_check(x, bc->inter, bc->inter_stride_slot, citem * T, bc->state_dtype, hslots, n,
-                                       cinter_ref, max_rel_err) != 0)
-        return -1;
-    if (bd->inter && bench_state_check(x, bd->inter, bd->inter_stride_slot, item * T, bd->state_dtype, hslots, n,
-                                       inter_ref, max_rel_err) != 0)
-        return -1;
-    return 0;
+    return bench_verify_kernel(x, od, hp.delta.o, (size_t)n * T * HV * V, g, 2, max_rel_err);
 }
 
-const void *bench_conv_delta_launch(const bench_ctx *x, ls_op *op)
+static const void *bench_conv_delta_launch(const bench_ctx *x, ls_op *op)
 {
     const cd_priv *p = x->priv;
     if (!p || !p->p)
@@ -294,3 +272,30 @@ const void *bench_conv_delta_launch(const bench_ctx *x, ls_op *op)
     *op = LS_OP_CONV_DELTA;
     return &p->p[0];
 }
+
+/* clang-format off */
+static const bench_entry rows[] = { /* bench_entry (bench.h) */
+    /* conv update of the packed q|k|v channels + the recurrence: one fused op ... */
+    {"conv_delta", "decode", "one-kernel", 1, GDN | KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+     bench_conv_delta_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     BENCH_OP(LS_OP_CONV_DELTA), bench_conv_delta_launch},
+    {"conv_delta", "verify", "one-kernel", 1, GDN | KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_delta_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     BENCH_OP(LS_OP_CONV_DELTA), bench_conv_delta_launch},
+    /* ... or the impl's conv_update then gdn / kda, timed as one call (same key, same bytes) */
+    {"conv_delta", "decode", "back-to-back", 0, GDN, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+     bench_conv_delta_b2b_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     CONV_OPS | BENCH_OP(LS_OP_GDN), bench_conv_delta_launch},
+    {"conv_delta", "decode", "back-to-back", 0, KDA, B_ | D_ | G_, BENCH_DRAFT_DECODE,
+     bench_conv_delta_b2b_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     CONV_OPS | BENCH_OP(LS_OP_KDA), bench_conv_delta_launch},
+    {"conv_delta", "verify", "back-to-back", 0, GDN, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_delta_b2b_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     CONV_OPS | BENCH_OP(LS_OP_GDN), bench_conv_delta_launch},
+    {"conv_delta", "verify", "back-to-back", 0, KDA, B_ | T_ | D_ | G_, BENCH_DRAFT_VERIFY,
+     bench_conv_delta_b2b_setup, bench_conv_delta_run, NULL, bench_conv_delta_verify, NULL, bench_conv_delta_bytes,
+     CONV_OPS | BENCH_OP(LS_OP_KDA), bench_conv_delta_launch},
+};
+/* clang-format on */
+
+const bench_family bench_family_conv_delta = {rows, (int)(sizeof rows / sizeof rows[0])};

@@ -8,7 +8,7 @@
  * (activation, bf16 = 2), s_c (conv state), s_s (SSM state), s_w (conv weight); index arrays
  * and gates are 4 bytes.
  */
-#include "bench.h"
+#include "family.h"
 
 /*
  * Row "conv update, decode or verify (one conv tensor with C channels, width W)":

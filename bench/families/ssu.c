@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "bench.h"
+#include "family.h"
 
 typedef struct ssu_priv {
     int T, B, nh, hd, ds, ng;
@@ -18,7 +18,7 @@ typedef struct ssu_priv {
 } ssu_priv;
 
 /* docs/bytes.md ("Mamba2 selective_state_update, decode") / "Mamba2 verify (#13434)". */
-int64_t bench_ssu_bytes(const bench_ctx *x)
+static int64_t bench_ssu_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;
     const ls_shape *s = &c->shape;
@@ -35,7 +35,7 @@ static int64_t ssu_layer_inputs(const bench_case *c)
     return 2 * (2 * nx + BT * sh->nheads + 2 * BT * sh->ngroups * sh->dstate) + (4 + 2 + 2) * (int64_t)sh->nheads;
 }
 
-int bench_ssu_setup(bench_ctx *x)
+static int bench_ssu_setup(bench_ctx *x)
 {
     const bench_case *c = x->c;
     const ls_shape *sh = &c->shape;
@@ -44,20 +44,10 @@ int bench_ssu_setup(bench_ctx *x)
     if (ls_state_desc_from_shape(sh, c->state_dtype, spec, &d) != 0)
         return -1;
     int32_t S = bench_case_capacity(c, x->env);
-    int64_t layer_pool = (int64_t)(S + 1) * ls_layer_bytes(&d) * (1 + spec) + ssu_layer_inputs(c);
-    int n_rot = bench_rotation_layers(x, bench_ssu_bytes(x), layer_pool);
-    if (n_rot == 0)
-        return BENCH_OOM;
-    if ((rc = bench_pool_create(x, n_rot, c->state_dtype, spec, S, LS_ZERO_AT_FREE)) != 0)
+    if ((rc = bench_kernel_setup(x, &d, S, ssu_layer_inputs(c), 1, sizeof(ssu_priv))) != 0)
         return rc;
-    x->n_rot = x->rotated = n_rot;
-    if (bench_take_layer_slots(x, B) != 0)
-        return -1;
-
-    ssu_priv *p = bench_host_alloc(x, sizeof *p);
-    if (!p)
-        return -1;
-    x->priv = p;
+    const int n_rot = x->n_rot;
+    ssu_priv *p = x->priv;
     *p = (ssu_priv){.T = T, .B = B, .nh = sh->nheads, .hd = sh->head_dim, .ds = sh->dstate, .ng = sh->ngroups};
     size_t BT = (size_t)B * T, nx = BT * p->nh * p->hd, nbc = BT * p->ng * p->ds;
     size_t nh = (size_t)p->nh;
@@ -107,7 +97,7 @@ int bench_ssu_setup(bench_ctx *x)
     return 0;
 }
 
-int bench_ssu_run(void *vx, int rot, ls_stream s)
+static int bench_ssu_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     ssu_priv *p = x->priv;
@@ -115,14 +105,14 @@ int bench_ssu_run(void *vx, int rot, ls_stream s)
 }
 
 /* Sub-batch of the sampled rows on layer 0: backend op vs ls_ref_ssu. */
-int bench_ssu_verify(bench_ctx *x, double *max_rel_err)
+static int bench_ssu_verify(bench_ctx *x, double *max_rel_err)
 {
     ssu_priv *p = x->priv;
     const ls_ssu_params *base = &p->p[0];
     int rows[BENCH_VERIFY_ROWS], n = bench_pick_rows(x, rows), T = p->T;
     int32_t *dslots, *compact, *hslots = bench_sub_slots(x, rows, n, &dslots, &compact);
     size_t item = (size_t)p->nh * p->hd * p->ds, ny = (size_t)n * T * p->nh * p->hd;
-    void *xd, *dtd, *Bd, *Cd, *yd, *inter_ref = NULL;
+    void *xd, *dtd, *Bd, *Cd, *yd;
     ls_ssu_params dp = *base, hp = *base;
     if (!hslots)
         return -1;
@@ -131,19 +121,18 @@ int bench_ssu_verify(bench_ctx *x, double *max_rel_err)
     hp.Bm = bench_gather(x, p->B_h, (size_t)T * p->ng * p->ds * 2, rows, n, &Bd);
     hp.Cm = bench_gather(x, p->C_h, (size_t)T * p->ng * p->ds * 2, rows, n, &Cd);
     hp.y = bench_output_pair(x, ny, LS_BF16, &yd);
-    hp.state = bench_state_seed(x, base->state, base->state_stride_slot, item, base->state_dtype, hslots, n);
-    if (!hp.x || !hp.dt || !hp.Bm || !hp.Cm || !hp.y || !hp.state)
+    bench_state_gate g = {base->state, base->state_stride_slot, base->inter, base->inter_stride_slot, item, T,
+                          base->state_dtype, hslots, n, NULL, NULL};
+    if (bench_state_gate_begin(x, &g) != 0 || !hp.x || !hp.dt || !hp.Bm || !hp.Cm || !hp.y)
         return -1;
-    if (base->inter && !(inter_ref = bench_state_poison(x, base->inter, base->inter_stride_slot, item * T,
-                                                        base->state_dtype, hslots, n)))
-        return -1;
+    hp.state = g.ref;
     hp.batch = dp.batch = n;
     hp.A = p->A_h;
     hp.dt_bias = p->dt_bias_h;
     hp.D = p->D_h;
     hp.state_stride_slot = (int64_t)item;
     hp.slot_idx = compact;
-    hp.inter = inter_ref;
+    hp.inter = g.inter_ref;
     hp.inter_stride_slot = (int64_t)(item * T);
     dp.x = xd;
     dp.dt = dtd;
@@ -153,18 +142,10 @@ int bench_ssu_verify(bench_ctx *x, double *max_rel_err)
     dp.slot_idx = dslots;
     if (bench_impl_rc(x, x->im->ssu(&dp, x->tune, NULL)) != 0 || x->be->sync(NULL) != 0 || ls_ref_ssu(&hp) != 0)
         return -1;
-    *max_rel_err = 0;
-    if (bench_output_check(x, yd, hp.y, ny, LS_BF16, max_rel_err) != 0 ||
-        bench_state_check(x, base->state, base->state_stride_slot, item, base->state_dtype, hslots, n, hp.state,
-                          max_rel_err) != 0)
-        return -1;
-    if (base->inter && bench_state_check(x, base->inter, base->inter_stride_slot, item * T, base->state_dtype,
-                                         hslots, n, inter_ref, max_rel_err) != 0)
-        return -1;
-    return 0;
+    return bench_verify_kernel(x, yd, hp.y, ny, &g, 1, max_rel_err);
 }
 
-const void *bench_ssu_launch(const bench_ctx *x, ls_op *op)
+static const void *bench_ssu_launch(const bench_ctx *x, ls_op *op)
 {
     const ssu_priv *p = x->priv;
     if (!p || !p->p)
@@ -172,3 +153,14 @@ const void *bench_ssu_launch(const bench_ctx *x, ls_op *op)
     *op = LS_OP_SSU;
     return &p->p[0];
 }
+
+/* clang-format off */
+static const bench_entry rows[] = { /* bench_entry (bench.h) */
+    {"mamba2_ssu", "decode", "tied", 1, MAMBA2, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
+     bench_ssu_setup, bench_ssu_run, NULL, bench_ssu_verify, NULL, bench_ssu_bytes, BENCH_OP(LS_OP_SSU), bench_ssu_launch},
+    {"mamba2_ssu", "verify", "tied", 1, MAMBA2, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     bench_ssu_setup, bench_ssu_run, NULL, bench_ssu_verify, NULL, bench_ssu_bytes, BENCH_OP(LS_OP_SSU), bench_ssu_launch},
+};
+/* clang-format on */
+
+const bench_family bench_family_ssu = {rows, (int)(sizeof rows / sizeof rows[0])};

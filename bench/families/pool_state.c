@@ -24,7 +24,7 @@
  */
 #include <string.h>
 
-#include "bench.h"
+#include "pool.h"
 
 typedef struct state_priv {
     int accept;                 /* 0: copy, 1: accept */

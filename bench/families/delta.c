@@ -1,8 +1,13 @@
 /*
- * delta.c — what the gdn and kda families share: both run the gated delta rule over the pool's
- * temporal state through ls_delta_params (docs/ops.md). They differ only in the gate:
- * GDN a [B,T,HV] with bf16 dt_bias [HV]; KDA a raw per-key-channel gate [B,T,HV,K] with fp32
- * dt_bias [HV*K] — the `kda` flag below. gdn.c and kda.c hold the registry callbacks and bytes.
+ * delta.c — the gdn and kda families: both run the gated delta rule over the pool's temporal state
+ * through ls_delta_params (docs/ops.md). They differ only in the gate (the `kda` flag below, from
+ * the model's mechanism) and in their bytes:
+ *   gdn: Gated DeltaNet (Qwen3-Next) fused decode and target verify with the gating fused into
+ *        the recurrence: scalar decay per value head, a [B,T,HV] bf16, bf16 dt_bias [HV].
+ *   kda: Kimi Delta Attention decode as the fused in-place kernel of HEAD-fork (one state round
+ *        trip; per-key-channel decay from the raw gate [B,T,HV,K], fp32 dt_bias [HV*K]), and a
+ *        T-token verify with intermediate states (no upstream counterpart at AFTER; same contract
+ *        as GDN verify).
  *
  * Decode (T = 1) updates the state in place. Verify (T > 1) writes T intermediate states into the
  * speculative buffer and no final state (disable_state_update), as SGLang's target verify does.
@@ -13,7 +18,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bench.h"
+#include "family.h"
 
 typedef struct delta_priv {
     int kda, T, B, H, HV, K, V;
@@ -51,29 +56,35 @@ static void pack_qkv(uint16_t *dst, const uint16_t *q, const uint16_t *k, const 
     }
 }
 
-int bench_delta_setup(bench_ctx *x, int kda)
+/* gdn decode: docs/bytes.md ("GDN fused decode"). gdn verify: the recurrence row with our fused
+ * gating (a, b bf16 instead of g, β fp32; see ls_bytes_gdn_verify_fused). kda: docs/bytes.md
+ * ("KDA decode, fused") (recurrence only); verify per ls_bytes_kda's documented rule. */
+static int64_t delta_bytes(const bench_ctx *x)
 {
     const bench_case *c = x->c;
+    const ls_shape *s = &c->shape;
+    int64_t s_s = (int64_t)ls_dtype_size(c->state_dtype);
+    if (c->model->mechanism == LS_MECH_KDA)
+        return ls_bytes_kda(c->batch, c->tokens, s->heads_qk, s->heads_v, s->dk, s->dv, 2, s_s, c->tokens > 1);
+    if (c->tokens == 1)
+        return ls_bytes_gdn_decode(c->batch, 1, s->heads_qk, s->heads_v, s->dk, s->dv, 2, s_s);
+    return ls_bytes_gdn_verify_fused(c->batch, c->tokens, s->heads_qk, s->heads_v, s->dk, s->dv, 2, s_s);
+}
+
+static int delta_setup(bench_ctx *x)
+{
+    const bench_case *c = x->c;
+    const int kda = c->model->mechanism == LS_MECH_KDA;
     const ls_shape *sh = &c->shape;
     int T = c->tokens, B = c->batch, spec = T > 1 ? T : 0, rc;
     ls_state_desc d;
     if (ls_state_desc_from_shape(sh, c->state_dtype, spec, &d) != 0)
         return -1;
     int32_t S = bench_case_capacity(c, x->env);
-    int64_t layer_pool = (int64_t)(S + 1) * ls_layer_bytes(&d) * (1 + spec) + delta_layer_inputs(c, kda);
-    int n_rot = bench_rotation_layers(x, c->e->bytes(x), layer_pool);
-    if (n_rot == 0)
-        return BENCH_OOM;
-    if ((rc = bench_pool_create(x, n_rot, c->state_dtype, spec, S, LS_ZERO_AT_FREE)) != 0)
+    if ((rc = bench_kernel_setup(x, &d, S, delta_layer_inputs(c, kda), 1, sizeof(delta_priv))) != 0)
         return rc;
-    x->n_rot = x->rotated = n_rot;
-    if (bench_take_layer_slots(x, B) != 0)
-        return -1;
-
-    delta_priv *p = bench_host_alloc(x, sizeof *p);
-    if (!p)
-        return -1;
-    x->priv = p;
+    const int n_rot = x->n_rot;
+    delta_priv *p = x->priv;
     *p = (delta_priv){.kda = kda, .T = T, .B = B, .H = sh->heads_qk, .HV = sh->heads_v, .K = sh->dk, .V = sh->dv};
     size_t BT = (size_t)B * T, nq = BT * p->H * p->K, nv = BT * p->HV * p->V, ng = gate_elems(p);
     /* An impl that reads q, k, v through token strides gets them packed, as SGLang's mixed_qkv
@@ -148,7 +159,7 @@ int bench_delta_setup(bench_ctx *x, int kda)
     return 0;
 }
 
-int bench_delta_run(void *vx, int rot, ls_stream s)
+static int delta_run(void *vx, int rot, ls_stream s)
 {
     bench_ctx *x = vx;
     delta_priv *p = x->priv;
@@ -156,7 +167,7 @@ int bench_delta_run(void *vx, int rot, ls_stream s)
 }
 
 /* Sub-batch of the sampled rows on layer 0: backend op vs ls_ref_gdn / ls_ref_kda. */
-int bench_delta_verify(bench_ctx *x, double *max_rel_err)
+static int delta_verify(bench_ctx *x, double *max_rel_err)
 {
     delta_priv *p = x->priv;
     const ls_delta_params *base = &p->p[0];
@@ -164,7 +175,7 @@ int bench_delta_verify(bench_ctx *x, double *max_rel_err)
     int32_t *dslots, *compact, *hslots = bench_sub_slots(x, rows, n, &dslots, &compact);
     size_t item = (size_t)p->HV * p->K * p->V, ng = gate_elems(p);
     size_t row_q = (size_t)T * p->H * p->K * 2, row_v = (size_t)T * p->HV * p->V * 2;
-    void *qd, *kd, *vd, *ad, *bd, *od, *inter_ref = NULL;
+    void *qd, *kd, *vd, *ad, *bd, *od;
     ls_delta_params dp = *base, hp = *base;
     if (!hslots)
         return -1;
@@ -174,18 +185,17 @@ int bench_delta_verify(bench_ctx *x, double *max_rel_err)
     hp.a = bench_gather(x, p->a_h, (size_t)T * ng * 2, rows, n, &ad);
     hp.b = bench_gather(x, p->b_h, (size_t)T * p->HV * 2, rows, n, &bd);
     hp.o = bench_output_pair(x, (size_t)n * T * p->HV * p->V, LS_BF16, &od);
-    hp.state = bench_state_seed(x, base->state, base->state_stride_slot, item, base->state_dtype, hslots, n);
-    if (!hp.q || !hp.k || !hp.v || !hp.a || !hp.b || !hp.o || !hp.state)
+    bench_state_gate g = {base->state, base->state_stride_slot, base->inter, base->inter_stride_slot, item, T,
+                          base->state_dtype, hslots, n, NULL, NULL};
+    if (bench_state_gate_begin(x, &g) != 0 || !hp.q || !hp.k || !hp.v || !hp.a || !hp.b || !hp.o)
         return -1;
-    if (base->inter && !(inter_ref = bench_state_poison(x, base->inter, base->inter_stride_slot, item * T,
-                                                        base->state_dtype, hslots, n)))
-        return -1;
+    hp.state = g.ref;
     hp.batch = dp.batch = n;
     hp.A_log = p->A_log_h;
     hp.dt_bias = p->dt_bias_h;
     hp.state_stride_slot = (int64_t)item;
     hp.slot_idx = compact;
-    hp.inter = inter_ref;
+    hp.inter = g.inter_ref;
     hp.inter_stride_slot = (int64_t)(item * T);
     hp.q_stride_tok = hp.k_stride_tok = hp.v_stride_tok = 0; /* the reference reads the compact copies */
     dp.q = qd;
@@ -209,18 +219,10 @@ int bench_delta_verify(bench_ctx *x, double *max_rel_err)
     int rc = bench_impl_rc(x, p->kda ? x->im->kda(&dp, x->tune, NULL) : x->im->gdn(&dp, x->tune, NULL));
     if (rc != 0 || x->be->sync(NULL) != 0 || (p->kda ? ls_ref_kda(&hp) : ls_ref_gdn(&hp)) != 0)
         return -1;
-    *max_rel_err = 0;
-    if (bench_output_check(x, od, hp.o, (size_t)n * T * p->HV * p->V, LS_BF16, max_rel_err) != 0 ||
-        bench_state_check(x, base->state, base->state_stride_slot, item, base->state_dtype, hslots, n, hp.state,
-                          max_rel_err) != 0)
-        return -1;
-    if (base->inter && bench_state_check(x, base->inter, base->inter_stride_slot, item * T, base->state_dtype,
-                                         hslots, n, inter_ref, max_rel_err) != 0)
-        return -1;
-    return 0;
+    return bench_verify_kernel(x, od, hp.o, (size_t)n * T * p->HV * p->V, &g, 1, max_rel_err);
 }
 
-const void *bench_delta_launch(const bench_ctx *x, ls_op *op)
+static const void *delta_launch(const bench_ctx *x, ls_op *op)
 {
     const delta_priv *p = x->priv;
     if (!p || !p->p)
@@ -228,3 +230,18 @@ const void *bench_delta_launch(const bench_ctx *x, ls_op *op)
     *op = p->kda ? LS_OP_KDA : LS_OP_GDN;
     return &p->p[0];
 }
+
+/* clang-format off */
+static const bench_entry rows[] = { /* bench_entry (bench.h) */
+    {"gdn", "decode", "fused_gating", 1, GDN, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
+     delta_setup, delta_run, NULL, delta_verify, NULL, delta_bytes, BENCH_OP(LS_OP_GDN), delta_launch},
+    {"gdn", "verify", "fused_gating", 1, GDN, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     delta_setup, delta_run, NULL, delta_verify, NULL, delta_bytes, BENCH_OP(LS_OP_GDN), delta_launch},
+    {"kda", "decode", "fused_inplace", 1, KDA, B_ | D_ | G_ | P_, BENCH_DRAFT_DECODE,
+     delta_setup, delta_run, NULL, delta_verify, NULL, delta_bytes, BENCH_OP(LS_OP_KDA), delta_launch},
+    {"kda", "verify", "fused_inplace", 1, KDA, B_ | T_ | D_ | G_ | P_, BENCH_DRAFT_VERIFY,
+     delta_setup, delta_run, NULL, delta_verify, NULL, delta_bytes, BENCH_OP(LS_OP_KDA), delta_launch},
+};
+/* clang-format on */
+
+const bench_family bench_family_delta = {rows, (int)(sizeof rows / sizeof rows[0])};
