@@ -76,16 +76,8 @@ static int load_peer(const char *name)
 #ifdef LS_PEER_DIR
     snprintf(dirs[n_dirs++], sizeof dirs[0], "%s", LS_PEER_DIR);
 #endif
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(dirs[n_dirs++], sizeof dirs[0], "%.4000s/../peers", exe);
-        }
-    }
+    if (ls_exe_sibling("peers", dirs[n_dirs], sizeof dirs[0]) == 0)
+        n_dirs++;
     for (int d = 0; d < n_dirs; d++) {
         char path[4096 + 64];
         snprintf(path, sizeof path, "%.4000s/libls_impl_%.40s.so", dirs[d], name);
@@ -149,8 +141,30 @@ static int name_ok(const char *s, const char *extra)
     return 1;
 }
 
+int ls_impl_label_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > 40)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("._+-", s[i]))
+            return 0;
+    return 1;
+}
+
+int ls_exe_sibling(const char *dir, char *buf, size_t cap)
+{
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = len > 0 ? (exe[len] = 0, strrchr(exe, '/')) : NULL;
+    if (!slash)
+        return -1;
+    *slash = 0;
+    snprintf(buf, cap, "%.4000s/../%s", exe, dir);
+    return 0;
+}
+
 /* An impl name: [a-z0-9_-]+, and for an instance of a Python impl on a source "@LABEL" after it
- * (LABEL [A-Za-z0-9._+-]+): safe in CSV cells, case names, --impl lists and --tune prefixes. */
+ * (ls_impl_label_ok). */
 static int impl_name_ok(const char *s)
 {
     if (!s)
@@ -164,14 +178,7 @@ static int impl_name_ok(const char *s)
     base[n] = 0;
     if (!name_ok(base, "_-"))
         return 0;
-    if (!at)
-        return 1;
-    if (!at[1] || strlen(at) > 41)
-        return 0;
-    for (const char *c = at + 1; *c; c++)
-        if (!isalnum((unsigned char)*c) && !strchr("._+-", *c))
-            return 0;
-    return 1;
+    return !at || ls_impl_label_ok(at + 1, strlen(at + 1));
 }
 
 /* Everything the harness relies on in a table it did not build. */

@@ -5,7 +5,6 @@
  * libpython). Each instance is registered in the impl registry (impl.c) under its CSV name.
  */
 #define _GNU_SOURCE /* realpath */
-#include <ctype.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -113,13 +112,8 @@ static ls_pyimpl_entry_fn bridge(void)
 #ifdef LS_PYBRIDGE_PATH
     snprintf(paths[n++], sizeof paths[0], "%s", LS_PYBRIDGE_PATH);
 #endif
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    char *slash = len > 0 ? (exe[len] = 0, strrchr(exe, '/')) : NULL;
-    if (slash) {
-        *slash = 0;
-        snprintf(paths[n++], sizeof paths[0], "%.3900s/../python/libls_pybridge.so", exe);
-    }
+    if (ls_exe_sibling("python/libls_pybridge.so", paths[n], sizeof paths[0]) == 0)
+        n++;
     for (int i = 0; i < n; i++) {
         if (access(paths[i], R_OK) != 0)
             continue;
@@ -168,17 +162,6 @@ static int is_dir(const char *p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Label characters of an instance name (NAME@LABEL): safe in CSV cells, case names and --tune. */
-static int label_ok(const char *s, size_t n)
-{
-    if (n == 0 || n > 40)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && !strchr("._+-", s[i]))
-            return 0;
-    return 1;
-}
-
 /* A label from a source folder: its name, or its parent's when it is a generic one (python,
  * site-packages, src, lib), other characters as '_', at most 40. */
 static void path_label(const char *abs, char *buf, size_t cap)
@@ -196,7 +179,7 @@ static void path_label(const char *abs, char *buf, size_t cap)
     const char *s = base ? base + 1 : tmp;
     size_t n = 0;
     for (; s[n] && n + 1 < cap && n < 40; n++)
-        buf[n] = label_ok(s + n, 1) ? s[n] : '_';
+        buf[n] = ls_impl_label_ok(s + n, 1) ? s[n] : '_';
     buf[n] = 0;
     if (n == 0)
         snprintf(buf, cap, "src");
@@ -313,7 +296,7 @@ const ls_impl *ls_pyimpl_get(const char *spec, const char *runtime)
             snprintf(version, sizeof version, "%s", src);
         else if (pinned(sh->package, version, sizeof version) != 0)
             return NULL;
-        if (!label_ok(version, strlen(version))) {
+        if (!ls_impl_label_ok(version, strlen(version))) {
             ls_fail("impl '%s': '%s' is neither a version nor a folder", spec, version);
             return NULL;
         }
@@ -327,7 +310,7 @@ const ls_impl *ls_pyimpl_get(const char *spec, const char *runtime)
         return instance(name, module, dir, 0, version, runtime, 0);
     }
     const char *path = eq ? eq + 1 : src;
-    if (eq && !label_ok(src, (size_t)(eq - src))) {
+    if (eq && !ls_impl_label_ok(src, (size_t)(eq - src))) {
         ls_fail("impl '%s': label '%.*s' is not [A-Za-z0-9._+-]{1,40}", spec, (int)(eq - src), src);
         return NULL;
     }
