@@ -329,6 +329,7 @@ typedef struct bench_ctx {
     int32_t *slots_dev;      /* backend copy of slots */
     int layer_slots;         /* > 0: slots_dev holds n_rot lists of B, one per rotated layer, this
                               * many entries apart (a multiple of 32: each list 128-byte aligned) */
+    int null_slot;           /* 1: the pool has one slot more, slot 0 held (LS_IMPL_NULL_SLOT0) */
     void *allocs[BENCH_MAX_ALLOCS]; /* backend allocations freed at teardown */
     int n_allocs;
     void *host_allocs[BENCH_MAX_ALLOCS]; /* host allocations freed at teardown */

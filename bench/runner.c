@@ -360,7 +360,7 @@ static void fill_row(const bench_runner *R, const bench_case *c, ls_row *row)
     snprintf(row->conv_dtype, sizeof row->conv_dtype, "%s",
              ls_dtype_name(x->pool ? ls_pool_desc(x->pool)->conv_dtype : LS_BF16));
     snprintf(row->state_dtype, sizeof row->state_dtype, "%s", ls_dtype_name(c->state_dtype));
-    row->pool_slots = x->pool ? ls_pool_slots(x->pool) : 0;
+    row->pool_slots = x->pool ? ls_pool_slots(x->pool) - x->null_slot : 0; /* a held null slot 0 not counted */
     snprintf(row->cache_regime, sizeof row->cache_regime, "%s", ls_cache_regime_name(R->o->cache));
     row->graph = c->graph;
     ls_timing_config held = {.be = R->be, .hold = case_hold(R, c), .profile = R->o->profile};

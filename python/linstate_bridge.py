@@ -16,7 +16,7 @@ import sys
 import types
 
 # ls_impl capability bits (ls_kernels.h) and the op order of enum ls_op.
-CAPS = {"graph": 1, "kv": 2, "vk": 4, "qkv_strides": 8}
+CAPS = {"graph": 1, "kv": 2, "vk": 4, "qkv_strides": 8, "null_slot0": 16}
 OPS = ("conv_update", "gdn", "kda", "ssu", "state_copy", "state_accept", "state_zero", "conv_delta")
 NAME_RE = re.compile(r"^[a-z0-9_-]+$")
 KNOB_RE = re.compile(r"^[a-z0-9_.]+$")

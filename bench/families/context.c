@@ -295,8 +295,15 @@ int bench_kernel_setup(bench_ctx *x, ls_state_desc *d, int32_t capacity, int64_t
     if (n_rot == 0)
         return BENCH_OOM;
     d->layers = n_rot;
-    if ((rc = bench_pool_create_desc(x, d, capacity, LS_ZERO_AT_FREE)) != 0)
+    /* An impl whose slot 0 is a null block (LS_IMPL_NULL_SLOT0, vLLM's) gets a pool one slot
+     * larger with slot 0 held, as its own server reserves it: the case's B slots never include it. */
+    const int null0 = x->im && (x->im->caps & LS_IMPL_NULL_SLOT0) != 0;
+    if ((rc = bench_pool_create_desc(x, d, capacity + null0, LS_ZERO_AT_FREE)) != 0)
         return rc;
+    int32_t s0 = -1;
+    if (null0 && (ls_pool_alloc(x->pool, 1, &s0) != 0 || s0 != 0))
+        return ls_fail("bench: the null slot 0 of impl %s is not free (got slot %d)", x->im->name, s0);
+    x->null_slot = null0;
     x->n_rot = x->rotated = n_rot;
     if ((per_layer ? bench_take_layer_slots(x, c->batch) : bench_take_slots(x, c->batch)) != 0)
         return -1;
@@ -334,10 +341,10 @@ int32_t bench_case_capacity(const bench_case *c, const bench_env *env)
 
 int bench_take_layer_slots(bench_ctx *x, int32_t B)
 {
-    int32_t S = ls_pool_capacity(x->pool);
+    int32_t S = ls_pool_free_count(x->pool); /* every slot but a held null slot 0 */
     int L = x->n_rot;
     if (B > S)
-        return ls_fail("bench: batch %d over the pool's %d slots", B, S);
+        return ls_fail("bench: batch %d over the pool's %d free slots", B, S);
     int32_t *all = bench_host_alloc(x, (size_t)S * sizeof *all);
     /* each layer's list starts on a 128-byte boundary: kernels (the Triton peers' among them) may
      * be compiled for 16-byte-aligned index pointers */
@@ -397,6 +404,6 @@ void bench_ctx_release(bench_ctx *x)
         free(x->host_allocs[i]);
     x->n_allocs = x->n_host_allocs = 0;
     x->slots = x->slots_dev = NULL;
-    x->layer_slots = 0;
+    x->layer_slots = x->null_slot = 0;
     x->priv = NULL;
 }

@@ -71,6 +71,8 @@ typedef struct ls_tuning {
 #define LS_IMPL_KV 2u      /* gdn/kda take ls_delta_params.state_layout LS_STATE_KV */
 #define LS_IMPL_VK 4u      /* gdn/kda take LS_STATE_VK; an impl with gdn or kda sets one or both */
 #define LS_IMPL_QKV_STRIDES 8u /* gdn/kda take q/k/v token strides (ls_delta_params.*_stride_tok) */
+#define LS_IMPL_NULL_SLOT0 16u /* slot 0 is the impl's null block (vLLM's): a kernel benchmark never
+                                * hands it out (its pool has one slot more, slot 0 held) */
 
 typedef struct ls_impl {
     int abi_version;              /* LS_IMPL_ABI */

@@ -5,7 +5,10 @@ docs/peers.md "vLLM"). The kernel files are imported from the pinned wheel's ext
 the launch choices of vLLM's wrapper (vllm_plan.py) on the bridge's current stream, pointing it
 at linstate's memory. The wrappers themselves are not called where they would allocate or copy
 what linstate already holds (outputs, the 2-D verify index): the kernel and its launch are the
-same as in vLLM; the explain column names every extra launch the row times.
+same as in vLLM; the explain column names every extra launch the row times. py_vllm declares
+`null_slot0`: the bench holds slot 0 (vLLM's null block), so the kernels take linstate's state
+buffers and slot indices as they are; the 2-D verify rows and the padding map are built once per
+case, as vLLM's metadata builder builds them once per step (outside the timed calls).
 """
 import os
 import sys
@@ -21,8 +24,8 @@ UNSUPPORTED = 2
 
 
 class _Ptr:
-    """A pointer Triton launches with (data_ptr + dtype): a base below linstate's buffer that
-    no torch tensor can express (vLLM's null block, the common verify base)."""
+    """A pointer Triton launches with (data_ptr + dtype) that no argument tensor is: the packed
+    q|k|v row, the common verify base (the lower of linstate's state and inter buffers)."""
 
     def __init__(self, addr, dtype):
         self.addr, self.dtype = int(addr), dtype
@@ -39,7 +42,7 @@ def _index_kernel():
     def ls_vllm_index(slot_ptr, out_ptr, n, cols, n_inter, inter_off, inter_mul, step, state_off,
                       state_mul, BLOCK: tl.constexpr):
         # out[r, c] = vllm_plan.IndexPlan.row(slot[r])[c]: ours, not vLLM's (vLLM builds these
-        # rows once per step in its metadata builder)
+        # rows once per step in its metadata builder; py_vllm once per case, never timed)
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         m = offs < n * cols
         r = offs // cols
@@ -60,7 +63,12 @@ class Instance:
         self.root = vllm_load.source_root(source, REPO_ROOT, PIN)
         self.mods, self.platform = vllm_load.load(self.root, **({"device": device} if device else {}))
         self.scratch = {}
+        self.rows = {}  # index rows per (slot list, plan): valid for one case (case_begin)
         self.index_kernel = _index_kernel()
+
+    def case_begin(self):
+        """A new case may hand the same slot-list address with other slots: rebuild the rows."""
+        self.rows.clear()
 
     # ------------------------------------------------ persistent device buffers
     def buffer(self, key, make):
@@ -73,16 +81,25 @@ class Instance:
             t = self.scratch[key] = make()
         return t
 
-    def indices(self, p, ip, tag):
-        """Device rows of IndexPlan ip for p.slot_idx (one launch of our index kernel)."""
+    def indices(self, p, ip):
+        """Device rows of IndexPlan ip for p.slot_idx, built by our index kernel on the first call
+        of the case with this slot list (the eager verification or warm-up round, never inside a
+        graph capture or a timed call) and reused after, as vLLM reuses its step's metadata."""
         import torch
         B = p.batch
-        out = self.buffer(("idx", tag, B, ip.cols),
-                          lambda: torch.empty((B, ip.cols), dtype=torch.int32, device="cuda"))
+        key = (p.slot_idx.data_ptr(), B, ip.cols, ip.inter_off, ip.inter_mul, ip.step, ip.state_off, ip.state_mul)
+        out = self.rows.get(key)
+        if out is not None:
+            return out
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("py_vllm: index rows first needed inside a graph capture; "
+                               "run the case once eagerly first")
+        out = torch.empty((B, ip.cols), dtype=torch.int32, device="cuda")
         n = B * ip.cols
         self.index_kernel[(plan.cdiv(n, 256),)](p.slot_idx, out, B, ip.cols, ip.n_inter, ip.inter_off,
                                                 ip.inter_mul, ip.step, ip.state_off, ip.state_mul,
                                                 BLOCK=256)
+        self.rows[key] = out
         return out
 
     def verify_meta(self, B, T):
@@ -126,8 +143,6 @@ class Instance:
         if p.state_layout != "vk":
             raise Unsupported("vLLM keeps GDN states [HV, V, K] (vk)")
         B, T, H, HV, K, V = p.batch, p.tokens, p.heads_qk, p.heads_v, p.dk, p.dv
-        sdt = p.state.dtype
-        es = p.state.element_size()
         item = HV * K * V
         slots = self.slots(p)
         fr = self.mods["fla_fused_recurrent"]
@@ -135,20 +150,18 @@ class Instance:
         if T == 1:
             if p.disable_state_update or p.inter is not None:
                 raise Unsupported("vLLM's GDN decode always writes the final state and no per-step state")
-            ip = plan.decode_plan(p.state_stride_slot)
-            ip.check(slots)
-            base = _Ptr(p.state.data_ptr() - p.state_stride_slot * es, sdt)
+            plan.decode_plan().check(slots)
+            idx = p.slot_idx  # slot s is block s (slot 0 held); padding -1 <= 0 is skipped
             row = self.packed_row(p)
             if row is not None and tuning.get("gdn.decode", "auto") == "auto":
                 if not p.o.is_contiguous():
                     raise Unsupported("vLLM's packed decode writes a contiguous [B, 1, HV, V] output")
                 L = plan.gdn_packed_decode_launch(B, HV, K, V, self.sm_major())
                 if dry:
-                    return plan.explain("gdn_packed", ["ls_vllm_index"])
-                idx = self.indices(p, ip, "gdn1")[:, 0]
+                    return plan.explain("gdn_packed")
                 fr.fused_recurrent_gated_delta_rule_packed_decode_kernel[L["grid"]](
                     mixed_qkv=_Ptr(row[0], p.q.dtype), a=p.a, b=p.b, A_log=p.A_log, dt_bias=p.dt_bias,
-                    o=p.o, h0=base, ht=base, ssm_state_indices=idx, scale=p.scale,
+                    o=p.o, h0=p.state, ht=p.state, ssm_state_indices=idx, scale=p.scale,
                     stride_mixed_qkv_tok=row[1], stride_a_tok=HV, stride_b_tok=HV,
                     stride_init_state_token=p.state_stride_slot, stride_final_state_token=p.state_stride_slot,
                     stride_indices_seq=1, H=H, HV=HV, K=K, V=V, BK=L["BK"], BV=L["BV"],
@@ -157,12 +170,11 @@ class Instance:
                 return 0
             L = plan.gdn_sigmoid_gating_launch(B, HV, K, V)
             if dry:
-                return plan.explain("gdn_sigmoid", ["ls_vllm_index"] + self._copy_note(p))
-            idx = self.indices(p, ip, "gdn1")[:, 0]
+                return plan.explain("gdn_sigmoid", self._copy_note(p))
             q, k, v = self._contiguous_qkv(p, "gdn")
             sg.fused_sigmoid_gating_delta_rule_update_kernel[L["grid"]](
                 A_log=p.A_log, a=p.a, b=p.b, dt_bias=p.dt_bias, beta=1.0, threshold=20.0,
-                q=q, k=k, v=v, o=p.o, h0=base, ht=base, cu_seqlens=None, ssm_state_indices=idx,
+                q=q, k=k, v=v, o=p.o, h0=p.state, ht=p.state, cu_seqlens=None, ssm_state_indices=idx,
                 num_accepted_tokens=None, scale=p.scale, N=B, T=1, B=B, H=H, HV=HV, K=K, V=V,
                 BK=L["BK"], BV=L["BV"], stride_init_state_token=p.state_stride_slot,
                 stride_final_state_token=p.state_stride_slot, stride_indices_seq=1, stride_indices_tok=1,
@@ -180,17 +192,16 @@ class Instance:
             # vLLM's default here (K = V = 128, HV/H in {1,2,3,4,8}, T <= 8) is its compiled CUDA
             # fused_gdn_decode_post_conv_mtp with the gated RMSNorm fused: not in the wheel's source
             cuda = K == V == 128 and HV % H == 0 and HV // H in (1, 2, 3, 4, 8) and T <= 8
-            return plan.explain("gdn_sigmoid", ["ls_vllm_index"] + self._copy_note(p)) + \
+            return plan.explain("gdn_sigmoid", self._copy_note(p)) + \
                 (" (vLLM's Triton spec path; its sm_90 default for this shape is a compiled CUDA op +norm, "
                  "not run)" if cuda else "")
-        idx = self.indices(p, ip, "gdnT")
+        idx = self.indices(p, ip)
         cu, nacc = self.verify_meta(B, T)
         q, k, v = self._contiguous_qkv(p, "gdn")
         sg.fused_sigmoid_gating_delta_rule_update_kernel[L["grid"]](
             A_log=p.A_log, a=p.a, b=p.b, dt_bias=p.dt_bias, beta=1.0, threshold=20.0,
             q=q, k=k, v=v, o=p.o,
-            h0=_Ptr(p.state.data_ptr() - p.state_stride_slot * es, sdt),
-            ht=_Ptr(p.inter.data_ptr() - item * es, sdt),
+            h0=p.state, ht=p.inter,
             cu_seqlens=cu, ssm_state_indices=idx, num_accepted_tokens=nacc, scale=p.scale,
             N=B, T=B * T, B=1, H=H, HV=HV, K=K, V=V, BK=L["BK"], BV=L["BV"],
             stride_init_state_token=p.state_stride_slot, stride_final_state_token=item,
@@ -240,15 +251,14 @@ class Instance:
             if row is None:
                 raise Unsupported("vLLM's KDA decode reads the packed q|k|v conv output row "
                                   "(the bench lays it out for impls with qkv_strides)")
-            ip = plan.decode_plan(p.state_stride_slot)
-            ip.check(slots)
+            plan.decode_plan().check(slots)
             L = plan.kda_packed_decode_launch(B, H, K, V)
             if dry:
-                return plan.explain("kda_packed", ["ls_vllm_index"])
-            idx = self.indices(p, ip, "kda1")[:, 0]
+                return plan.explain("kda_packed")
+            idx = p.slot_idx  # slot s is block s (slot 0 held); padding -1 <= 0 is skipped
             m.fused_recurrent_kda_packed_decode_kernel[L["grid"]](
                 mixed_qkv=_Ptr(row[0], p.q.dtype), raw_g=p.a, raw_beta=p.b, A_log=p.A_log,
-                dt_bias=p.dt_bias, out=p.o, state=_Ptr(p.state.data_ptr() - p.state_stride_slot * es, sdt),
+                dt_bias=p.dt_bias, out=p.o, state=p.state,
                 state_indices=idx, lower_bound=0.0, scale=p.scale, stride_mixed_token=row[1],
                 stride_g_token=H * K, stride_beta_token=H, stride_state_token=p.state_stride_slot,
                 stride_state_indices=1, H=H, K=K, V=V, BK=L["BK"], BV=L["BV"], SOFTPLUS_THRESHOLD=20.0,
@@ -266,8 +276,8 @@ class Instance:
             raise Unsupported("vLLM's KDA verify reads q, k, v with one token stride")
         L = plan.kda_verify_launch(B, H, K, V)
         if dry:
-            return plan.explain("kda_verify", ["ls_vllm_index"])
-        idx = self.indices(p, ip, "kdaT")
+            return plan.explain("kda_verify")
+        idx = self.indices(p, ip)
         cu, nacc = self.verify_meta(B, T)
         m.fused_recurrent_kda_fwd_kernel[L["grid"]](
             q=p.q, k=p.k, v=p.v, g=p.a, beta=p.b, A_log=p.A_log, dt_bias=p.dt_bias, out=p.o,
@@ -290,18 +300,16 @@ class Instance:
             raise Unsupported("vLLM converts x to the conv state's dtype (a copy) for a non-bf16 state")
         B, C, W = p.batch, p.channels, p.width
         slots = self.slots(p)
-        ip = plan.decode_plan(p.state_stride_slot)
+        ip = plan.decode_plan()
         ip.check(slots)
         L = plan.conv_update_launch(B, C)
         if dry:
-            return plan.explain("conv", ["ls_vllm_index"])
-        idx = self.indices(p, ip, "conv")[:, 0]
-        es = p.state.element_size()
+            return plan.explain("conv")
+        idx = self.indices(p, ip)[:, 0]  # padding -1 -> the null block 0 (the kernel skips == 0)
         m = self.mods["conv1d"]
         m._causal_conv1d_update_kernel[L["grid"]](
-            p.x, p.weight, p.bias, _Ptr(p.state.data_ptr() - p.state_stride_slot * es, p.state.dtype),
-            idx, None, None, p.y,
-            B, C, 1, W - 1, slots + 1,
+            p.x, p.weight, p.bias, p.state, idx, None, None, p.y,
+            B, C, 1, W - 1, slots,
             p.x_stride_b, p.x_stride_c, p.x_stride_t, p.weight.stride(0), p.weight.stride(1),
             p.state_stride_slot, p.state_stride_c, p.state_stride_w, 1,
             p.y_stride_b, p.y_stride_c, p.y_stride_t,
@@ -324,21 +332,20 @@ class Instance:
         if T == 1:
             if p.disable_state_update or p.inter is not None:
                 raise Unsupported("vLLM's SSU decode always writes the final state and no per-step state")
-            ip = plan.decode_plan(p.state_stride_slot)
-            base, sstride, tag, cu, nacc = p.state.data_ptr() - p.state_stride_slot * es, p.state_stride_slot, "ssu1", None, None
+            ip = plan.decode_plan()
+            base, sstride, cu, nacc = p.state.data_ptr(), p.state_stride_slot, None, None
         else:
             if p.inter is None or not p.disable_state_update:
                 raise Unsupported("vLLM's verify writes one state per draft token (needs inter and "
                                   "disable_state_update=1)")
             base, sstride, ip = plan.common_verify_plan(T, p.state.data_ptr(), p.inter.data_ptr(), es,
                                                         p.state_stride_slot, item, p.inter_stride_slot)
-            tag = "ssuT"
         ip.check(slots)
         if dry:
-            return plan.explain("ssu", ["ls_vllm_index"]) + f" (BLOCK_SIZE_M {bsm}, {warps} warps: vLLM's table)"
+            return plan.explain("ssu") + f" (BLOCK_SIZE_M {bsm}, {warps} warps: vLLM's table)"
         if T > 1:
             cu, nacc = self.verify_meta(B, T)
-        idx = self.indices(p, ip, tag)
+        idx = self.indices(p, ip)
         # vLLM's mixer: dt, dt_bias, A, D broadcast over head_dim (and A over dstate) with stride 0
         # -> TIE_HDIM; x/z/y [tokens, nh, hd]; Bm/Cm [tokens, ng, ds]
         grid = (plan.cdiv(hd, bsm), B, nh)
@@ -387,10 +394,10 @@ def _explain(inst, op, p, tuning):
 
 
 LAYOUT = {
-    "gdn": "state vk [slot, HV, V, K] (vLLM's); slot s -> block s+1 on a view one state below (block 0 = null)",
-    "kda": "state vk [slot, H, V, K]; slot s -> block s+1 on a view one state below (block 0 = null)",
-    "conv_update": "conv state [slot, C, W-1] as given; slot s -> block s+1 (block 0 = null)",
-    "ssu": "state [slot, nh, hd, ds]; dt/dt_bias/A/D broadcast over hd (TIE_HDIM); slot s -> block s+1",
+    "gdn": "state vk [slot, HV, V, K] (vLLM's); slot s = block s, slot 0 held as vLLM's null block",
+    "kda": "state vk [slot, H, V, K]; slot s = block s, slot 0 held as vLLM's null block",
+    "conv_update": "conv state [slot, C, W-1] as given; slot s = block s, slot 0 held (null), padding -> 0",
+    "ssu": "state [slot, nh, hd, ds]; dt/dt_bias/A/D broadcast over hd (TIE_HDIM); slot s = block s, slot 0 held",
 }
 
 
@@ -404,7 +411,8 @@ def linstate_impl(source, runtime):
                    + (" FLA_USE_FAST_OPS=1" if os.environ.get("FLA_USE_FAST_OPS", "0") == "1" else ""),
         "source": {"path": inst.root, "version": PIN, "git_describe": "",
                    "files": vllm_load.source_files(inst.root)},
-        "caps": ["graph", "vk", "qkv_strides"],
+        "caps": ["graph", "vk", "qkv_strides", "null_slot0"],
+        "case_begin": inst.case_begin,
         "knobs": [("gdn.decode", "auto|unpacked",
                    "GDN decode: auto = vLLM's packed decode on packed q|k|v rows (its default), "
                    "unpacked = its sigmoid-gating kernel (VLLM_ENABLE_FLA_PACKED_RECURRENT_DECODE=0)")],

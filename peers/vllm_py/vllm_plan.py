@@ -4,16 +4,18 @@ wrappers). No torch, no GPU: unit-tested on the host (tests/peers/test_py_vllm.p
 
 vLLM indexes one state tensor per layer by block id, and block 0 is its null block
 (NULL_BLOCK_ID = 0; the GDN/KDA kernels skip an index <= 0, the conv and SSU kernels skip
-index == 0). linstate's pool hands out slot 0 and marks padding rows with -1. So every kernel
-gets index = base offset + slot * stride for a real row and 0 for a padding row, where the base is
-one state below the slot-0 state: vLLM's "reserve slot 0" done on the view, not by moving data.
+index == 0). py_vllm declares the `null_slot0` cap, so the bench holds slot 0 of its pool as vLLM
+does and never hands it out: a real row's slot s >= 1 is vLLM's block id as it is, on linstate's
+own state buffer. A padding row (slot -1) becomes the null block 0.
 
 Target verify: vLLM writes the state after draft token t to the block in column t of a 2-D index
 row and reads the initial state from column num_accepted - 1. linstate reads state[s] and writes
 inter[s][t]. Both are addressed from one base when the row has T + 1 columns: columns 0..T-1 name
 inter[s][t], column T names state[s], and num_accepted = T + 1. Kernels with separate initial
-and final state pointers (GDN) take two bases; kernels with one state pointer (KDA, SSU) take the
-common base below both buffers, in units of the largest stride g dividing every offset.
+and final state pointers (GDN) take linstate's two buffers; kernels with one state pointer (KDA,
+SSU) take the lower of the two buffers as base, in units of the largest stride g dividing every
+offset. vLLM builds these rows once per step in its metadata builder; py_vllm builds them once
+per case (outside the timed calls).
 """
 import math
 
@@ -54,10 +56,11 @@ class IndexPlan:
                [self.state_off + s * self.state_mul]
 
     def check(self, slots):
-        """Every index of slots 0..slots-1 must be >= 1 and fit int32 (the kernels load int32)."""
-        if slots <= 0:
-            raise Unsupported("the state view's slot count is not known (p.slots = 0)")
-        lo = min(self.row(0))
+        """Every index of the slots a row can have (1..slots-1: slot 0 is held) must be >= 1, so
+        no real row is vLLM's null block, and fit int32 (the kernels load int32)."""
+        if slots <= 1:
+            raise Unsupported(f"the state view has {slots} slots: none besides the null slot 0")
+        lo = min(self.row(1))
         hi = max(self.row(slots - 1))
         if lo < 1:
             raise Unsupported(f"index {lo} would be vLLM's null block")
@@ -65,31 +68,31 @@ class IndexPlan:
             raise Unsupported(f"index {hi} past int32 (vLLM's block ids are int32)")
 
 
-def decode_plan(slot_stride):
-    """T = 1: one column, base = state - slot_stride elements, index = s + 1."""
-    del slot_stride
-    return IndexPlan(0, 0, 0, 0, 1, 1)
+def decode_plan():
+    """T = 1: one column, index = s on linstate's state buffer (slot 0 held by the bench), a
+    padding row's -1 -> the null block 0."""
+    return IndexPlan(0, 0, 0, 0, 0, 1)
 
 
 def split_verify_plan(T, item, inter_stride_slot):
-    """Verify with separate initial (h0) and final (ht) state pointers (GDN's sigmoid-gating
-    kernel): h0 base = state - state_stride_slot, ht base = inter - item (elements), ht stride =
-    item, so column t = 1 + s*(inter_stride_slot/item) + t, column T = 1 + s."""
+    """Verify with separate initial (h0 = state) and final (ht = inter) state pointers (GDN's
+    sigmoid-gating kernel), ht stride = item: column t = s*(inter_stride_slot/item) + t, column
+    T = s."""
     if inter_stride_slot % item:
         raise Unsupported(f"inter slot stride {inter_stride_slot} is not a multiple of the state size {item}")
-    return IndexPlan(T, 1, inter_stride_slot // item, 1, 1, 1)
+    return IndexPlan(T, 0, inter_stride_slot // item, 1, 0, 1)
 
 
 def common_base(state_addr, inter_addr, elem, state_stride_slot, item, inter_stride_slot):
     """One base and stride addressing state[s] (state_addr + s*state_stride_slot elements) and
     inter[s][t] (inter_addr + (s*inter_stride_slot + t*item) elements). Returns (base_addr,
-    g, state_off, inter_off) with g the stride in elements; base = one g below the lower buffer
-    so no real index is the null block 0."""
+    g, state_off, inter_off) with g the stride in elements and base the lower buffer (an
+    allocation's start: Triton checks the pointer); slot 0 is never a row, so no real index is 0."""
     diff = state_addr - inter_addr
     if diff % elem:
         raise Unsupported(f"state and inter are {diff} bytes apart, not a whole number of elements")
     g = math.gcd(math.gcd(state_stride_slot, item), math.gcd(inter_stride_slot, abs(diff) // elem))
-    base = min(state_addr, inter_addr) - g * elem
+    base = min(state_addr, inter_addr)
     return base, g, (state_addr - base) // (g * elem), (inter_addr - base) // (g * elem)
 
 

@@ -5,8 +5,9 @@ per tensor, 1e-2 for fp32 state). The params objects are built as the Python bri
 buffers), so this runs before the bridge is merged. argv[1] = repo root; the source is
 $LS_PEERS_SRC/vllm-0.33.0. Exit 77 without torch, a CUDA device or the source.
 
-Pool as the bench's: S+1 slots (pad-last, so slot 0 is handed out), rows on random distinct
-slots including slot 0, inter a separate allocation [S+1, T, ...]; untouched slots are checked."""
+Pool as the bench's for a null_slot0 impl: S+1 slots, slot 0 held (vLLM's null block, never a
+row), rows on random distinct slots 1..S, inter a separate allocation [S+1, T, ...]; untouched
+slots (slot 0 among them) are checked. case_begin is called before each case, as the bench does."""
 import os
 import sys
 import types
@@ -33,7 +34,7 @@ tuning = {k[0]: k[1].split("|")[0] for k in impl["knobs"]}
 dev = "cuda"
 g = torch.Generator(device="cpu").manual_seed(1234)
 fails = 0
-S = 40  # pool capacity; slots = S + 1
+S = 40  # usable slots 1..S; slot 0 held; slots = S + 1
 
 
 def rnd(shape, lo, hi, dtype):
@@ -41,8 +42,8 @@ def rnd(shape, lo, hi, dtype):
 
 
 def pick_slots(B):
-    perm = torch.randperm(S, generator=g)[:B]
-    perm[0] = 0  # slot 0: vLLM's null block, a real slot here
+    impl["case_begin"]()  # a new case: the same slot-list address may come with other slots
+    perm = torch.randperm(S, generator=g)[:B] + 1  # slot 0 is held (null_slot0)
     return perm.to(torch.int32).to(dev)
 
 
@@ -176,7 +177,8 @@ def conv_case(B, C, W, pad):
     u = torch.cat([state0[s].double(), x[real].double().transpose(1, 2)], dim=2)  # [b, C, W]
     yr = bias.double()[None] + (u * w.double()[None]).sum(-1)
     yr = yr * torch.sigmoid(yr)
-    errs = {"y": err(y[real][:, 0], yr), "state": err(state[s], u[:, :, 1:])}
+    errs = {"y": err(y[real][:, 0], yr), "state": err(state[s], u[:, :, 1:]),
+            "null_kept": err(state[0], state0[0])}  # a padding row is the null block: skipped
     if pad:
         errs["pad_y_untouched"] = 0.0 if torch.isnan(y[~real].float()).all() else float("inf")
     report(name, errs, p)
@@ -229,6 +231,9 @@ def ssu_case(B, T, nh, hd, ds, ng, with_z):
     else:
         errs["inter"] = err(inter[used], torch.stack(ref_inter, 1))
         errs["state_kept"] = err(state[used], state0[used])
+    other = torch.ones(S + 1, dtype=torch.bool, device=dev)
+    other[used] = False
+    errs["others_kept"] = err(state[other], state0[other])
     report(name, errs, p)
 
 

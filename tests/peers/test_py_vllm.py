@@ -29,37 +29,40 @@ def raises(f, text):
     return False
 
 
-# --- slot 0 is a real slot in linstate's pool, vLLM's null block: decode maps s -> s + 1
-ip = plan.decode_plan(4096)
-check(ip.row(0) == [1] and ip.row(7) == [8], "decode: slot s -> block s+1")
+# --- slot 0 is held by the bench (null_slot0), vLLM's null block: slot s is block s
+ip = plan.decode_plan()
+check(ip.row(1) == [1] and ip.row(7) == [7], "decode: slot s -> block s")
 check(ip.row(-1) == [0], "decode: padding row -> null block 0")
 ip.check(10)
-check(raises(lambda: plan.IndexPlan(0, 0, 0, 0, 0, 1).check(4), "null block"), "index 0 for slot 0 refused")
+check(raises(lambda: plan.IndexPlan(0, 0, 0, 0, -1, 1).check(4), "null block"), "index 0 for slot 1 refused")
 check(raises(lambda: plan.IndexPlan(0, 0, 0, 0, 1, 2**30).check(4), "int32"), "int32 overflow refused")
-check(raises(lambda: ip.check(0), "slot count"), "unknown slot count refused")
+check(raises(lambda: ip.check(0), "slots"), "unknown slot count refused")
+check(raises(lambda: ip.check(1), "null slot"), "a view of the null slot alone refused")
 
-# --- GDN verify: h0 one slot below state, ht one state below inter; T+1 columns
+# --- GDN verify: h0 = state, ht = inter with stride item; T+1 columns
 T, item = 4, 16 * 128 * 128
 ip = plan.split_verify_plan(T, item, item * T)
 check(ip.cols == T + 1, "verify: T + 1 columns")
-check(ip.row(0) == [1, 2, 3, 4, 1], f"verify row of slot 0: {ip.row(0)}")
-check(ip.row(3) == [13, 14, 15, 16, 4], f"verify row of slot 3: {ip.row(3)}")
+check(ip.row(1) == [4, 5, 6, 7, 1], f"verify row of slot 1: {ip.row(1)}")
+check(ip.row(3) == [12, 13, 14, 15, 3], f"verify row of slot 3: {ip.row(3)}")
 check(ip.row(-1) == [0] * 5, "verify padding row all null")
 check(raises(lambda: plan.split_verify_plan(T, item, item * T + 1), "multiple"), "odd inter stride refused")
 
-# --- one base for state and inter (KDA / SSU verify): every address reproduced
+# --- one base for state and inter (KDA / SSU verify): every address reproduced, the base is the
+# lower buffer's start (Triton refuses a pointer outside any allocation), no real index 0
 elem, sss, iss = 4, item, item * T
 for state_addr, inter_addr in ((1 << 40, (1 << 40) + 64 * item * elem),
                                ((1 << 40) + 3 * 2**21, 1 << 40),
                                (1 << 40, (1 << 40) + 256 * 1000 + 512)):
     base, g, ip = plan.common_verify_plan(T, state_addr, inter_addr, elem, sss, item, iss)
-    ok = True
-    for s in (0, 1, 5):
+    ok = base == min(state_addr, inter_addr)
+    for s in (1, 2, 5):
         r = ip.row(s)
         ok &= base + r[T] * g * elem == state_addr + s * sss * elem
         for t in range(T):
             ok &= base + r[t] * g * elem == inter_addr + (s * iss + t * item) * elem
         ok &= min(r) >= 1
+    ip.check(64)
     check(ok, f"common base addresses state[s] and inter[s][t] (g={g})")
 check(raises(lambda: plan.common_base(1 << 40, (1 << 40) + 2, 4, sss, item, iss), "whole number"),
       "misaligned buffers refused")

@@ -144,19 +144,26 @@ def delta(kda, B, Tn, H, HV, K, V, packed):
 
 
 def run(op, p, want):
+    """The first call of a case compiles vLLM's kernel (and, where the op needs index rows, our
+    index kernel once); a second call with the same slot list launches vLLM's kernel alone:
+    the timed calls hold no work of ours. The explain text names vLLM's kernel only."""
     global fails
-    del compiled[:]
-    try:
-        rc = inst.__getattribute__(op)(p, {"gdn.decode": "auto"})
-    except Exception as e:  # a compile error names the argument
-        print("FAIL", op, want, type(e).__name__, str(e).splitlines()[-1] if str(e) else "")
-        fails += 1
-        return
-    names = [n for n, _ in compiled]
-    ok = rc == 0 and names == ["ls_vllm_index", want] and all(k is not None for _, k in compiled)
+    calls = []
+    for _ in range(2):
+        del compiled[:]
+        try:
+            rc = inst.__getattribute__(op)(p, {"gdn.decode": "auto"})
+        except Exception as e:  # a compile error names the argument
+            print("FAIL", op, want, type(e).__name__, str(e).splitlines()[-1] if str(e) else "")
+            fails += 1
+            return
+        calls.append((rc, [n for n, _ in compiled], all(k is not None for _, k in compiled)))
+    first, second = calls
+    ok = first[0] == 0 and first[1] in ([want], ["ls_vllm_index", want]) and first[2]
+    ok = ok and second[0] == 0 and second[1] == [want]
     text = py_vllm._explain(inst, op, p, {"gdn.decode": "auto"})
-    ok = ok and text.startswith(want) and "ls_vllm_index" in text
-    print("ok  " if ok else "FAIL", op, "B", p.batch, "T", p.tokens, "->", names, "|", text)
+    ok = ok and text.startswith(want) and "ls_vllm_index" not in text
+    print("ok  " if ok else "FAIL", op, "B", p.batch, "T", p.tokens, "->", first[1], second[1], "|", text)
     fails += 0 if ok else 1
 
 

@@ -129,6 +129,17 @@ def t_wrong(a, tmp):
     check(all(float(r["max_rel_err"]) > CONV_TOL for r in rows), "wrong rows within tolerance")
 
 
+def t_null_slot(a, tmp):
+    """An impl declaring null_slot0 is never handed slot 0: at B = pool slots every slot is drawn,
+    so without the held slot one row (timed or verified) would be slot 0 and pynull raises."""
+    rows, p = bench(a, os.path.join(tmp, "n.csv"), "--impl-path", mod(a, "tests", "python", "null_slot.py"),
+                    "--impl", "pynull,host", "--family", "conv1d_update", "--batch", "1,4",
+                    "--pool-slots", "4", "--draft", "1,3")
+    check(len(rows) == 8 and all(r["status"] == "ok" for r in rows),
+          "rows %s\n%s" % ([(r["impl"], r["case"], r["status"]) for r in rows], p.stderr[-1500:]))
+    check(all(r["pool_slots"] == "5" for r in rows), "pool_slots %s" % [r["pool_slots"] for r in rows])
+
+
 def t_raise(a, tmp):
     rows, p = bench(a, os.path.join(tmp, "r.csv"), "--impl-path", mod(a, "tests", "python", "raise_impl.py"),
                     "--impl", "pyraise", "--family", "conv1d_update,pool/copy,pool/accept", "--batch", "2",
@@ -296,7 +307,7 @@ def needs(check_name):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("check", choices=["example", "case_begin", "lazy", "wrong", "raise", "errors", "sources", "benchsh", "gpu"])
+    ap.add_argument("check", choices=["example", "case_begin", "lazy", "wrong", "raise", "errors", "sources", "benchsh", "null_slot", "gpu"])
     ap.add_argument("--bench", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--build", default="")
