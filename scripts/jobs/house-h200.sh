@@ -2,7 +2,7 @@
 # scripts/jobs/house-h200.sh OUT_DIR BEFORE_TREE BEFORE_COMMIT — on the GPU machine: did a code move
 # (issue 24: bench/families, kernels/api, scripts/, results/) change anything a sweep measures?
 #   1. builds linstate-bench of BEFORE_TREE (a source tree of BEFORE_COMMIT, e.g. `git archive`d
-#      into an ignored folder and carried) in BEFORE_TREE/build, sm_90 only;
+#      into an ignored folder and carried) in BEFORE_TREE/build as the default preset builds (RelWithDebInfo), sm_90 only;
 #   2. the default sweep three times, one process after the other: this tree's build/ (built
 #      before, `cmake --preset default -DLINSTATE_CUDA_ARCHS=90`) -> after-1.csv, BEFORE's ->
 #      before.csv, this tree's again -> after-2.csv (each with its .txt table and .log);
@@ -20,7 +20,7 @@ after_bin=build/bench/linstate-bench
 [ -x "$after_bin" ] || { echo "house-h200: $after_bin missing (build this tree first)" >&2; exit 2; }
 mkdir -p "$out"
 rc=0
-{ cmake -S "$before" -B "$before/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLINSTATE_CUDA_ARCHS=90 &&
+{ cmake -S "$before" -B "$before/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLINSTATE_CUDA_ARCHS=90 &&
   cmake --build "$before/build" --target linstate-bench -j; } >"$out/before-build.log" 2>&1 ||
   { tail -30 "$out/before-build.log"; exit 1; }
 sweep() { # name binary commit
