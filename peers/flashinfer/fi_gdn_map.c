@@ -117,8 +117,13 @@ int ls_fi_gdn_map(const ls_delta_params *p, const ls_fi_gdn_variant *tab, int n,
     const int64_t hi_state = r->state_off + (slots - 1) * r->state_mul;
     const int64_t hi_inter = r->inter_off + (slots - 1) * r->inter_mul + T - 1;
     const int64_t rows = (hi_state > hi_inter ? hi_state : hi_inter) + 1;
-    if (rows * HV > INT32_MAX)
-        return refuse(err, cap, "flashinfer gdn: pool view of %lld slots past int32 rows", (long long)rows);
+    /* The MTP kernel's pool view has static strides (V*K, K, 1): its element offsets are 32-bit,
+     * so a view past 2^31 elements addresses the wrong memory (an illegal address on the H200 when
+     * state and inter are two allocations GiBs apart: results/h200/peers-7731109/). */
+    if (rows * item > INT32_MAX)
+        return refuse(err, cap, "flashinfer gdn: pool view of %lld states (%lld elements, state and inter %lld "
+                                "bytes apart) past the MTP kernel's 32-bit element offsets",
+                      (long long)rows, (long long)(rows * item), (long long)diff);
     x->state = base;
     x->pool_hv = rows * HV;
     x->inter_n = 1;

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 out=${1:?usage: house-h200.sh OUT_DIR BEFORE_TREE BEFORE_COMMIT}
 before=${2:?usage: house-h200.sh OUT_DIR BEFORE_TREE BEFORE_COMMIT}
 bcommit=${3:?usage: house-h200.sh OUT_DIR BEFORE_TREE BEFORE_COMMIT}
-: "${LS_GIT_COMMIT:?set LS_GIT_COMMIT to this tree's commit}"
+: "${LS_GIT_COMMIT:?set LS_GIT_COMMIT to the commit of this tree}"
 after_bin=build/bench/linstate-bench
 [ -x "$after_bin" ] || { echo "house-h200: $after_bin missing (build this tree first)" >&2; exit 2; }
 mkdir -p "$out"

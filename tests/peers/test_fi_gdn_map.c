@@ -97,6 +97,12 @@ int main(void)
     p = base(8, 4, state, inter + 256);
     LS_CHECK_EQ_INT(ls_fi_gdn_map(&p, tab, n_tab, &pl, err, sizeof err), -1);
     LS_CHECK(strstr(err, "bytes apart") != NULL);
+    /* state and inter two allocations GiBs apart: the one pool view would pass 2^31 elements */
+    p = base(4, 4, state, state + 4097 * unit);
+    LS_CHECK_EQ_INT(ls_fi_gdn_map(&p, tab, n_tab, &pl, err, sizeof err), -1);
+    LS_CHECK(strstr(err, "32-bit element offsets") != NULL);
+    p = base(4, 4, state, state + 3900 * unit); /* 3900 + 40 * 4 + 4 states: under 2^31 elements */
+    LS_CHECK_EQ_INT(ls_fi_gdn_map(&p, tab, n_tab, &pl, err, sizeof err), 0);
     p = base(8, 1, state, NULL);
     p.state_layout = LS_STATE_KV;
     LS_CHECK_EQ_INT(ls_fi_gdn_map(&p, tab, n_tab, &pl, err, sizeof err), -1);
