@@ -54,7 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lscsv  # noqa: E402
 from lscsv import (InputError, SCHEMA_V1_COLUMNS, format_key, load as load_csv,  # noqa: E402,F401
                    parse_row, row_key)
-from compare_rule import (DECISIONS, DEFAULT_NOISE_FLOORS, DEFAULT_THRESHOLD,  # noqa: E402,F401
+from compare_rule import (DECISIONS, DEFAULT_LATENCY_FLOOR, DEFAULT_NOISE_FLOORS, DEFAULT_THRESHOLD,  # noqa: E402,F401
                           MIN_REPS_FOR_UTEST, row_noise_pct, utest_min_p)
 from compare_join import check_tuning_spec, compare_runs  # noqa: E402
 from compare_report import format_md, format_text  # noqa: E402
@@ -108,6 +108,13 @@ def _floor_arg(text):
     return op, _nonneg_float(pct)
 
 
+def _latency_floor_arg(text):
+    us, sep, pct = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected US=PERCENT (e.g. 12=6), got {text!r}")
+    return _nonneg_float(us), _nonneg_float(pct)
+
+
 def noise_floors_arg(pairs):
     """{op: percent} from --noise-floor items on top of DEFAULT_NOISE_FLOORS."""
     floors = dict(DEFAULT_NOISE_FLOORS)
@@ -125,6 +132,10 @@ def add_compare_options(p):
                         "repeatable; default " + ", ".join(f"{k}={v:g}" for k, v in
                                                            DEFAULT_NOISE_FLOORS.items())
                         + " (0 removes it)")
+    p.add_argument("--latency-floor", type=_latency_floor_arg, default=DEFAULT_LATENCY_FLOOR,
+                   metavar="US=PCT",
+                   help="run-to-run noise floor, in percent, of a case under US microseconds on "
+                        "either side (default %g=%g; 0=0 removes it)" % DEFAULT_LATENCY_FLOOR)
     p.add_argument("--alpha", type=_alpha_arg, default=0.05,
                    help="significance level of the U test (default 0.05)")
     p.add_argument("--ignore-device", action="store_true",
@@ -180,7 +191,8 @@ def main(argv=None):
         before = load_csv(args.before)
         after = before if args.after is None else load_csv(args.after)
         cmp = compare_runs(before, after, args.threshold, args.alpha, args.ignore_device,
-                           variants, impls, tunings, noise_floors_arg(args.noise_floor))
+                           variants, impls, tunings, noise_floors_arg(args.noise_floor),
+                           args.latency_floor)
     except InputError as e:
         return lscsv.report("compare.py", e)
     except ImportError as e:

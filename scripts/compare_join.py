@@ -6,7 +6,8 @@ selector took out), and compare_runs, which joins two runs and decides every key
 import math
 from dataclasses import dataclass, field
 
-from compare_rule import (DECISIONS, DEFAULT_NOISE_FLOORS, DEFAULT_THRESHOLD, MIN_REPS_FOR_UTEST,
+from compare_rule import (DECISIONS, DEFAULT_LATENCY_FLOOR, DEFAULT_NOISE_FLOORS, DEFAULT_THRESHOLD,
+                          MIN_REPS_FOR_UTEST,
                           decide, run_scatter_pct)
 from lscsv import InputError, Run, format_key, log_ratio, median, row_key
 
@@ -158,6 +159,7 @@ class Comparison:
     tunings_used: tuple = ((), ())                      # distinct tunings of the joined rows
     scatter_pct: float = 0.0                            # run_scatter_pct of the joined keys
     noise_floors: dict = field(default_factory=dict)    # op -> run-to-run floor, %
+    latency_floor: tuple = DEFAULT_LATENCY_FLOOR        # (under us, floor %)
 
     def counts(self, results=None):
         results = self.results if results is None else results
@@ -218,7 +220,8 @@ def _pair(value, what):
 
 
 def compare_runs(before, after, threshold=DEFAULT_THRESHOLD, alpha=0.05, ignore_device=False,
-                 variants=None, impls=None, tunings=None, noise_floors=None):
+                 variants=None, impls=None, tunings=None, noise_floors=None,
+                 latency_floor=DEFAULT_LATENCY_FLOOR):
     """Joins two runs and decides every key present on both sides (see decide).
 
     variants, impls: None or (before value, after value): each side keeps the rows of its value
@@ -229,7 +232,8 @@ def compare_runs(before, after, threshold=DEFAULT_THRESHOLD, alpha=0.05, ignore_
     one key is an InputError naming the case. A selector that picks no row is an InputError.
     Keys on one side only, and keys without an ok row on some side, are listed, not decided.
     noise_floors: {op: percent} run-to-run floors of the noise bound (None: DEFAULT_NOISE_FLOORS);
-    the run's scatter (run_scatter_pct over every joined key) is a floor for every key."""
+    the run's scatter (run_scatter_pct over every joined key) is a floor for every key;
+    latency_floor: (us, percent), the floor of a case under us microseconds on either side."""
     check_devices(before, after, ignore_device)
     bv, av = _pair(variants, "variants")
     bi, ai = _pair(impls, "impls")
@@ -262,6 +266,7 @@ def compare_runs(before, after, threshold=DEFAULT_THRESHOLD, alpha=0.05, ignore_
                          f"from backend, no tuning): tuning is not part of the key")
     floors = dict(DEFAULT_NOISE_FLOORS if noise_floors is None else noise_floors)
     cmp.noise_floors = floors
+    cmp.latency_floor = latency_floor
     used_b, used_a = [], []
     joined = []
     for key, brows_k in bg.items():
@@ -280,7 +285,7 @@ def compare_runs(before, after, threshold=DEFAULT_THRESHOLD, alpha=0.05, ignore_
          for _, bok, aok in joined])
     for key, bok, aok in joined:
         res = decide(key, bok, aok, threshold, alpha, floors.get(bok[0]["op"], 0.0),
-                     cmp.scatter_pct)
+                     cmp.scatter_pct, latency_floor)
         if (res.method == "interval" and res.n_before >= MIN_REPS_FOR_UTEST
                 and res.n_after >= MIN_REPS_FOR_UTEST):
             cmp.few_reps_utest += 1

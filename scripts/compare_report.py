@@ -71,7 +71,8 @@ def _summary_lines(cmp):
     floors = ", ".join(f"{op} {v:g}%" for op, v in sorted(cmp.noise_floors.items()))
     lines.append(f"noise: a verdict needs |change| > threshold and > the case's noise bound "
                  f"(column noise); run scatter {cmp.scatter_pct:.2f}%; op floors: "
-                 f"{floors or 'none'}")
+                 f"{floors or 'none'}; latency floor {cmp.latency_floor[1]:g}% under "
+                 f"{cmp.latency_floor[0]:g} us")
     bh, ah = cmp.before.holds(), cmp.after.holds()
     if bh != ah:
         lines.append(f"note: the stream hold differs (held {'/'.join(bh)} before, {'/'.join(ah)} "

@@ -20,6 +20,14 @@ MIN_KEYS_FOR_SCATTER = 8
 # moved 9-18 % between two processes of one build while its in-run spread was 1-3 %: fork
 # waits for the device inside its timed call over pool memory placed anew by every process.
 DEFAULT_NOISE_FLOORS = {"pool/fork": 20.0}
+# Run-to-run floor of the latency regime (override: --latency-floor US=PCT; 0=0 removes it): a
+# case whose median is under US microseconds on either side. In the committed H200 A/A of
+# results/h200/house-7731109/ (three processes, two builds of the same kernels) a few B = 1
+# kernels moved up to 5.7 % between processes (gdn decode B = 1 2.67 / 2.53 us, conv_delta
+# decode B = 1 10.33 / 9.77 us) with an in-run noise of 0.07-0.15 %, while every kernel case
+# over 12 us stayed within 3.7 % (within 0.5 % in the A/A pair itself): at a few microseconds
+# the memory a process happens to get decides a tenth of a microsecond.
+DEFAULT_LATENCY_FLOOR = (12.0, 6.0)
 # z of the 95 % interval and the median's asymptotic standard error (1.2533 sigma / sqrt n);
 # p90 - p10 of a normal sample is 2.5631 sigma. Used to derive noise_pct for older files.
 Z95, MEDIAN_SE, P10_P90_SIGMAS = 1.96, 1.2533, 2.5631
@@ -96,7 +104,15 @@ def noise_bound(before_rows, after_rows, floor_pct=0.0, scatter_pct=0.0):
                floor_pct, scatter_pct)
 
 
-def decide(key, before_rows, after_rows, threshold, alpha, floor_pct=0.0, scatter_pct=0.0):
+def latency_floor_pct(before_us, after_us, latency_floor=DEFAULT_LATENCY_FLOOR):
+    """The latency regime's floor (in %) of a case whose centre is under latency_floor[0] us
+    on either side, else 0."""
+    below_us, pct = latency_floor
+    return pct if min(before_us, after_us) < below_us else 0.0
+
+
+def decide(key, before_rows, after_rows, threshold, alpha, floor_pct=0.0, scatter_pct=0.0,
+           latency_floor=DEFAULT_LATENCY_FLOOR):
     """Decision for one key from its status=ok repetitions on both sides.
 
     SAME when |change| <= threshold (a significant but small change is SAME); NOISY when
@@ -113,6 +129,7 @@ def decide(key, before_rows, after_rows, threshold, alpha, floor_pct=0.0, scatte
     use_utest = (nb >= MIN_REPS_FOR_UTEST and na >= MIN_REPS_FOR_UTEST
                  and utest_min_p(nb, na) <= alpha)
     p = mann_whitney_p(b_meds, a_meds) if use_utest else float("nan")
+    floor_pct = max(floor_pct, latency_floor_pct(b, a, latency_floor))
     bound = noise_bound(before_rows, after_rows, floor_pct, scatter_pct)
     if abs(change) <= threshold:
         decision = "SAME"

@@ -296,7 +296,8 @@ def main(argv=None):
             before, after = (lscsv.load(f) for f in args.compare)
             cmp = compare.compare_runs(before, after, args.threshold, args.alpha,
                                        args.ignore_device, variants, impls, tunings,
-                                       compare.noise_floors_arg(args.noise_floor))
+                                       compare.noise_floors_arg(args.noise_floor),
+                                       args.latency_floor)
             if not cmp.results:
                 raise lscsv.InputError(f"{args.compare[0]} and {args.compare[1]}: no case "
                                        f"compared (no common key with ok rows)")

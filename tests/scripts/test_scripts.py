@@ -233,6 +233,23 @@ class CompareNoise(Base):
         self.assertEqual((rc, decision_of(out, key)), (1, "SLOWER"), out)
         self.assertIn("op floors: pool/fork 0%", out)
 
+    def test_latency_floor(self):
+        # a 2.5 us case with tight samples moving 5.4 % between processes (as gdn decode B = 1
+        # did in the H200 A/A) is NOISY under the default latency floor, FASTER without it;
+        # a 50 us case moving as much is still called
+        for median, want, extra in ((2.5, "NOISY", ()), (2.5, "FASTER", ("--latency-floor", "0=0")),
+                                    (50.0, "FASTER", ()), (2.5, "NOISY", ("--latency-floor", "3=6"))):
+            before = [row(median=median, spread=0.002, noise_pct=0.07)]
+            after = [row(median=median * 0.946, spread=0.002, noise_pct=0.07)]
+            cols = self.NOISE_COLUMNS
+            rc, out, _ = run(PY, COMPARE, self.csv("b.csv", before, cols), self.csv("a.csv", after, cols),
+                             *extra)
+            self.assertEqual((rc, decision_of(out, SLOW_KEY)), (0, want), (median, extra, out))
+        self.assertIn("latency floor 6% under 3 us", out)
+        rc, _, err = run(PY, COMPARE, self.csv("b.csv", before, cols), "--latency-floor", "6")
+        self.assertEqual(rc, 2, err)
+        self.assertIn("US=PERCENT", err)
+
     def test_noise_pct_column_sets_the_bound(self):
         # tight samples, but the harness says each median is only known to +-6 %: +7 % is NOISY
         before = [row(median=100.0, spread=0.002, noise_pct=6.0)]
