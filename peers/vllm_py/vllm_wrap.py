@@ -96,7 +96,8 @@ class Wrappers:
                         a=p.a[:, 0], b=p.b[:, 0], A_log=p.A_log, dt_bias=p.dt_bias, scale=p.scale,
                         initial_state=p.state, out=p.o, ssm_state_indices=p.slot_idx,
                         use_qk_l2norm_in_kernel=True)
-        self._fn("gdn")(**self._args("gdn", p, (p.q, p.a, p.b, p.o, p.state, p.slot_idx), make))
+        used = (p.q, p.a, p.b, p.A_log, p.dt_bias, p.o, p.state, p.slot_idx)
+        self._fn("gdn")(**self._args("gdn", p, used, make))
         return 0
 
     def kda(self, p, row):
@@ -109,7 +110,8 @@ class Wrappers:
                         raw_g=p.a[None, :, 0], raw_beta=p.b[None, :, 0], A_log=p.A_log, dt_bias=p.dt_bias,
                         lower_bound=None, initial_state=p.state, state_indices=p.slot_idx, scale=p.scale,
                         out=p.o)
-        self._fn("kda")(**self._args("kda", p, (p.q, p.a, p.b, p.o, p.state, p.slot_idx), make))
+        used = (p.q, p.a, p.b, p.A_log, p.dt_bias, p.o, p.state, p.slot_idx)
+        self._fn("kda")(**self._args("kda", p, used, make))
         return 0
 
     @staticmethod
