@@ -8,8 +8,9 @@ what linstate already holds (outputs, the 2-D verify index): the kernel and its 
 same as in vLLM; the explain column names every extra launch the row times. py_vllm declares
 `null_slot0`: the bench holds slot 0 (vLLM's null block), so the kernels take linstate's state
 buffers and slot indices as they are; the 2-D verify rows and the padding map are built once per
-case, as vLLM's metadata builder builds them once per step (outside the timed calls). Knob `launch=wrapper` calls vLLM's own decode wrappers
-instead (vllm_wrap.py): the fidelity check of this route.
+case, as vLLM's metadata builder builds them once per step (outside the timed calls). Knob
+`launch=wrapper` calls vLLM's own decode wrappers instead (vllm_wrap.py): the fidelity check of
+this route.
 """
 import os
 import sys
@@ -328,8 +329,8 @@ class Instance:
             return self.wrap.conv_update(p, idx)
         m = self.mods["conv1d"]
         # token strides 1: vLLM's layers hand the decode rows as x [B, C] and the wrapper adds the
-        # token dim with unsqueeze(-1), stride 1 (at T = 1 it addresses nothing, but Triton
-        # specialises an integer argument equal to 1)
+        # token dim with unsqueeze(-1), stride 1. At T = 1 it addresses nothing, but Triton
+        # specialises integer arguments (linstate's C would be /16, another binary)
         m._causal_conv1d_update_kernel[L["grid"]](
             p.x, p.weight, p.bias, p.state, idx, None, None, p.y,
             B, C, 1, W - 1, slots,
