@@ -2,8 +2,8 @@
 op passes (no GPU, no torch), and for each decode op the `launch=wrapper` route (vLLM's own
 wrapper function, vllm_wrap.py) compiles the SAME specialization as the kernel route: kernel
 name, compile hash (signature, constexprs, /16 attributes, num_warps, num_stages), constexprs and
-grid. That is the offline proof that both routes run one binary with one launch; a launch choice
-of vllm_plan.py that drifts from vLLM's wrapper fails here.
+grid, and the wrapper call allocates no tensor. That is the offline proof that both routes run one
+binary with one launch; a launch choice of vllm_plan.py that drifts from vLLM's wrapper fails here.
 
 Triton's JIT runs with a driver that reports an sm_90 target and `kernel[grid](...)` compiles
 without launching (warmup); tensors are data-less stand-ins (peers/sglang_py/fake_torch.py:
@@ -43,6 +43,18 @@ torch.cuda.is_current_stream_capturing = lambda: False
 # selective_state_update enters torch.accelerator.device_index(x.device.index)
 torch.accelerator = type("Accelerator", (), {"device_index": staticmethod(lambda i: contextlib.nullcontext())})
 _addr = [1 << 32]
+# every device allocation of the stand-in (torch.empty, zeros, empty_like, new_empty, a dtype
+# change, a .contiguous() copy) goes through fake_torch.empty: counted around the wrapper calls
+allocs = [0]
+_empty = fake_torch.empty
+
+
+def _counted_empty(*a, **k):
+    allocs[0] += 1
+    return _empty(*a, **k)
+
+
+fake_torch.empty = fake_torch.zeros = torch.empty = _counted_empty
 
 
 def T(shape, dtype, stride=None, ptr=None):
@@ -193,18 +205,26 @@ def differences(a, b):
 
 
 def fidelity(op, p, want):
-    """The kernel route and vLLM's own wrapper compile and launch the same specialization."""
+    """The kernel route and vLLM's own wrapper compile and launch the same specialization; the
+    wrapper call allocates nothing (its output is linstate's; the kernel route's first call of
+    the case built the index rows both routes read)."""
     global fails
     inst.case_begin()
     try:
         rk, k = launches(op, p, KERNEL)
+        allocs[0] = 0
         rw, w = launches(op, p, WRAPPER)
+        rw2, w2 = launches(op, p, WRAPPER)  # a timed call: the views made on the first are reused
     except Exception as e:
         print("FAIL", op, "B", p.batch, "wrapper vs kernel:", py_vllm.vllm_wrap.__name__, type(e).__name__,
               str(e).splitlines()[-1] if str(e) else "")
         fails += 1
         return
     diff = [d for a, b in zip(k, w) for d in differences(a, b)]
+    if allocs[0]:
+        diff.append(f"the wrapper calls allocated {allocs[0]} tensor(s)")
+    if (rw2, w2) != (rw, w):
+        diff.append("a second wrapper call launched something else")
     text = py_vllm._explain(inst, op, p, WRAPPER)
     wrapper = py_vllm.vllm_wrap.WRAPPERS[op][1]
     ok = (rk == rw == 0 and len(k) == len(w) == 1 and k[0]["name"] == want and k[0]["hash"] == w[0]["hash"]
