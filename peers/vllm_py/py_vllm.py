@@ -8,7 +8,9 @@ what linstate already holds (outputs, the 2-D verify index): the kernel and its 
 same as in vLLM; the explain column names every extra launch the row times. py_vllm declares
 `null_slot0`: the bench holds slot 0 (vLLM's null block), so the kernels take linstate's state
 buffers and slot indices as they are; the 2-D verify rows and the padding map are built once per
-case, as vLLM's metadata builder builds them once per step (outside the timed calls).
+case, as vLLM's metadata builder builds them once per step (outside the timed calls). Knob
+`launch=wrapper` calls vLLM's own decode wrappers instead (vllm_wrap.py): the fidelity check of
+this route.
 """
 import os
 import sys
@@ -16,6 +18,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vllm_load  # noqa: E402
 import vllm_plan as plan  # noqa: E402
+import vllm_wrap  # noqa: E402
 from vllm_plan import Unsupported  # noqa: E402
 
 PIN = "vllm-0.33.0"
@@ -65,10 +68,13 @@ class Instance:
         self.scratch = {}
         self.rows = {}  # index rows per (slot list, plan): valid for one case (case_begin)
         self.index_kernel = _index_kernel()
+        self.wrap = vllm_wrap.Wrappers(self)
 
     def case_begin(self):
-        """A new case may hand the same slot-list address with other slots: rebuild the rows."""
+        """A new case may hand the same slot-list address with other slots: rebuild the rows (and
+        the wrapper route's views)."""
         self.rows.clear()
+        self.wrap.case_begin()
 
     # ------------------------------------------------ persistent device buffers
     def buffer(self, key, make):
@@ -147,6 +153,7 @@ class Instance:
         slots = self.slots(p)
         fr = self.mods["fla_fused_recurrent"]
         sg = self.mods["fla_sigmoid_gating"]
+        wrap = _wrapper(tuning)
         if T == 1:
             if p.disable_state_update or p.inter is not None:
                 raise Unsupported("vLLM's GDN decode always writes the final state and no per-step state")
@@ -157,6 +164,8 @@ class Instance:
                 if not p.o.is_contiguous():
                     raise Unsupported("vLLM's packed decode writes a contiguous [B, 1, HV, V] output")
                 L = plan.gdn_packed_decode_launch(B, HV, K, V, self.sm_major())
+                if wrap:
+                    return vllm_wrap.explain("gdn") if dry else self.wrap.gdn(p, row)
                 if dry:
                     return plan.explain("gdn_packed")
                 fr.fused_recurrent_gated_delta_rule_packed_decode_kernel[L["grid"]](
@@ -168,6 +177,8 @@ class Instance:
                     SOFTPLUS_THRESHOLD=20.0, USE_QK_L2NORM_IN_KERNEL=True, SPLIT_BATCH_HEAD_GRID=L["split"],
                     num_warps=L["num_warps"], num_stages=L["num_stages"])
                 return 0
+            if wrap:
+                raise Unsupported(vllm_wrap.REFUSE["gdn_unpacked"])
             L = plan.gdn_sigmoid_gating_launch(B, HV, K, V)
             if dry:
                 return plan.explain("gdn_sigmoid", self._copy_note(p))
@@ -182,6 +193,8 @@ class Instance:
                 num_warps=L["num_warps"], num_stages=L["num_stages"])
             return 0
         # target verify: vLLM's Triton spec path (the sm_90 default is a compiled CUDA op)
+        if wrap:
+            raise Unsupported(vllm_wrap.REFUSE["gdn_verify"])
         if p.inter is None or not p.disable_state_update:
             raise Unsupported("vLLM's verify writes one state per draft token; linstate's final-state "
                               "update as well is not its work (needs inter and disable_state_update=1)")
@@ -245,6 +258,7 @@ class Instance:
         m = self.mods["kda_fused_recurrent"]
         row = self.packed_row(p)
         pdl = self.sm_major() >= 9
+        wrap = _wrapper(tuning)
         if T == 1:
             if p.disable_state_update or p.inter is not None:
                 raise Unsupported("vLLM's KDA decode always writes the final state and no per-step state")
@@ -253,6 +267,8 @@ class Instance:
                                   "(the bench lays it out for impls with qkv_strides)")
             plan.decode_plan().check(slots)
             L = plan.kda_packed_decode_launch(B, H, K, V)
+            if wrap:
+                return vllm_wrap.explain("kda") if dry else self.wrap.kda(p, row)
             if dry:
                 return plan.explain("kda_packed")
             idx = p.slot_idx  # slot s is block s (slot 0 held); padding -1 <= 0 is skipped
@@ -265,6 +281,8 @@ class Instance:
                 USE_LOWER_BOUND=False, num_warps=L["num_warps"], num_stages=L["num_stages"],
                 launch_pdl=pdl)
             return 0
+        if wrap:
+            raise Unsupported(vllm_wrap.REFUSE["verify"])
         if p.inter is None or not p.disable_state_update:
             raise Unsupported("vLLM's verify writes one state per draft token (needs inter and "
                               "disable_state_update=1)")
@@ -303,16 +321,22 @@ class Instance:
         ip = plan.decode_plan()
         ip.check(slots)
         L = plan.conv_update_launch(B, C)
+        wrap = _wrapper(tuning)
         if dry:
-            return plan.explain("conv")
+            return vllm_wrap.explain("conv_update") if wrap else plan.explain("conv")
         idx = self.indices(p, ip)[:, 0]  # padding -1 -> the null block 0 (the kernel skips == 0)
+        if wrap:
+            return self.wrap.conv_update(p, idx)
         m = self.mods["conv1d"]
+        # token strides 1: vLLM's layers hand the decode rows as x [B, C] and the wrapper adds the
+        # token dim with unsqueeze(-1), stride 1. At T = 1 it addresses nothing, but Triton
+        # specialises integer arguments (linstate's C would be /16, another binary)
         m._causal_conv1d_update_kernel[L["grid"]](
             p.x, p.weight, p.bias, p.state, idx, None, None, p.y,
             B, C, 1, W - 1, slots,
-            p.x_stride_b, p.x_stride_c, p.x_stride_t, p.weight.stride(0), p.weight.stride(1),
+            p.x_stride_b, p.x_stride_c, 1, p.weight.stride(0), p.weight.stride(1),
             p.state_stride_slot, p.state_stride_c, p.state_stride_w, 1,
-            p.y_stride_b, p.y_stride_c, p.y_stride_t,
+            p.y_stride_b, p.y_stride_c, 1,
             vllm_load.NULL_BLOCK_ID,
             HAS_BIAS=p.bias is not None, KERNEL_WIDTH=W, SILU_ACTIVATION=bool(p.silu), IS_VARLEN=False,
             IS_SPEC_DECODING=False, NP2_STATELEN=plan.next_power_of_2(W - 1), HAS_NULL_BLOCK=True,
@@ -329,23 +353,31 @@ class Instance:
         m = self.mods["mamba_ssm"]
         cache_dtype = "float32" if p.state_dtype == "fp32" else "bfloat16"
         bsm, warps = m.try_get_optimal_ssm_config(hd, ds, B, nh, cache_dtype, False)
+        wrap = _wrapper(tuning)
         if T == 1:
             if p.disable_state_update or p.inter is not None:
                 raise Unsupported("vLLM's SSU decode always writes the final state and no per-step state")
             ip = plan.decode_plan()
             base, sstride, cu, nacc = p.state.data_ptr(), p.state_stride_slot, None, None
         else:
+            if wrap:
+                raise Unsupported(vllm_wrap.REFUSE["verify"])
             if p.inter is None or not p.disable_state_update:
                 raise Unsupported("vLLM's verify writes one state per draft token (needs inter and "
                                   "disable_state_update=1)")
             base, sstride, ip = plan.common_verify_plan(T, p.state.data_ptr(), p.inter.data_ptr(), es,
                                                         p.state_stride_slot, item, p.inter_stride_slot)
         ip.check(slots)
+        table = f" (BLOCK_SIZE_M {bsm}, {warps} warps: vLLM's table)"
+        if wrap:
+            self.wrap.ssu_check()
         if dry:
-            return plan.explain("ssu") + f" (BLOCK_SIZE_M {bsm}, {warps} warps: vLLM's table)"
+            return vllm_wrap.explain("ssu", table) if wrap else plan.explain("ssu") + table
         if T > 1:
             cu, nacc = self.verify_meta(B, T)
         idx = self.indices(p, ip)
+        if wrap:
+            return self.wrap.ssu(p, idx)
         # vLLM's mixer: dt, dt_bias, A, D broadcast over head_dim (and A over dstate) with stride 0
         # -> TIE_HDIM; x/z/y [tokens, nh, hd]; Bm/Cm [tokens, ng, ds]
         grid = (plan.cdiv(hd, bsm), B, nh)
@@ -368,6 +400,11 @@ class Instance:
             True, True, bsm,
             num_warps=warps, USE_RS_ROUNDING=False, PHILOX_ROUNDS=0)
         return 0
+
+
+def _wrapper(tuning):
+    """Knob launch: kernel (default) or wrapper (vLLM's own decode wrappers, vllm_wrap.py)."""
+    return tuning.get("launch", "kernel") == "wrapper"
 
 
 def _op(inst, name):
@@ -415,7 +452,10 @@ def linstate_impl(source, runtime):
         "case_begin": inst.case_begin,
         "knobs": [("gdn.decode", "auto|unpacked",
                    "GDN decode: auto = vLLM's packed decode on packed q|k|v rows (its default), "
-                   "unpacked = its sigmoid-gating kernel (VLLM_ENABLE_FLA_PACKED_RECURRENT_DECODE=0)")],
+                   "unpacked = its sigmoid-gating kernel (VLLM_ENABLE_FLA_PACKED_RECURRENT_DECODE=0)"),
+                  ("launch", "kernel|wrapper",
+                   "kernel = vLLM's kernels launched with its wrappers' choices (vllm_plan.py); wrapper = "
+                   "vLLM's own decode wrapper functions on the same tensors (T = 1 only: the fidelity check)")],
         "ops": ops,
         "explain": lambda op, p, tuning: _explain(inst, op, p, tuning),
         "layout": lambda op: LAYOUT.get(op, ""),

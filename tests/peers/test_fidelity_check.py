@@ -1,5 +1,7 @@
 """scripts/fidelity_check.py on a small CSV: within 3 % passes, -10 % at B = 512 fails, B = 1 eager
-is not checked, B = 1 graph is; a missing impl is bad input (exit 2).
+is not checked, B = 1 graph is; a missing impl is bad input (exit 2). --tunings A:B: two tunings of
+one impl (py_vllm's launch=kernel against launch=wrapper), an ambiguous or missing selector, one
+impl without --tunings (exit 2).
 
     python3 tests/peers/test_fidelity_check.py REPO
 """
@@ -64,5 +66,46 @@ fails += not ok
 r = subprocess.run([sys.executable, tool, os.path.join(tempfile.mkdtemp(), "none.csv")], capture_output=True, text=True)
 ok = r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr
 print("ok  " if ok else "FAIL", "a missing file: one line, exit 2")
+fails += not ok
+
+# two tunings of one impl (py_vllm launch=kernel vs launch=wrapper), other knobs alike
+VL = ("--aot", "py_vllm", "--py", "py_vllm")
+
+
+def tuned(case, graph, batch, t, launch, decode="auto", err="0.001"):
+    return synth.row(batch=int(batch), median=float(t), case=case, graph=graph, impl="py_vllm", schema_version="2",
+                     max_rel_err=err, tuning=f"gdn.decode={decode},launch={launch}")
+
+
+def two(case, graph, batch, k, w):
+    return [tuned(case, graph, batch, k, "kernel"), tuned(case, graph, batch, w, "wrapper")]
+
+
+TW = ("--tunings", "launch=kernel:launch=wrapper")
+r = run(two("a/B:128", "0", "128", "100", "101") + two("c/B:1/graph", "1", "1", "5", "5.05"), *VL, *TW)
+ok = (r.returncode == 0 and "2 checked case(s) within 3 %, 0 failure(s)" in r.stdout
+      and "py_vllm[launch=kernel] µs | py_vllm[launch=wrapper] µs" in r.stdout)
+print("ok  " if ok else "FAIL", "--tunings: kernel vs wrapper of one impl, within 3 %: pass")
+fails += not ok
+r = run(two("b/B:512", "0", "512", "90", "100"), *VL, *TW)
+ok = r.returncode == 1 and "FAIL: -10.0 %" in r.stdout
+print("ok  " if ok else "FAIL", "--tunings: -10 % at B = 512 fails")
+fails += not ok
+r = run(two("b/B:512", "0", "512", "100", "100"), *VL)
+ok = r.returncode == 2 and "--tunings" in r.stderr and len(r.stderr.splitlines()) == 1
+print("ok  " if ok else "FAIL", "one impl on both sides without --tunings: exit 2, one line")
+fails += not ok
+r = run(two("b/B:512", "0", "512", "100", "100") + [tuned("b/B:512", "0", "512", "100", "kernel", "unpacked")],
+        *VL, *TW)
+ok = r.returncode == 2 and "ambiguous" in r.stderr and "b/B:512" in r.stderr and len(r.stderr.splitlines()) == 1
+print("ok  " if ok else "FAIL", "a selector picking two tunings of a case: exit 2 naming it")
+fails += not ok
+r = run(two("b/B:512", "0", "512", "100", "100"), *VL, "--tunings", "launch=kernel:launch=nope")
+ok = r.returncode == 2 and "launch=nope" in r.stderr and len(r.stderr.splitlines()) == 1
+print("ok  " if ok else "FAIL", "a tuning no row has: exit 2 naming it")
+fails += not ok
+r = run(two("b/B:512", "0", "512", "100", "100"), *VL, "--tunings", "launch=kernel")
+ok = r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr
+print("ok  " if ok else "FAIL", "--tunings without A:B: exit 2, one line")
 fails += not ok
 sys.exit(1 if fails else 0)

@@ -7,7 +7,9 @@ $LS_PEERS_SRC/vllm-0.33.0. Exit 77 without torch, a CUDA device or the source.
 
 Pool as the bench's for a null_slot0 impl: S+1 slots, slot 0 held (vLLM's null block, never a
 row), rows on random distinct slots 1..S, inter a separate allocation [S+1, T, ...]; untouched
-slots (slot 0 among them) are checked. case_begin is called before each case, as the bench does."""
+slots (slot 0 among them) are checked. case_begin is called before each case, as the bench does.
+Then `launch=wrapper` (vLLM's own decode wrappers): the decode cases again, kernel and wrapper on
+the same inputs giving the same bits, and a wrapper-mode graph capture."""
 import os
 import sys
 import types
@@ -30,7 +32,8 @@ import py_vllm  # noqa: E402
 
 impl = py_vllm.linstate_impl(src, "cuda")
 ops = impl["ops"]
-tuning = {k[0]: k[1].split("|")[0] for k in impl["knobs"]}
+tuning = {k[0]: k[1].split("|")[0] for k in impl["knobs"]}  # the defaults: launch=kernel
+KERNEL = dict(tuning)
 dev = "cuda"
 g = torch.Generator(device="cpu").manual_seed(1234)
 fails = 0
@@ -148,6 +151,7 @@ def delta_case(kda, B, T, H, HV, K, V, packed):
         errs["state_kept"] = err(state[used], state0[used])
     errs["others_kept"] = err(state[other], state0[other])
     report(name, errs, p)
+    return p
 
 
 # ------------------------------------------------------------------ conv update
@@ -182,6 +186,7 @@ def conv_case(B, C, W, pad):
     if pad:
         errs["pad_y_untouched"] = 0.0 if torch.isnan(y[~real].float()).all() else float("inf")
     report(name, errs, p)
+    return p
 
 
 # ------------------------------------------------------------------ Mamba2 SSU
@@ -235,6 +240,7 @@ def ssu_case(B, T, nh, hd, ds, ng, with_z):
     other[used] = False
     errs["others_kept"] = err(state[other], state0[other])
     report(name, errs, p)
+    return p
 
 
 # the default models' shapes (docs/presets.md): Qwen3-Next GDN (tp 1 and 2), Kimi-Linear KDA,
@@ -249,6 +255,48 @@ for B in (1, 8, 32):
     conv_case(B, 8192, 4, pad=False)
 ssu_case(8, 1, 128, 64, 128, 8, with_z=True)
 conv_case(8, 8192, 4, pad=True)
+
+# launch=wrapper: vLLM's own decode wrappers on the same cases (verify is refused in this mode)
+tuning = dict(KERNEL, launch="wrapper")
+for B in (1, 8, 32):
+    for H, HV in ((16, 32), (8, 16)):
+        delta_case(False, B, 1, H, HV, 128, 128, packed=True)
+    delta_case(True, B, 1, 32, 32, 128, 128, packed=True)
+    ssu_case(B, 1, 128, 64, 128, 8, with_z=False)
+    conv_case(B, 8192, 4, pad=False)
+ssu_case(8, 1, 128, 64, 128, 8, with_z=True)
+conv_case(8, 8192, 4, pad=True)
+
+
+def same_bits(name, make, outs):
+    """One binary, one launch: the kernel route and the wrapper on the same inputs (the same
+    generator seed) write the same bits."""
+    global tuning, fails
+    got = []
+    for launch in ("kernel", "wrapper"):
+        tuning = dict(KERNEL, launch=launch)
+        g.manual_seed(4321)
+        p = make()
+        got.append(None if p is None else [t.clone() for t in outs(p)])
+    ok = None not in got and all(torch.equal(a, b) for a, b in zip(*got))
+    fails += 0 if ok else 1
+    print("ok  " if ok else "FAIL", name, "kernel and wrapper routes write the same bits")
+
+
+def o_state(p):
+    return p.o, p.state
+
+
+def y_state(p):
+    return p.y, p.state
+
+
+for B in (1, 32):
+    same_bits(f"gdn B={B}", lambda: delta_case(False, B, 1, 16, 32, 128, 128, packed=True), o_state)
+    same_bits(f"kda B={B}", lambda: delta_case(True, B, 1, 32, 32, 128, 128, packed=True), o_state)
+    same_bits(f"ssu B={B}", lambda: ssu_case(B, 1, 128, 64, 128, 8, with_z=False), y_state)
+    same_bits(f"conv_update B={B}", lambda: conv_case(B, 8192, 4, pad=False), y_state)
+
 
 # graph capture ("graph" cap): a captured GDN decode replays to the eager result
 def graph_case(B=8, H=16, HV=32, K=128, V=128):
@@ -284,9 +332,12 @@ def graph_case(B=8, H=16, HV=32, K=128, V=128):
     torch.cuda.synchronize()
     ok = rc in (0, None) and torch.equal(o, eager_o) and torch.equal(state, eager_state)
     fails += 0 if ok else 1
-    print("ok  " if ok else "FAIL", "gdn decode captured in a CUDA graph replays to the eager result")
+    print("ok  " if ok else "FAIL", "gdn decode captured in a CUDA graph replays to the eager result",
+          "launch=" + tuning["launch"])
 
 
-graph_case()
+for launch in ("kernel", "wrapper"):
+    tuning = dict(KERNEL, launch=launch)
+    graph_case()
 print("fails:", fails)
 sys.exit(1 if fails else 0)
