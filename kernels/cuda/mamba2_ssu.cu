@@ -12,12 +12,25 @@
  * warps), used when the batch is too small to give every SM 4 wide warps. y[p] is a 3-shuffle
  * reduction over the 8 ds-lanes. No shared memory, no barriers.
  *
+ * ROWS (ssu_rows_kernel, ssu.variant=rows; fast shapes only): for small-batch verify, where the
+ * tiles lose to SGLang's/vLLM's one-warp programs of 8 / 4 rows (same bytes, so per-token latency
+ * and warps in flight decide). A warp owns 4 consecutive rows; all 32 lanes run along ds (lane l:
+ * columns 4l + 128j), so a lane holds 16 (ds = 128) or 32 (ds = 256) state floats, 4x the warps
+ * of the wide tiles, 72 / 128 registers at fp32 verify (wide tiles: 131 / 141), and a warp
+ * store is one whole row. The tiles' T loop waits on several load round trips per token (their
+ * PTX): dt, then (after the branchy softplus) B, C and the first row's x; every later row's x,
+ * and each z, only after the previous row's y store, since y and inter could alias the inputs
+ * and no load moves above a store. ssu_rows loads token t+1's dt, B, C, x and z into registers
+ * at the top of token t, before any of its stores, so that latency hides under token t's math
+ * and stores; its state stores are explicit vector stores (st_vec4). y of the 4 rows: 2 + 1
+ * halving shuffles leave each lane one row (lane / 8), 3 more finish it.
+ *
  * FAST (ds = 128 or 256, aligned): vector accesses with immediate row strides. Generic (any
  * ds <= 256, any alignment): scalar predicated accesses, NCH = 8, RP = 2.
  * softplus/exp of the decay use full-precision expf/log1pf (ls_rec::softplus_precise).
  * A grid that takes at most half of the GPU (small batch) guesses the slot before the PDL wait
- * and prefetches its state into L2 meanwhile (ls_slot_guess). Which tiles, CTA size and slot
- * guess a launch takes: ls_choose_ssu (choose.c).
+ * and prefetches its state into L2 meanwhile (ls_slot_guess; every fast kernel). Which kernel
+ * (tiles or rows), CTA size and slot guess a launch takes: ls_choose_ssu (choose.c).
  */
 #include "delta_rule.cuh" /* ls_rec:: 4-wide accesses */
 
@@ -62,8 +75,23 @@ __device__ __forceinline__ void load_tile(const ST *src, int row0, int n0, int h
     }
 }
 
-/* The tile back to dst (the layout of load_tile), rows past hd skipped. */
-template <typename ST, int NCH, int RP, bool FAST, int RSTEP = LANES_R, int CSTEP = CHUNK>
+/* 4 state values to p (aligned) as ONE vector store. A float4 store of these registers (store4)
+ * can come out of the compiler as 4 scalar st.global.f32 (seen in the PTX of both kernels:
+ * 4x the store instructions, each writing partial sectors); inline PTX keeps it whole. */
+__device__ __forceinline__ void st_vec4(float *p, const float v[4])
+{
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
+                 : "memory");
+}
+__device__ __forceinline__ void st_vec4(uint16_t *p, const float v[4])
+{
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(ls_pack_bf16x2(v[0], v[1])),
+                 "r"(ls_pack_bf16x2(v[2], v[3]))
+                 : "memory");
+}
+
+/* A fast-path tile back to dst (the layout of load_tile), rows past hd skipped. */
+template <typename ST, int NCH, int RP, int RSTEP, int CSTEP>
 __device__ __forceinline__ void store_tile(ST *dst, int row0, int n0, int hd, int ds, const float S[RP][NCH][4])
 {
 #pragma unroll
@@ -71,10 +99,8 @@ __device__ __forceinline__ void store_tile(ST *dst, int row0, int n0, int hd, in
         const int row = row0 + i * RSTEP;
         if (row < hd)
 #pragma unroll
-            for (int j = 0; j < NCH; j++) {
-                const int n = n0 + j * CSTEP;
-                ls_rec::store4<FAST>(dst + (long long)row * ds + n, ds - n, S[i][j]);
-            }
+            for (int j = 0; j < NCH; j++)
+                st_vec4(dst + (long long)row * ds + n0 + j * CSTEP, S[i][j]);
     }
 }
 
@@ -206,8 +232,9 @@ ssu_kernel(const ls_ssu_params p, int spec)
  * rows per warp. NCH: 128-column chunks per lane (ds = 128 * NCH). */
 constexpr int ROWS_WR = 4;        /* rows per warp; every lane holds all of them */
 constexpr int ROWS_CHUNK = 128;   /* columns of one chunk: 32 lanes x 4 */
-/* 4-warp CTAs resident per SM: caps ds = 128 at 72 registers, ds = 256 at 96, no spills (sm_90) */
-constexpr int rows_min_ctas(int nch) { return nch == 1 ? 7 : 5; }
+/* 4-warp CTAs resident per SM: caps ds = 128 at 72 registers, ds = 256 at 128 (96 spilled at
+ * fp32 verify); no spills on sm_90 */
+constexpr int rows_min_ctas(int nch) { return nch == 1 ? 7 : 4; }
 
 /* One token's inputs of a rows warp, raw bf16 bits: dt, the lane's 4 columns of B and C per
  * chunk, x of the warp's 4 rows (0 past hd), z of the lane's output row (0 without z). */
@@ -303,6 +330,9 @@ ssu_rows_kernel(const ls_ssu_params p, int spec)
     const int n0 = lane * 4;    /* column of chunk 0; chunk j is n0 + j * ROWS_CHUNK */
     const int orow = lane >> 3; /* the row whose y this lane finishes (sum_rows4) */
 
+    const float A = p.A[h];
+    const float dt_bias = ls_bf2f(p.dt_bias[h]);
+    const float D = ls_bf2f(p.D[h]);
     /* token 0's inputs and the state tile in flight together */
     rows_in<NCH> in;
     rows_load_in<NCH>(p, (long long)r * T, h, g, row0, orow, n0, in);
@@ -324,10 +354,6 @@ ssu_rows_kernel(const ls_ssu_params p, int spec)
                 ls_rec::prefetch_l2(p.Cm + bg + j * ROWS_CHUNK);
             }
         }
-
-    const float A = p.A[h];
-    const float dt_bias = ls_bf2f(p.dt_bias[h]);
-    const float D = ls_bf2f(p.D[h]);
 
     for (int t = 0; t < T; t++) {
         const long long bt = (long long)r * T + t;
@@ -366,13 +392,13 @@ ssu_rows_kernel(const ls_ssu_params p, int spec)
             p.y[(bt * nh + h) * hd + row0 + orow] = ls_f2bf(y);
         }
         if (p.inter && slot >= 0)
-            store_tile<ST, NCH, ROWS_WR, true, 1, ROWS_CHUNK>(
+            store_tile<ST, NCH, ROWS_WR, 1, ROWS_CHUNK>(
                 (ST *)p.inter + slot * p.inter_stride_slot + (long long)t * nh * hd * DS + head, row0, n0, hd, DS, S);
         in = next;
     }
 
     if (!p.disable_state_update && slot >= 0)
-        store_tile<ST, NCH, ROWS_WR, true, 1, ROWS_CHUNK>((ST *)p.state + slot * p.state_stride_slot + head, row0, n0,
+        store_tile<ST, NCH, ROWS_WR, 1, ROWS_CHUNK>((ST *)p.state + slot * p.state_stride_slot + head, row0, n0,
                                                             hd, DS, S);
 }
 
