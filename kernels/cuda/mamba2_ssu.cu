@@ -104,6 +104,65 @@ __device__ __forceinline__ void store_tile(ST *dst, int row0, int n0, int hd, in
     }
 }
 
+/* One token on a lane's NCH x 4 columns of one row: S <- a S + dx B (dx = d x[row]); returns
+ * the lane's part of y[row], sum S C. */
+template <int NCH>
+__device__ __forceinline__ float step_row(float S[NCH][4], float a, float dx, const float Bv[NCH][4],
+                                          const float Cv[NCH][4])
+{
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NCH; j++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            S[j][c] = fmaf(a, S[j][c], dx * Bv[j][c]);
+            acc = fmaf(S[j][c], Cv[j][c], acc);
+        }
+    return acc;
+}
+
+/* The warp's place in the grid: request r, head h, row block rb (row block fastest; rblocks
+ * per head). */
+struct warp_at {
+    int r, h, rb;
+};
+__device__ __forceinline__ warp_at locate_warp(int rblocks, int nh)
+{
+    const long long gw = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const long long rh = gw / rblocks;
+    return {(int)(rh / nh), (int)(rh % nh), (int)(gw % rblocks)};
+}
+
+/* Before the PDL wait, with a slot guess (>= 0): the warp's rows [row, row + nrows) of the head
+ * at `head` in that slot (contiguous, ds elements each) into L2, one line per lane per 4 KiB. */
+template <typename ST>
+__device__ __forceinline__ void prefetch_rows(const ls_ssu_params &p, int guess, long long head, int row, int nrows,
+                                              int ds, int lane)
+{
+    if (guess >= 0) {
+        const char *t = (const char *)((const ST *)p.state + guess * p.state_stride_slot + head + (long long)row * ds);
+        const int bytes = nrows * ds * (int)sizeof(ST);
+        for (int off = lane * 128; off < bytes; off += 32 * 128)
+            ls_prefetch_l2(t + off);
+    }
+}
+
+/* After the wait: the state tile (load_tile) at the guess, loaded beside the real index, and
+ * again at the real slot on a miss; zeros for padding (no guess either). Returns the slot. */
+template <typename ST, int NCH, int RP, bool FAST, int RSTEP = LANES_R, int CSTEP = CHUNK>
+__device__ __forceinline__ int load_state(const ls_ssu_params &p, int r, int guess, long long head, int row0, int n0,
+                                          int hd, int ds, float S[RP][NCH][4])
+{
+    if (guess >= 0)
+        load_tile<ST, NCH, RP, FAST, RSTEP, CSTEP>((const ST *)p.state + guess * p.state_stride_slot + head, row0, n0, hd,
+                                                   ds, S);
+    const int slot = p.slot_idx[r];
+    if (slot != guess || slot < 0)
+        load_tile<ST, NCH, RP, FAST, RSTEP, CSTEP>(
+            slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr, row0, n0, hd, ds, S);
+    return slot;
+}
+
 /*
  * ST: float or uint16_t (bf16) state. NCH: 32-column chunks per lane (FAST: ds = 32*NCH). RP:
  * rows per lane. ONE_TOKEN: T = 1 at compile time. Warp w (ordered r, h, row block; row block
@@ -182,15 +241,7 @@ ssu_kernel(const ls_ssu_params p, int spec)
             const int row = row0 + i * LANES_R;
             const bool live = row < hd;
             const float x = live ? ls_bf2f(p.x[xrow + row]) : 0.0f;
-            const float dx = d * x;
-            float acc = 0.0f;
-#pragma unroll
-            for (int j = 0; j < NCH; j++)
-#pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    S[i][j][c] = fmaf(a, S[i][j][c], dx * Bv[j][c]);
-                    acc = fmaf(S[i][j][c], Cv[j][c], acc);
-                }
+            const float acc = step_row<NCH>(S[i], a, d * x, Bv, Cv);
             float y = fmaf(D, x, sum_n_lanes(acc));
             if (live && ln == 0) {
                 if (p.z)
@@ -306,21 +357,12 @@ ssu_rows_kernel(const ls_ssu_params p, int spec)
     const int lane = threadIdx.x & 31;
     const int nh = p.nheads, hd = p.head_dim, ng = p.ngroups;
     const int T = ONE_TOKEN ? 1 : p.tokens;
-    const int rblocks = (hd + ROWS_WR - 1) / ROWS_WR;
-    const long long gw = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    const int rb = (int)(gw % rblocks);
-    const long long rh = gw / rblocks;
-    const int h = (int)(rh % nh);
-    const int r = (int)(rh / nh);
+    const warp_at w = locate_warp((hd + ROWS_WR - 1) / ROWS_WR, nh);
+    const int r = w.r, h = w.h;
     const long long head = (long long)h * hd * DS;
-    const int row0 = rb * ROWS_WR;
+    const int row0 = w.rb * ROWS_WR;
     const int guess = r < p.batch ? ls_slot_guess(p.slot_idx, r, p.slots, spec) : -1;
-    if (guess >= 0) {
-        const char *t = (const char *)((const ST *)p.state + guess * p.state_stride_slot + head + (long long)row0 * DS);
-        const int bytes = min(ROWS_WR, hd - row0) * DS * (int)sizeof(ST);
-        for (int off = lane * 128; off < bytes; off += 32 * 128)
-            ls_prefetch_l2(t + off);
-    }
+    prefetch_rows<ST>(p, guess, head, row0, min(ROWS_WR, hd - row0), DS, lane);
     ls_pdl_wait();
     ls_pdl_trigger();
     if (r >= p.batch)
@@ -337,13 +379,7 @@ ssu_rows_kernel(const ls_ssu_params p, int spec)
     rows_in<NCH> in;
     rows_load_in<NCH>(p, (long long)r * T, h, g, row0, orow, n0, in);
     float S[ROWS_WR][NCH][4];
-    if (guess >= 0)
-        load_tile<ST, NCH, ROWS_WR, true, 1, ROWS_CHUNK>((const ST *)p.state + guess * p.state_stride_slot + head,
-                                                           row0, n0, hd, DS, S);
-    const int slot = p.slot_idx[r];
-    if (slot != guess || slot < 0) /* a miss, or padding (no guess either): zeros */
-        load_tile<ST, NCH, ROWS_WR, true, 1, ROWS_CHUNK>(
-            slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr, row0, n0, hd, DS, S);
+    const int slot = load_state<ST, NCH, ROWS_WR, true, 1, ROWS_CHUNK>(p, r, guess, head, row0, n0, hd, DS, S);
 
     if (!ONE_TOKEN) /* B, C of tokens 2.. into L2 (token 1's come with the pipeline) */
         for (int t = 2; t < T; t++) {
@@ -373,16 +409,7 @@ ssu_rows_kernel(const ls_ssu_params p, int spec)
 #pragma unroll
         for (int i = 0; i < ROWS_WR; i++) {
             xs[i] = ls_bf2f(in.x[i]);
-            const float dx = d * xs[i];
-            float acc = 0.0f;
-#pragma unroll
-            for (int j = 0; j < NCH; j++)
-#pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    S[i][j][c] = fmaf(a, S[i][j][c], dx * Bv[j][c]);
-                    acc = fmaf(S[i][j][c], Cv[j][c], acc);
-                }
-            part[i] = acc;
+            part[i] = step_row<NCH>(S[i], a, d * xs[i], Bv, Cv);
         }
         const float xo = orow == 0 ? xs[0] : orow == 1 ? xs[1] : orow == 2 ? xs[2] : xs[3];
         float y = fmaf(D, xo, sum_rows4(part, lane));
