@@ -315,7 +315,8 @@ int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_de
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
     const int nch = ssu_fast_chunks(p);
     const int v = ls_tune_get(t, LS_KNOB_SSU_VARIANT);
-    const int rows = nch && (v == LS_SSU_ROWS || (v == LS_SSU_AUTO && ls_ssu_rows_auto(p, LS_SSU_ROWS_VERIFY_MAX_BATCH)));
+    const int rows =
+        nch && (v == LS_SSU_ROWS || (v == LS_SSU_AUTO && ls_ssu_rows_auto(p, LS_SSU_ROWS_VERIFY_MAX_BATCH)));
     const int narrow = nch && ssu_warps(p, 16 / nch) < 4LL * sms;
     if (rows) {
         out->kernel = LS_K_SSU_ROWS;

@@ -154,8 +154,8 @@ __device__ __forceinline__ int load_state(const ls_ssu_params &p, int r, int gue
                                           int hd, int ds, float S[RP][NCH][4])
 {
     if (guess >= 0)
-        load_tile<ST, NCH, RP, FAST, RSTEP, CSTEP>((const ST *)p.state + guess * p.state_stride_slot + head, row0, n0, hd,
-                                                   ds, S);
+        load_tile<ST, NCH, RP, FAST, RSTEP, CSTEP>((const ST *)p.state + guess * p.state_stride_slot + head, row0, n0,
+                                                   hd, ds, S);
     const int slot = p.slot_idx[r];
     if (slot != guess || slot < 0)
         load_tile<ST, NCH, RP, FAST, RSTEP, CSTEP>(
