@@ -31,6 +31,11 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
+    [LS_KNOB_SSU_VARIANT] = {"ssu.variant", "auto|tiles|rows",
+                             "SSU kernel on the vector path (ds = 128 or 256, aligned): tiles = the wide / narrow "
+                             "register tiles; rows = ssu_rows, 4 rows per warp with the next token's inputs loaded "
+                             "ahead, decode and verify (auto: rows for verify up to LS_SSU_ROWS_VERIFY_MAX_BATCH, "
+                             "now 0 = never; tiles otherwise)"},
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -277,14 +282,23 @@ static int ssu_fast_chunks(const ls_ssu_params *p)
     return ok ? p->dstate / 32 : 0;
 }
 
-/* Warps of the whole launch with rp rows per lane (a warp covers 4 * rp rows of a head). */
+/* Warps of the whole launch with rp rows per lane (a warp covers 4 * rp rows of a head; ssu_rows:
+ * rp = 1, its 4 rows per warp). */
 static int64_t ssu_warps(const ls_ssu_params *p, int rp)
 {
     const int wr = 4 * rp;
     return (int64_t)p->batch * p->nheads * ceil_div(p->head_dim, wr);
 }
 
+int ls_ssu_rows_auto(const ls_ssu_params *p, int max_batch)
+{
+    return ssu_fast_chunks(p) && p->tokens > 1 && p->batch <= max_batch;
+}
+
 /*
+ * ssu_rows (ssu.variant=rows, or auto through ls_ssu_rows_auto: off until its A/B) on the vector
+ * path: 4 rows per warp, 4x the warps of the wide tiles, for the small batches whose verify is
+ * latency per token. Otherwise:
  * Narrow tiles (half the rows per lane, twice the warps) while wide ones would give the SMs fewer
  * than 4 warps each (B = 1: narrow faster; at large B the two are level, so wide is kept:
  * results/h200/kernels.md). 1-4 warps per CTA, fewer while the grid would not give every SM two
@@ -300,11 +314,20 @@ int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_de
         return ls_fail("cuda ssu: dstate=%d unsupported (at most 256)", p->dstate);
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
     const int nch = ssu_fast_chunks(p);
+    const int v = ls_tune_get(t, LS_KNOB_SSU_VARIANT);
+    const int rows =
+        nch && (v == LS_SSU_ROWS || (v == LS_SSU_AUTO && ls_ssu_rows_auto(p, LS_SSU_ROWS_VERIFY_MAX_BATCH)));
     const int narrow = nch && ssu_warps(p, 16 / nch) < 4LL * sms;
-    out->nch = nch ? nch : 8;
-    out->rows_per_lane = (narrow ? 8 : 16) / out->nch;
-    out->kernel = !nch ? LS_K_SSU_GENERIC : narrow ? LS_K_SSU_NARROW : LS_K_SSU_WIDE;
-    const int64_t warps_total = ssu_warps(p, out->rows_per_lane);
+    if (rows) {
+        out->kernel = LS_K_SSU_ROWS;
+        out->nch = p->dstate / 128;
+        out->rows_per_lane = 4;
+    } else {
+        out->nch = nch ? nch : 8;
+        out->rows_per_lane = (narrow ? 8 : 16) / out->nch;
+        out->kernel = !nch ? LS_K_SSU_GENERIC : narrow ? LS_K_SSU_NARROW : LS_K_SSU_WIDE;
+    }
+    const int64_t warps_total = ssu_warps(p, rows ? 1 : out->rows_per_lane);
     int warps = 4;
     while (warps > 1 && warps_total < (int64_t)warps * 2 * sms)
         warps /= 2;
@@ -419,6 +442,7 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_SSU_NARROW] = "ssu_narrow",
         [LS_K_SSU_GENERIC] = "ssu_generic",
         [LS_K_STATE_OP] = "state_op",
+        [LS_K_SSU_ROWS] = "ssu_rows",
     };
     return (unsigned)k < LS_K_COUNT ? names[k] : "?";
 }
@@ -443,7 +467,8 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
     static const char *const spec[] = {"off", "on", "miss"};
     const int has_spec = plan->kernel == LS_K_CONV_VEC2 || plan->kernel == LS_K_CONV_VEC8 ||
                          plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD ||
-                         plan->kernel == LS_K_SSU_WIDE || plan->kernel == LS_K_SSU_NARROW;
+                         plan->kernel == LS_K_SSU_WIDE || plan->kernel == LS_K_SSU_NARROW ||
+                         plan->kernel == LS_K_SSU_ROWS;
     int n = snprintf(buf, cap, "%s grid=(%u,%u) block=%d%s%s%s%s%s", ls_kernel_name(plan->kernel), plan->grid_x,
                      plan->grid_y, plan->block, plan->pdl ? " pdl" : "",
                      plan->kernel == LS_K_CONV_TILE ? (plan->prefetch ? " prefetch" : " prefetch=off") : "",

@@ -30,6 +30,7 @@ enum {
     LS_KNOB_CONV_SPECULATE,
     LS_KNOB_DELTA_VARIANT,
     LS_KNOB_SSU_SPECULATE,
+    LS_KNOB_SSU_VARIANT,
     LS_KNOB_COUNT
 };
 
@@ -40,6 +41,7 @@ enum { LS_ONOFF_ON = 0, LS_ONOFF_OFF };
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
 enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8 };
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
+enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS };
 
 extern const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT];
 
@@ -74,6 +76,7 @@ typedef enum ls_kernel_id {
     LS_K_SSU_NARROW,      /* ssu_kernel, vector path, half the rows per lane */
     LS_K_SSU_GENERIC,     /* ssu_kernel, generic (any ds <= 256) */
     LS_K_STATE_OP,        /* state_op_kernel (copy / accept / zero) */
+    LS_K_SSU_ROWS,        /* ssu_rows_kernel: vector path, 32 lanes along ds, 4 rows per warp */
     LS_K_COUNT
 } ls_kernel_id;
 
@@ -87,8 +90,9 @@ typedef struct ls_plan {
     int32_t groups;       /* conv: channel groups per row (C/2 vec2 / pair, C/4 quad, C/8, tiles of 256, or C) */
     int32_t state_wmaj;   /* conv vector kernels: the state is window-major */
     int32_t inter_wmaj;   /* conv vector kernels: the inter windows are window-major */
-    int32_t nch;          /* ssu: 32-column chunks per lane (4 or 8; 8 for the generic kernel) */
-    int32_t rows_per_lane;/* ssu: state rows per lane */
+    int32_t nch;          /* ssu: 32-column chunks per lane (4 or 8; 8 for the generic kernel);
+                           * ssu_rows: 128-column chunks per lane (1 or 2) */
+    int32_t rows_per_lane;/* ssu: state rows per lane (ssu_rows: 4, the warp's rows) */
     int32_t vec_bytes;    /* state ops: bytes per vector access (16, 8, 4, 2, 1) */
     int64_t chunks;       /* state ops: chunks of work the grid walks */
 } ls_plan;
@@ -107,6 +111,9 @@ typedef struct ls_choose_dev {
 #define LS_DELTA_DIM_FAST 128      /* delta vector path: K = V = 128 */
 #define LS_DELTA_BULK_MIN_CTAS_PER_SM 16 /* auto: bulk kernel from this many heads per SM */
 #define LS_DELTA_VK8_MIN_WARPS_PER_SM 8  /* auto, vk layout: 8 rows per warp from this many warps per SM */
+/* auto, SSU verify (T > 1, vector path): ssu_rows up to this batch, the wide / narrow tiles
+ * above. 0 = never (ssu.variant=rows forces it): the H200 A/B of auto vs rows sets it. */
+#define LS_SSU_ROWS_VERIFY_MAX_BATCH 0
 #define LS_STATE_THREADS 256
 #define LS_STATE_UNROLL 4
 #define LS_STATE_CHUNK_VECS (LS_STATE_THREADS * LS_STATE_UNROLL)
@@ -125,6 +132,11 @@ int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_de
 /* op: LS_OP_STATE_COPY, LS_OP_STATE_ACCEPT or LS_OP_STATE_ZERO. */
 int ls_choose_state(const ls_state_params *p, ls_op op, const ls_tuning *t, const ls_choose_dev *dev,
                     ls_plan *out);
+
+/* The SSU auto rule between ssu_rows and the tiles (ls_choose_ssu passes
+ * LS_SSU_ROWS_VERIFY_MAX_BATCH; the tests pass others): 1 for verify (T > 1) on the vector path
+ * up to max_batch. */
+int ls_ssu_rows_auto(const ls_ssu_params *p, int max_batch);
 
 /* The delta vector-path and bulk-kernel conditions (shape and alignment). */
 int ls_delta_fast_ok(const ls_delta_params *p, int per_row);

@@ -12,12 +12,25 @@
  * warps), used when the batch is too small to give every SM 4 wide warps. y[p] is a 3-shuffle
  * reduction over the 8 ds-lanes. No shared memory, no barriers.
  *
+ * ROWS (ssu_rows_kernel, ssu.variant=rows; fast shapes only): for small-batch verify, where the
+ * tiles lose to SGLang's/vLLM's one-warp programs of 8 / 4 rows (same bytes, so per-token latency
+ * and warps in flight decide). A warp owns 4 consecutive rows; all 32 lanes run along ds (lane l:
+ * columns 4l + 128j), so a lane holds 16 (ds = 128) or 32 (ds = 256) state floats, 4x the warps
+ * of the wide tiles, 72 / 128 registers at fp32 verify (wide tiles: 131 / 141), and a warp
+ * store is one whole row. The tiles' T loop waits on several load round trips per token (their
+ * PTX): dt, then (after the branchy softplus) B, C and the first row's x; every later row's x,
+ * and each z, only after the previous row's y store, since y and inter could alias the inputs
+ * and no load moves above a store. ssu_rows loads token t+1's dt, B, C, x and z into registers
+ * at the top of token t, before any of its stores, so that latency hides under token t's math
+ * and stores; its state stores are explicit vector stores (st_vec4). y of the 4 rows: 2 + 1
+ * halving shuffles leave each lane one row (lane / 8), 3 more finish it.
+ *
  * FAST (ds = 128 or 256, aligned): vector accesses with immediate row strides. Generic (any
  * ds <= 256, any alignment): scalar predicated accesses, NCH = 8, RP = 2.
  * softplus/exp of the decay use full-precision expf/log1pf (ls_rec::softplus_precise).
  * A grid that takes at most half of the GPU (small batch) guesses the slot before the PDL wait
- * and prefetches its state into L2 meanwhile (ls_slot_guess). Which tiles, CTA size and slot
- * guess a launch takes: ls_choose_ssu (choose.c).
+ * and prefetches its state into L2 meanwhile (ls_slot_guess; every fast kernel). Which kernel
+ * (tiles or rows), CTA size and slot guess a launch takes: ls_choose_ssu (choose.c).
  */
 #include "delta_rule.cuh" /* ls_rec:: 4-wide accesses */
 
@@ -43,23 +56,111 @@ __device__ __forceinline__ float sum_n_lanes(float x)
     return x;
 }
 
-/* The warp's state tile (rows row0 + i * LANES_R, chunks n0 + j * CHUNK) from src, all loads
- * issued at once; zero where src is NULL (padding) or the row is past hd. */
-template <typename ST, int NCH, int RP, bool FAST>
+/* The warp's state tile (rows row0 + i * RSTEP, 4 columns at n0 + j * CSTEP) from src, all
+ * loads issued at once; zero where src is NULL (padding) or the row is past hd. */
+template <typename ST, int NCH, int RP, bool FAST, int RSTEP = LANES_R, int CSTEP = CHUNK>
 __device__ __forceinline__ void load_tile(const ST *src, int row0, int n0, int hd, int ds, float S[RP][NCH][4])
 {
 #pragma unroll
     for (int i = 0; i < RP; i++) {
-        const int row = row0 + i * LANES_R;
+        const int row = row0 + i * RSTEP;
 #pragma unroll
         for (int j = 0; j < NCH; j++) {
-            const int n = n0 + j * CHUNK;
+            const int n = n0 + j * CSTEP;
             if (src && row < hd)
                 ls_rec::load4<FAST>(src + (long long)row * ds + n, ds - n, S[i][j]);
             else
                 S[i][j][0] = S[i][j][1] = S[i][j][2] = S[i][j][3] = 0.0f;
         }
     }
+}
+
+/* 4 state values to p (aligned) as ONE vector store. A float4 store of these registers (store4)
+ * can come out of the compiler as 4 scalar st.global.f32 (seen in the PTX of both kernels:
+ * 4x the store instructions, each writing partial sectors); inline PTX keeps it whole. */
+__device__ __forceinline__ void st_vec4(float *p, const float v[4])
+{
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
+                 : "memory");
+}
+__device__ __forceinline__ void st_vec4(uint16_t *p, const float v[4])
+{
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(ls_pack_bf16x2(v[0], v[1])),
+                 "r"(ls_pack_bf16x2(v[2], v[3]))
+                 : "memory");
+}
+
+/* A fast-path tile back to dst (the layout of load_tile), rows past hd skipped. */
+template <typename ST, int NCH, int RP, int RSTEP, int CSTEP>
+__device__ __forceinline__ void store_tile(ST *dst, int row0, int n0, int hd, int ds, const float S[RP][NCH][4])
+{
+#pragma unroll
+    for (int i = 0; i < RP; i++) {
+        const int row = row0 + i * RSTEP;
+        if (row < hd)
+#pragma unroll
+            for (int j = 0; j < NCH; j++)
+                st_vec4(dst + (long long)row * ds + n0 + j * CSTEP, S[i][j]);
+    }
+}
+
+/* One token on a lane's NCH x 4 columns of one row: S <- a S + dx B (dx = d x[row]); returns
+ * the lane's part of y[row], sum S C. */
+template <int NCH>
+__device__ __forceinline__ float step_row(float S[NCH][4], float a, float dx, const float Bv[NCH][4],
+                                          const float Cv[NCH][4])
+{
+    float acc = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NCH; j++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            S[j][c] = fmaf(a, S[j][c], dx * Bv[j][c]);
+            acc = fmaf(S[j][c], Cv[j][c], acc);
+        }
+    return acc;
+}
+
+/* The warp's place in the grid: request r, head h, row block rb (row block fastest; rblocks
+ * per head). */
+struct warp_at {
+    int r, h, rb;
+};
+__device__ __forceinline__ warp_at locate_warp(int rblocks, int nh)
+{
+    const long long gw = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const long long rh = gw / rblocks;
+    return {(int)(rh / nh), (int)(rh % nh), (int)(gw % rblocks)};
+}
+
+/* Before the PDL wait, with a slot guess (>= 0): the warp's rows [row, row + nrows) of the head
+ * at `head` in that slot (contiguous, ds elements each) into L2, one line per lane per 4 KiB. */
+template <typename ST>
+__device__ __forceinline__ void prefetch_rows(const ls_ssu_params &p, int guess, long long head, int row, int nrows,
+                                              int ds, int lane)
+{
+    if (guess >= 0) {
+        const char *t = (const char *)((const ST *)p.state + guess * p.state_stride_slot + head + (long long)row * ds);
+        const int bytes = nrows * ds * (int)sizeof(ST);
+        for (int off = lane * 128; off < bytes; off += 32 * 128)
+            ls_prefetch_l2(t + off);
+    }
+}
+
+/* After the wait: the state tile (load_tile) at the guess, loaded beside the real index, and
+ * again at the real slot on a miss; zeros for padding (no guess either). Returns the slot. */
+template <typename ST, int NCH, int RP, bool FAST, int RSTEP = LANES_R, int CSTEP = CHUNK>
+__device__ __forceinline__ int load_state(const ls_ssu_params &p, int r, int guess, long long head, int row0, int n0,
+                                          int hd, int ds, float S[RP][NCH][4])
+{
+    if (guess >= 0)
+        load_tile<ST, NCH, RP, FAST, RSTEP, CSTEP>((const ST *)p.state + guess * p.state_stride_slot + head, row0, n0,
+                                                   hd, ds, S);
+    const int slot = p.slot_idx[r];
+    if (slot != guess || slot < 0)
+        load_tile<ST, NCH, RP, FAST, RSTEP, CSTEP>(
+            slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr, row0, n0, hd, ds, S);
+    return slot;
 }
 
 /*
@@ -140,15 +241,7 @@ ssu_kernel(const ls_ssu_params p, int spec)
             const int row = row0 + i * LANES_R;
             const bool live = row < hd;
             const float x = live ? ls_bf2f(p.x[xrow + row]) : 0.0f;
-            const float dx = d * x;
-            float acc = 0.0f;
-#pragma unroll
-            for (int j = 0; j < NCH; j++)
-#pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    S[i][j][c] = fmaf(a, S[i][j][c], dx * Bv[j][c]);
-                    acc = fmaf(S[i][j][c], Cv[j][c], acc);
-                }
+            const float acc = step_row<NCH>(S[i], a, d * x, Bv, Cv);
             float y = fmaf(D, x, sum_n_lanes(acc));
             if (live && ln == 0) {
                 if (p.z)
@@ -185,14 +278,172 @@ ssu_kernel(const ls_ssu_params p, int spec)
     }
 }
 
-/* The plan's kernel (ls_choose_ssu): NCH chunks x RP rows per lane, decode or verify. The
- * generic kernel's T loop serves decode too. */
+/* ---------------------------------------------------------------------------------------------
+ * ssu_rows (plan kernel LS_K_SSU_ROWS, ssu.variant=rows): all 32 lanes along ds, 4 consecutive
+ * rows per warp. NCH: 128-column chunks per lane (ds = 128 * NCH). */
+constexpr int ROWS_WR = 4;        /* rows per warp; every lane holds all of them */
+constexpr int ROWS_CHUNK = 128;   /* columns of one chunk: 32 lanes x 4 */
+/* 4-warp CTAs resident per SM: caps ds = 128 at 72 registers, ds = 256 at 128 (96 spilled at
+ * fp32 verify); no spills on sm_90 */
+constexpr int rows_min_ctas(int nch) { return nch == 1 ? 7 : 4; }
+
+/* One token's inputs of a rows warp, raw bf16 bits: dt, the lane's 4 columns of B and C per
+ * chunk, x of the warp's 4 rows (0 past hd), z of the lane's output row (0 without z). */
+template <int NCH>
+struct rows_in {
+    uint16_t dt, z;
+    uint16_t x[ROWS_WR];
+    uint2 b[NCH], c[NCH];
+};
+
+template <int NCH>
+__device__ __forceinline__ void rows_load_in(const ls_ssu_params &p, long long bt, int h, int g, int row0, int orow,
+                                             int n0, rows_in<NCH> &in)
+{
+    const int nh = p.nheads, hd = p.head_dim;
+    in.dt = p.dt[bt * nh + h];
+    const long long bg = (bt * p.ngroups + g) * (ROWS_CHUNK * NCH) + n0;
+#pragma unroll
+    for (int j = 0; j < NCH; j++) {
+        in.b[j] = *reinterpret_cast<const uint2 *>(p.Bm + bg + j * ROWS_CHUNK);
+        in.c[j] = *reinterpret_cast<const uint2 *>(p.Cm + bg + j * ROWS_CHUNK);
+    }
+    const long long xrow = (bt * nh + h) * hd + row0;
+#pragma unroll
+    for (int i = 0; i < ROWS_WR; i++)
+        in.x[i] = row0 + i < hd ? p.x[xrow + i] : (uint16_t)0;
+    in.z = p.z && row0 + orow < hd ? p.z[xrow + orow] : (uint16_t)0;
+}
+
+/* 4 bf16 (bits in w) as floats. */
+__device__ __forceinline__ void unpack_bf16x4(uint2 w, float out[4])
+{
+    out[0] = __uint_as_float(w.x << 16), out[1] = __uint_as_float(w.x & 0xffff0000u);
+    out[2] = __uint_as_float(w.y << 16), out[3] = __uint_as_float(w.y & 0xffff0000u);
+}
+
+/* Row sums of a 4-row tile spread over the 32 lanes (v[i]: this lane's part of row i). Two
+ * halving exchanges leave each lane one row, lane / 8 (xor 16 splits rows {0,1} | {2,3}, xor 8
+ * the pair), three more shuffles finish it: 6 shuffles instead of 4 x 5. Returns row lane / 8's
+ * total, in every lane of that row's octet. */
+__device__ __forceinline__ float sum_rows4(const float v[ROWS_WR], int lane)
+{
+    const bool hi = lane & 16, odd = lane & 8;
+    const float a0 = (hi ? v[2] : v[0]) + __shfl_xor_sync(0xffffffffu, hi ? v[0] : v[2], 16);
+    const float a1 = (hi ? v[3] : v[1]) + __shfl_xor_sync(0xffffffffu, hi ? v[1] : v[3], 16);
+    float s = (odd ? a1 : a0) + __shfl_xor_sync(0xffffffffu, odd ? a0 : a1, 8);
+    s += __shfl_xor_sync(0xffffffffu, s, 4);
+    s += __shfl_xor_sync(0xffffffffu, s, 2);
+    s += __shfl_xor_sync(0xffffffffu, s, 1);
+    return s;
+}
+
+/*
+ * ST: float or uint16_t (bf16) state; the fast-path conditions of ls_choose_ssu hold (ds = 128 *
+ * NCH, aligned state / inter / B / C). Warp w (ordered r, h, row block; row block fastest) owns
+ * rows row0..row0+3 of head h: lane l holds columns 4l + 128j (NCH x 4 floats) of each, 16 state
+ * floats per lane at ds = 128, a quarter of the wide tile, so a small batch runs 4x the warps of
+ * the wide tiles. A warp store writes one whole row (512 contiguous bytes of fp32).
+ * Token t + 1's inputs (dt, B, C, x, z) are loaded into registers at the top of token t, before
+ * its stores (which the compiler may not move loads across: y and inter could alias them), so
+ * the load latency overlaps the current token's math and stores instead of adding up per token.
+ * Slot guess and L2 prefetch as ssu_kernel (the warp's 4 rows are contiguous).
+ */
+template <typename ST, int NCH, bool ONE_TOKEN>
+__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, rows_min_ctas(NCH))
+ssu_rows_kernel(const ls_ssu_params p, int spec)
+{
+    constexpr int DS = ROWS_CHUNK * NCH;
+    const int lane = threadIdx.x & 31;
+    const int nh = p.nheads, hd = p.head_dim, ng = p.ngroups;
+    const int T = ONE_TOKEN ? 1 : p.tokens;
+    const warp_at w = locate_warp((hd + ROWS_WR - 1) / ROWS_WR, nh);
+    const int r = w.r, h = w.h;
+    const long long head = (long long)h * hd * DS;
+    const int row0 = w.rb * ROWS_WR;
+    const int guess = r < p.batch ? ls_slot_guess(p.slot_idx, r, p.slots, spec) : -1;
+    prefetch_rows<ST>(p, guess, head, row0, min(ROWS_WR, hd - row0), DS, lane);
+    ls_pdl_wait();
+    ls_pdl_trigger();
+    if (r >= p.batch)
+        return; /* whole warp */
+
+    const int g = h / (nh / ng);
+    const int n0 = lane * 4;    /* column of chunk 0; chunk j is n0 + j * ROWS_CHUNK */
+    const int orow = lane >> 3; /* the row whose y this lane finishes (sum_rows4) */
+
+    const float A = p.A[h];
+    const float dt_bias = ls_bf2f(p.dt_bias[h]);
+    const float D = ls_bf2f(p.D[h]);
+    /* token 0's inputs and the state tile in flight together */
+    rows_in<NCH> in;
+    rows_load_in<NCH>(p, (long long)r * T, h, g, row0, orow, n0, in);
+    float S[ROWS_WR][NCH][4];
+    const int slot = load_state<ST, NCH, ROWS_WR, true, 1, ROWS_CHUNK>(p, r, guess, head, row0, n0, hd, DS, S);
+
+    if (!ONE_TOKEN) /* B, C of tokens 2.. into L2 (token 1's come with the pipeline) */
+        for (int t = 2; t < T; t++) {
+            const long long bg = (((long long)r * T + t) * ng + g) * DS + n0;
+#pragma unroll
+            for (int j = 0; j < NCH; j++) {
+                ls_rec::prefetch_l2(p.Bm + bg + j * ROWS_CHUNK);
+                ls_rec::prefetch_l2(p.Cm + bg + j * ROWS_CHUNK);
+            }
+        }
+
+    for (int t = 0; t < T; t++) {
+        const long long bt = (long long)r * T + t;
+        rows_in<NCH> next = in;
+        if (!ONE_TOKEN && t + 1 < T)
+            rows_load_in<NCH>(p, bt + 1, h, g, row0, orow, n0, next);
+
+        const float d = ls_rec::softplus_precise(ls_bf2f(in.dt) + dt_bias);
+        const float a = expf(A * d);
+        float Bv[NCH][4], Cv[NCH][4];
+#pragma unroll
+        for (int j = 0; j < NCH; j++) {
+            unpack_bf16x4(in.b[j], Bv[j]);
+            unpack_bf16x4(in.c[j], Cv[j]);
+        }
+        float part[ROWS_WR], xs[ROWS_WR];
+#pragma unroll
+        for (int i = 0; i < ROWS_WR; i++) {
+            xs[i] = ls_bf2f(in.x[i]);
+            part[i] = step_row<NCH>(S[i], a, d * xs[i], Bv, Cv);
+        }
+        const float xo = orow == 0 ? xs[0] : orow == 1 ? xs[1] : orow == 2 ? xs[2] : xs[3];
+        float y = fmaf(D, xo, sum_rows4(part, lane));
+        if ((lane & 7) == 0 && row0 + orow < hd) {
+            if (p.z)
+                y *= ls_silu(ls_bf2f(in.z));
+            p.y[(bt * nh + h) * hd + row0 + orow] = ls_f2bf(y);
+        }
+        if (p.inter && slot >= 0)
+            store_tile<ST, NCH, ROWS_WR, 1, ROWS_CHUNK>(
+                (ST *)p.inter + slot * p.inter_stride_slot + (long long)t * nh * hd * DS + head, row0, n0, hd, DS, S);
+        in = next;
+    }
+
+    if (!p.disable_state_update && slot >= 0)
+        store_tile<ST, NCH, ROWS_WR, 1, ROWS_CHUNK>((ST *)p.state + slot * p.state_stride_slot + head, row0, n0,
+                                                            hd, DS, S);
+}
+
+/* The plan's kernel (ls_choose_ssu): NCH chunks x RP rows per lane (ssu_rows: NCH 128-column
+ * chunks, 4 rows), decode or verify. The generic kernel's T loop serves decode too. */
 typedef void (*ssu_fn)(const ls_ssu_params, int);
 
 template <typename ST>
 static ssu_fn pick(const ls_plan &pl, bool one)
 {
     const int nch = pl.nch, rp = pl.rows_per_lane;
+    if (pl.kernel == LS_K_SSU_ROWS) {
+        if (nch == 1)
+            return one ? ssu_rows_kernel<ST, 1, true> : ssu_rows_kernel<ST, 1, false>;
+        if (nch == 2)
+            return one ? ssu_rows_kernel<ST, 2, true> : ssu_rows_kernel<ST, 2, false>;
+        return nullptr;
+    }
     if (pl.kernel == LS_K_SSU_GENERIC)
         return ssu_kernel<ST, NCH_GENERIC, rows_per_lane(NCH_GENERIC, false), false, false>;
     if (nch == 4 && rp == 4)

@@ -20,7 +20,11 @@
  * The default tuning runs everything above. Every case gives the pool's slot count (p.slots), so
  * the fast kernels of small grids guess the slot before the PDL wait; the quick matrices then run
  * again with that guess off, forced on at every batch, and always wrong (ssu.speculate=off, on,
- * miss: the reload path), and the large-batch cases with PDL off (gt_set_tuning).
+ * miss: the reload path), and the large-batch cases with PDL off (gt_set_tuning). Last, the
+ * ssu_rows kernel (ssu.variant=rows) runs the full matrix and the large batches, then the quick
+ * ones with its slot guess forced on and always wrong. Besides the presets (ds = 128: hd 64 and
+ * 80; ds = 256: hd 128), hd = 22 / 18 with ds = 128 / 256 put a partial row block on the vector
+ * path.
  */
 #include <math.h>
 #include <stdio.h>
@@ -189,6 +193,16 @@ static void run_full(const ls_runtime *be, int quick, uint64_t seed)
             preset_case(be, m, 2, 257, 1, LS_F32, 3, &seed);
         first = 0;
     }
+    /* head_dim not a multiple of any kernel's rows per warp (4, 8, 16) on the vector path
+     * (ds = 128, 256): the last row block is partly past hd */
+    for (int di = 0; di < 2; di++) {
+        scase c = {.name = "custom", .nh = 4, .hd = 22, .ds = 128, .ng = 2, .B = 5, .T = 3, .sdt = dts[di],
+                   .disable = 0, .use_inter = 1, .gate = 1, .gap = 1};
+        run_case(be, &c, ls_test_rand_u64(&seed));
+        scase d = {.name = "custom", .nh = 2, .hd = 18, .ds = 256, .ng = 1, .B = 3, .T = 1, .sdt = dts[di],
+                   .disable = 0, .use_inter = 0, .gate = 0, .gap = 0};
+        run_case(be, &d, ls_test_rand_u64(&seed));
+    }
     /* odd shapes: the generic (predicated, scalar) kernel */
     for (int di = 0; di < 2; di++) {
         scase c = {.name = "custom", .nh = 6, .hd = 20, .ds = 48, .ng = 3, .B = 5, .T = 3, .sdt = dts[di],
@@ -244,6 +258,17 @@ int main(void)
     }
     gt_set_tuning("pdl=off");
     run_large(be, quick, seed + 41);
+    /* ssu_rows (ssu.variant=rows) over the whole matrix, large batches included, with the slot
+     * guess by its default rule; then forced on and always wrong (quick matrices) */
+    gt_set_tuning("ssu.variant=rows");
+    run_full(be, quick, seed + 53);
+    run_large(be, quick, seed + 59);
+    static const char *const rows_spec[] = {"ssu.variant=rows,ssu.speculate=on", "ssu.variant=rows,ssu.speculate=miss"};
+    for (int i = 0; i < 2; i++) {
+        gt_set_tuning(rows_spec[i]);
+        run_full(be, 1, seed + 61 + (uint64_t)i);
+        run_large(be, 1, seed + 67 + (uint64_t)i);
+    }
     printf("worst error / tolerance: state %.3g, y %.3g\n", g_worst_state_ratio, g_worst_y_ratio);
     return ls_test_exit();
 }

@@ -465,6 +465,69 @@ static void test_ssu(void)
     LS_CHECK_EQ_INT(plan_ssu(&p, "pdl=off", 132, 16).pdl, 0);
 }
 
+/* ssu.variant: rows forced on the vector path (verify and decode, ds = 128 and 256), the tiles
+ * forced, and the auto rule (ls_ssu_rows_auto) at its threshold. */
+static void test_ssu_rows(void)
+{
+    /* B = 1, T = 4, ds = 128: 64 heads x 16 row blocks = 1024 warps in CTAs of 2 (< 4 x 2 x 132) */
+    ls_ssu_params p = ssu(1, 4);
+    ls_plan pl = plan_ssu(&p, "ssu.variant=rows", 132, 16);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_ROWS);
+    LS_CHECK_EQ_INT(pl.nch, 1);
+    LS_CHECK_EQ_INT(pl.rows_per_lane, 4);
+    LS_CHECK_EQ_INT(pl.block, 64);
+    LS_CHECK_EQ_INT(pl.grid_x, 512);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON); /* 512 CTAs: at most half of 16 x 132 slots, not of 7 x 132 */
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 7).spec, LS_SPEC_OFF);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows,ssu.speculate=miss", 132, 0).spec, LS_SPEC_MISS);
+    /* decode too; B = 8: 8192 warps in CTAs of 4; a head_dim not a multiple of 4 rounds up */
+    p = ssu(8, 1);
+    pl = plan_ssu(&p, "ssu.variant=rows", 132, 16);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_ROWS);
+    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.grid_x, 8 * 64 * 16 / 4);
+    p.head_dim = 62, p.state_stride_slot = 64 * 62 * 128;
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 16).grid_x, 8 * 64 * 16 / 4);
+    /* ds = 256: 2 chunks of 128 columns per lane; bf16 state */
+    p = ssu(1, 2);
+    p.dstate = 256, p.state_stride_slot = 64 * 64 * 256, p.inter_stride_slot = 2LL * 64 * 64 * 256;
+    p.state_dtype = LS_BF16;
+    pl = plan_ssu(&p, "ssu.variant=rows", 132, 16);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_ROWS);
+    LS_CHECK_EQ_INT(pl.nch, 2);
+    /* not the vector path: the generic kernel, whatever is forced */
+    p = ssu(1, 4);
+    p.dstate = 64, p.state_stride_slot = 64 * 64 * 64, p.inter_stride_slot = 4LL * 64 * 64 * 64;
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 16).kernel, LS_K_SSU_GENERIC);
+    p = ssu(1, 4);
+    p.state = (char *)A16 + 8; /* fp32 state not 16-byte aligned */
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 16).kernel, LS_K_SSU_GENERIC);
+
+    /* auto keeps the tiles today (the threshold is 0), and so does tiles */
+    LS_CHECK_EQ_INT(LS_SSU_ROWS_VERIFY_MAX_BATCH, 0);
+    for (int b = 1; b <= 512; b *= 8) {
+        p = ssu(b, 4);
+        LS_CHECK(plan_ssu(&p, "", 132, 16).kernel != LS_K_SSU_ROWS);
+        LS_CHECK(plan_ssu(&p, "ssu.variant=tiles", 132, 16).kernel != LS_K_SSU_ROWS);
+    }
+    p = ssu(1, 4);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles", 132, 16).kernel, LS_K_SSU_NARROW);
+
+    /* the rule at a threshold of 8: verify up to B = 8 on the vector path, never decode */
+    p = ssu(8, 4);
+    LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 8), 1);
+    p = ssu(9, 4);
+    LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 8), 0);
+    p = ssu(1, 2);
+    LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 8), 1);
+    LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 0), 0);
+    p = ssu(1, 1);
+    LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 8), 0);
+    p = ssu(1, 4);
+    p.dstate = 64, p.state_stride_slot = 64 * 64 * 64, p.inter_stride_slot = 4LL * 64 * 64 * 64;
+    LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 8), 0);
+}
+
 /* ------------------------------------------------------------------ state ops */
 
 static void test_state(void)
@@ -506,7 +569,9 @@ static void test_knobs(void)
     LS_CHECK_EQ_INT(ls_knob_index(im, "conv.speculate"), LS_KNOB_CONV_SPECULATE);
     LS_CHECK_EQ_INT(ls_knob_index(im, "delta.variant"), LS_KNOB_DELTA_VARIANT);
     LS_CHECK_EQ_INT(ls_knob_index(im, "ssu.speculate"), LS_KNOB_SSU_SPECULATE);
-    LS_CHECK_EQ_INT(ls_knob_index(im, "ssu.variant"), -1); /* no SSU variant survived */
+    LS_CHECK_EQ_INT(ls_knob_index(im, "ssu.variant"), LS_KNOB_SSU_VARIANT);
+    LS_CHECK_EQ_INT(tune("ssu.variant=tiles").v[LS_KNOB_SSU_VARIANT], LS_SSU_TILES);
+    LS_CHECK_EQ_INT(tune("ssu.variant=rows").v[LS_KNOB_SSU_VARIANT], LS_SSU_ROWS);
 
     /* value indices match the enums of choose.h */
     ls_tuning t = tune("conv.variant=scalar,delta.variant=bulk,ssu.speculate=miss,conv.speculate=miss,pdl=off");
@@ -529,7 +594,7 @@ static void test_knobs(void)
     ls_tuning_default(im, &d);
     LS_CHECK(ls_tuning_string(im, &d, buf, sizeof buf) > 0);
     LS_CHECK(strcmp(buf, "pdl=on,conv.variant=auto,conv.prefetch=on,conv.speculate=on,delta.variant=auto,"
-                         "ssu.speculate=auto") == 0);
+                         "ssu.speculate=auto,ssu.variant=auto") == 0);
 
     /* unknown values and removed variants fail, naming them */
     ls_tuning_default(im, &t);
@@ -539,7 +604,8 @@ static void test_knobs(void)
     LS_CHECK(ls_tuning_parse(im, "conv.variant=pipe", &t) != 0);
     LS_CHECK(strstr(ls_last_error(), "pipe") != NULL);
     LS_CHECK(ls_tuning_parse(im, "conv.variant=tile2", &t) != 0);
-    LS_CHECK(ls_tuning_parse(im, "ssu.variant=narrow", &t) != 0);
+    LS_CHECK(ls_tuning_parse(im, "ssu.variant=narrow", &t) != 0); /* removed before ssu_rows */
+    LS_CHECK(strstr(ls_last_error(), "narrow") != NULL);
     LS_CHECK(strstr(ls_last_error(), "ssu.variant") != NULL);
     LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], 0); /* failed parses left it alone */
 
@@ -596,6 +662,13 @@ static void test_describe(void)
     pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
     ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "ssu_narrow grid=(512,1) block=32 pdl spec=miss rows/lane=2") == 0);
+    s = ssu(1, 4);
+    pl = plan_ssu(&s, "ssu.variant=rows", 132, 16);
+    ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "ssu_rows grid=(512,1) block=64 pdl spec=on rows/lane=4") == 0);
+    if (strcmp(buf, "ssu_rows grid=(512,1) block=64 pdl spec=on rows/lane=4"))
+        fprintf(stderr, "got '%s'\n", buf);
+    pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
     /* cut to the buffer */
     LS_CHECK_EQ_INT(ls_choose_describe(LS_OP_SSU, &pl, buf, 6), 5);
     LS_CHECK(strcmp(buf, "ssu_n") == 0);
@@ -606,6 +679,7 @@ int main(void)
     test_conv();
     test_delta();
     test_ssu();
+    test_ssu_rows();
     test_state();
     test_knobs();
     test_describe();
