@@ -19,7 +19,9 @@
  *    at the guess — are pulled into L2 before the PDL wait (a prefetch changes no value, so a
  *    stale guess or an input the previous kernel still writes costs nothing but the hint: L2 is
  *    the point of coherence), so the loads after the wait hit L2 even when the inputs were not
- *    resident;
+ *    resident. The window's prefetch needs the guess, so its round trip comes before the wait:
+ *    free while the previous kernel still runs, one round trip more where the CTA starts after
+ *    it ended (pdl=off, a first kernel); conv.prefetch=off drops the prefetch;
  *  - the token count is a template bound TM in {1, 2, 4, 8} (the launcher takes the smallest
  *    TM >= T): the x loads, the token loop and the per-token stores are unrolled, the tokens past
  *    T predicated off; T = 1 carries no loop.
@@ -85,14 +87,14 @@ __global__ void __launch_bounds__(128) conv_wlat(const conv_args a)
         ls_prefetch_l2(wq + WW - 1); /* the 2 channels' weights may straddle a line (W = 3) */
         if (p.bias)
             ls_prefetch_l2(bq);
-        if (guess >= 0)
-#pragma unroll
-            for (int k = 0; k < N; k++)
-                ls_prefetch_l2(gst + k * p.state_stride_w);
 #pragma unroll
         for (int t = 0; t < TM; t++)
             if (t < p.tokens)
                 ls_prefetch_l2(xp + t * p.x_stride_t);
+        if (guess >= 0) /* last: these wait for the guess (hidden while the previous kernel runs) */
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                ls_prefetch_l2(gst + k * p.state_stride_w);
     }
     ls_pdl_wait();
     ls_pdl_trigger();
