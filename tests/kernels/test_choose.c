@@ -70,6 +70,15 @@ static ls_plan plan_conv(const ls_conv_params *p, const char *spec)
     return pl;
 }
 
+/* The auto choice for a window-major state that conv_wlat serves: conv_wlat up to the batch
+ * limits of choose.h (0 today: never), else pair below B = 64, quad from it. */
+static ls_kernel_id wmaj_auto(int B, int T)
+{
+    if (B <= (T == 1 ? LS_CONV_WLAT_MAX_B_DECODE : LS_CONV_WLAT_MAX_B_VERIFY))
+        return LS_K_CONV_WLAT;
+    return B < 64 ? LS_K_CONV_PAIR : LS_K_CONV_QUAD;
+}
+
 static void test_conv(void)
 {
     ls_conv_params p = conv(1, 1);
@@ -127,18 +136,18 @@ static void test_conv(void)
     LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_VEC8);
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=vec2").kernel, LS_K_CONV_VEC8);
 
-    /* window-major state (KDA): pair below B = 64, quad from it; tile (channel-major only)
-     * forced falls back to vec8 */
+    /* window-major state (KDA): pair below B = 64, quad from it (conv_wlat below its limits);
+     * tile (channel-major only) forced falls back to vec8 */
     p = conv(512, 1);
     p.state_stride_c = 1, p.state_stride_w = 4096;
     pl = plan_conv(&p, "");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_QUAD);
+    LS_CHECK_EQ_INT(pl.kernel, wmaj_auto(512, 1));
     LS_CHECK_EQ_INT(pl.state_wmaj, 1);
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=tile").kernel, LS_K_CONV_VEC8);
     p.batch = 64;
-    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_QUAD);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, wmaj_auto(64, 1));
     p.batch = 63;
-    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_PAIR);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, wmaj_auto(63, 1));
 
     /* forced variants */
     p = conv(512, 1);
@@ -172,7 +181,7 @@ static void test_conv(void)
     LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_PAIR);
     LS_CHECK_EQ_INT(pl.state_wmaj, 1);
     LS_CHECK_EQ_INT(pl.grid_y, 8);
-    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_PAIR);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, wmaj_auto(8, 1));
     p = conv(100000, 2); /* rows past 65535 loop in the kernel */
     pl = plan_conv(&p, "conv.variant=pair");
     LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_PAIR);
@@ -332,14 +341,10 @@ static void test_conv_wlat(void)
     for (int i = 0; i < 5; i++)
         for (int j = 0; j < 4; j++) {
             p = conv_kimi(bs[i], tks[j]);
-            const int maxb = tks[j] == 1 ? LS_CONV_WLAT_MAX_B_DECODE : LS_CONV_WLAT_MAX_B_VERIFY;
-            const int want = bs[i] <= maxb ? LS_K_CONV_WLAT : bs[i] < 64 ? LS_K_CONV_PAIR : LS_K_CONV_QUAD;
-            LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, want);
+            LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, wmaj_auto(bs[i], tks[j]));
             p = conv(bs[i], tks[j]);
             LS_CHECK(plan_conv(&p, "").kernel != LS_K_CONV_WLAT);
         }
-    LS_CHECK_EQ_INT(LS_CONV_WLAT_MAX_B_DECODE, 0); /* off until the H200 A/B sets it */
-    LS_CHECK_EQ_INT(LS_CONV_WLAT_MAX_B_VERIFY, 0);
 }
 
 /* ------------------------------------------------------------------ delta rule */
