@@ -13,8 +13,9 @@
  *    guessed slot — is an inline-asm load (wl_ld: volatile, so the compiler neither reorders
  *    them nor sinks one below a branch), all issued before the first use of any: one round trip
  *    when the guess holds, two when it misses (the reload at the real slot);
- *  - the addresses that depend on no loaded value (weights, bias, x, the window at the guess)
- *    are formed before the PDL wait, where they overlap the previous kernel;
+ *  - the addresses that depend on no loaded value (weights, bias, x, y) are formed before the
+ *    PDL wait, where they overlap the previous kernel (the window's waits for the guess: formed
+ *    there only for its prefetch, so without it the wait is not held up by the guess's load);
  *  - with a.prefetch (conv.prefetch) the lines the row will read — weights, bias, x, the window
  *    at the guess — are pulled into L2 before the PDL wait (a prefetch changes no value, so a
  *    stale guess or an input the previous kernel still writes costs nothing but the hint: L2 is
@@ -75,13 +76,13 @@ __global__ void __launch_bounds__(128) conv_wlat(const conv_args a)
     const int c0 = 2 * g, r0 = (int)blockIdx.y;
     int guess = a.spec && live ? ls_slot_guess(p.slot_idx, r0, p.slots, a.spec) : -1;
 
-    /* Addresses of the first row that depend on no loaded value but the guess. */
+    /* Addresses of the first row that depend on no loaded value (and the guess's). */
     const uint32_t *wq = (const uint32_t *)((const WT *)p.weight + (int64_t)c0 * W);
     const uint32_t *bq = (const uint32_t *)((const WT *)(p.bias ? p.bias : p.weight) + c0);
     const uint16_t *gst = (const uint16_t *)p.state + (int64_t)(guess < 0 ? 0 : guess) * p.state_stride_slot + c0;
     const uint16_t *xp = p.x + (int64_t)r0 * p.x_stride_b + c0;
     uint16_t *yp = p.y + (int64_t)r0 * p.y_stride_b + c0;
-    wl_now(wq), wl_now(bq), wl_now(gst), wl_now(xp), wl_now(yp);
+    wl_now(wq), wl_now(bq), wl_now(xp), wl_now(yp); /* not gst: it waits for the guess */
     if (a.prefetch && live) {
         ls_prefetch_l2(wq);
         ls_prefetch_l2(wq + WW - 1); /* the 2 channels' weights may straddle a line (W = 3) */
