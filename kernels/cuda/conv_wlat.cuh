@@ -8,7 +8,9 @@
  * 256 channels of a row) compiles to three dependent round trips after the PDL wait (sm_90 SASS
  * of the fp32-weight decode instance): the window at the guessed slot is unpacked inside its
  * branch, so the index load is issued only once the window arrived; the weights were sunk below
- * the padding-row branch on the index, so they are issued only once the index arrived. Here:
+ * the padding-row branch on the index, so they are issued only once the index arrived (conv_vec2,
+ * whose loads all precede its first branch, beats conv_pair on the same grid at channel-major
+ * decode B = 1 by about that: 1.40 vs 1.60 us per call, results/h200/kernels-e3a6ef2/). Here:
  *  - every load of a row — slot index, weights, bias, the x of every token, the window at the
  *    guessed slot — is an inline-asm load (wl_ld: volatile, so the compiler neither reorders
  *    them nor sinks one below a branch), all issued before the first use of any: one round trip
