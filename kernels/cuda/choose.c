@@ -12,17 +12,19 @@
 const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_PDL] = {"pdl", "on|off",
                      "programmatic dependent launch: each kernel overlaps its start with the previous kernel of the stream"},
-    [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad",
+    [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad|wlat",
                               "conv update kernel (auto, channel-major state: vec2 for small-batch decode, vec8 below "
                               "B = 64, tile above; pair for verify up to B = 16 (T >= 8: up to 128), tile above; "
                               "window-major state: pair below B = 64, quad from it; a forced kernel that does not fit the shape falls back to vec8, then "
                               "scalar; scalar: the fallback kernel everywhere, for tests; pair / quad: 2 / 4 channels "
                               "per thread with every token's x loaded at once, any T, either state orientation, either "
-                              "weight dtype)"},
+                              "weight dtype; wlat: window-major state up to T = 8, every load of a row issued before "
+                              "any use, for small batches; where it does not fit, the auto choice)"},
     [LS_KNOB_CONV_PREFETCH] = {"conv.prefetch", "on|off",
-                               "conv tile kernel: prefetch the rows' state into L2 before the PDL wait"},
+                               "conv tile / wlat kernels: prefetch what the rows read (tile: the state; wlat: state, "
+                               "x, weights) into L2 before the PDL wait"},
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
-                                "conv vec2/vec8/pair/quad: guess each row's slot before the PDL wait (needs "
+                                "conv vec2/vec8/pair/quad/wlat: guess each row's slot before the PDL wait (needs "
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
     [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8",
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
@@ -99,6 +101,17 @@ static void conv_row_grid(const ls_conv_params *p, int32_t groups, ls_plan *out)
     out->grid_y = (uint32_t)(p->batch < 65535 ? p->batch : 65535);
 }
 
+int ls_conv_wlat_ok(const ls_conv_params *p)
+{
+    int swm = 0, iwm = 0;
+    return ls_conv_vec_ok(p, &swm, &iwm) && swm && p->tokens <= LS_CONV_WLAT_MAX_TOKENS;
+}
+
+int ls_conv_wlat_auto(const ls_conv_params *p, int max_b_decode, int max_b_verify)
+{
+    return ls_conv_wlat_ok(p) && p->batch <= (p->tokens == 1 ? max_b_decode : max_b_verify);
+}
+
 /*
  * auto, channel-major state and inter (measured on the H200, results/h200/kernels.md: "conv_vec2"
  * and the first-session conv table): conv_vec2 for single-token decode with bf16 weights up to
@@ -109,7 +122,20 @@ static void conv_row_grid(const ls_conv_params *p, int32_t groups, ls_plan *out)
  * the H200 A/B (results/h200/kernels-e3a6ef2/): auto takes pair for channel-major verify at
  * B <= 16 (and T >= 8 up to B = 128), and for window-major state pair below B = 64, quad from it
  * (both beat vec8 there at every batch, by 1.2-2.8x for verify).
+ * conv_wlat (window-major state, T <= 8): auto takes it up to LS_CONV_WLAT_MAX_B_DECODE /
+ * _VERIFY rows (0 today: never, until the H200 A/B sets them); forced, it serves the shapes of
+ * ls_conv_wlat_ok and leaves the others to the auto choice.
  */
+static int conv_auto(const ls_conv_params *p, int cm, int vec2_ok)
+{
+    if (ls_conv_wlat_auto(p, LS_CONV_WLAT_MAX_B_DECODE, LS_CONV_WLAT_MAX_B_VERIFY))
+        return LS_CONV_WLAT;
+    return !cm ? (p->batch < 64 ? LS_CONV_PAIR : LS_CONV_QUAD)
+           : p->tokens > 1 ? ((p->batch <= 16 || (p->tokens >= 8 && p->batch <= 128)) ? LS_CONV_PAIR : LS_CONV_TILE)
+           : (p->batch <= 16 && vec2_ok) ? LS_CONV_VEC2
+           : p->batch < 64 ? LS_CONV_VEC8 : LS_CONV_TILE;
+}
+
 int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
 {
     plan_init(out, t);
@@ -129,11 +155,8 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
     out->state_wmaj = swm, out->inter_wmaj = iwm;
     const int cm = !swm && !(p->inter && iwm);
     const int vec2_ok = cm && p->tokens == 1 && !p->inter && p->weight_dtype == LS_BF16;
-    if (v == LS_CONV_AUTO) /* the H200 A/B of results/h200/kernels-e3a6ef2/ */
-        v = !cm ? (p->batch < 64 ? LS_CONV_PAIR : LS_CONV_QUAD)
-            : p->tokens > 1 ? ((p->batch <= 16 || (p->tokens >= 8 && p->batch <= 128)) ? LS_CONV_PAIR : LS_CONV_TILE)
-            : (p->batch <= 16 && vec2_ok) ? LS_CONV_VEC2
-            : p->batch < 64 ? LS_CONV_VEC8 : LS_CONV_TILE;
+    if (v == LS_CONV_AUTO || (v == LS_CONV_WLAT && !ls_conv_wlat_ok(p)))
+        v = conv_auto(p, cm, vec2_ok);
     if ((v == LS_CONV_VEC2 && !vec2_ok) || (v == LS_CONV_TILE && !cm))
         v = LS_CONV_VEC8;
     if (v == LS_CONV_TILE) {
@@ -147,8 +170,11 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
     out->kernel = v == LS_CONV_VEC2 ? LS_K_CONV_VEC2
                   : v == LS_CONV_PAIR ? LS_K_CONV_PAIR
                   : v == LS_CONV_QUAD ? LS_K_CONV_QUAD
+                  : v == LS_CONV_WLAT ? LS_K_CONV_WLAT
                                       : LS_K_CONV_VEC8;
     conv_row_grid(p, p->channels / (v == LS_CONV_VEC8 ? 8 : v == LS_CONV_QUAD ? 4 : 2), out);
+    if (v == LS_CONV_WLAT)
+        out->prefetch = ls_tune_get(t, LS_KNOB_CONV_PREFETCH) == LS_ONOFF_ON;
     const int s = ls_tune_get(t, LS_KNOB_CONV_SPECULATE);
     out->spec = p->slots <= 0 ? LS_SPEC_OFF : s == LS_CSPEC_OFF ? LS_SPEC_OFF : s == LS_CSPEC_MISS ? LS_SPEC_MISS
                                                                                                    : LS_SPEC_ON;
@@ -431,6 +457,7 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_CONV_SCALAR] = "conv_scalar",
         [LS_K_CONV_PAIR] = "conv_pair",
         [LS_K_CONV_QUAD] = "conv_quad",
+        [LS_K_CONV_WLAT] = "conv_wlat",
         [LS_K_DELTA_NARROW] = "delta_rule_narrow",
         [LS_K_DELTA_WIDE] = "delta_rule_wide",
         [LS_K_DELTA_BULK] = "delta_bulk",
@@ -460,18 +487,21 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
         snprintf(extra, sizeof extra, " rows/lane=%d", plan->rows_per_lane);
     else if (plan->kernel == LS_K_STATE_OP)
         snprintf(extra, sizeof extra, " vec=%dB chunks=%lld", plan->vec_bytes, (long long)plan->chunks);
-    else if ((plan->kernel == LS_K_CONV_VEC8 || plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD) &&
+    else if ((plan->kernel == LS_K_CONV_VEC8 || plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD ||
+              plan->kernel == LS_K_CONV_WLAT) &&
              (plan->state_wmaj || plan->inter_wmaj))
         snprintf(extra, sizeof extra, " state=%s inter=%s", plan->state_wmaj ? "wmaj" : "cmaj",
                  plan->inter_wmaj ? "wmaj" : "cmaj");
     static const char *const spec[] = {"off", "on", "miss"};
     const int has_spec = plan->kernel == LS_K_CONV_VEC2 || plan->kernel == LS_K_CONV_VEC8 ||
                          plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD ||
-                         plan->kernel == LS_K_SSU_WIDE || plan->kernel == LS_K_SSU_NARROW ||
-                         plan->kernel == LS_K_SSU_ROWS;
+                         plan->kernel == LS_K_CONV_WLAT || plan->kernel == LS_K_SSU_WIDE ||
+                         plan->kernel == LS_K_SSU_NARROW || plan->kernel == LS_K_SSU_ROWS;
     int n = snprintf(buf, cap, "%s grid=(%u,%u) block=%d%s%s%s%s%s", ls_kernel_name(plan->kernel), plan->grid_x,
                      plan->grid_y, plan->block, plan->pdl ? " pdl" : "",
-                     plan->kernel == LS_K_CONV_TILE ? (plan->prefetch ? " prefetch" : " prefetch=off") : "",
+                     plan->kernel == LS_K_CONV_TILE || plan->kernel == LS_K_CONV_WLAT
+                         ? (plan->prefetch ? " prefetch" : " prefetch=off")
+                         : "",
                      has_spec ? " spec=" : "", has_spec ? spec[plan->spec >= 0 && plan->spec <= 2 ? plan->spec : 0] : "",
                      extra);
     if (n < 0)

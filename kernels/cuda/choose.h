@@ -36,7 +36,7 @@ enum {
 
 /* Value indices, in the order of each knob's values string (ls_linstate_knobs). */
 enum { LS_PDL_ON = 0, LS_PDL_OFF };
-enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD };
+enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD, LS_CONV_WLAT };
 enum { LS_ONOFF_ON = 0, LS_ONOFF_OFF };
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
 enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8 };
@@ -65,6 +65,7 @@ typedef enum ls_kernel_id {
     LS_K_CONV_SCALAR,     /* conv_scalar: one thread per channel, any layout (the fallback) */
     LS_K_CONV_PAIR,       /* conv_pair: 2 channels per thread, every token's x at once, either orientation */
     LS_K_CONV_QUAD,       /* conv_quad: conv_pair with 4 channels per thread */
+    LS_K_CONV_WLAT,       /* conv_wlat: window-major state, small batch, every load before any use */
     LS_K_DELTA_NARROW,    /* delta_rule_kernel, vector path, 1 warp per 16-column tile */
     LS_K_DELTA_WIDE,      /* delta_rule_kernel, vector path, 2 warps per 32-column tile */
     LS_K_DELTA_BULK,      /* delta_bulk_kernel: one head per CTA, state by bulk copies */
@@ -85,9 +86,9 @@ typedef struct ls_plan {
     uint32_t grid_x, grid_y;
     int32_t block;        /* threads per CTA */
     int32_t pdl;          /* 1: launched with programmatic dependent launch */
-    int32_t prefetch;     /* conv tile: prefetch the rows' state into L2 before the PDL wait */
-    int32_t spec;         /* an ls_spec: the slot guess of conv_vec2 / vec8 / pair / quad, ssu (vector) */
-    int32_t groups;       /* conv: channel groups per row (C/2 vec2 / pair, C/4 quad, C/8, tiles of 256, or C) */
+    int32_t prefetch;     /* conv tile / wlat: prefetch what the rows read into L2 before the PDL wait */
+    int32_t spec;         /* an ls_spec: the slot guess of conv_vec2 / vec8 / pair / quad / wlat, ssu (vector) */
+    int32_t groups;       /* conv: channel groups per row (C/2 vec2 / pair / wlat, C/4 quad, C/8, tiles of 256, or C) */
     int32_t state_wmaj;   /* conv vector kernels: the state is window-major */
     int32_t inter_wmaj;   /* conv vector kernels: the inter windows are window-major */
     int32_t nch;          /* ssu: 32-column chunks per lane (4 or 8; 8 for the generic kernel);
@@ -108,6 +109,11 @@ typedef struct ls_choose_dev {
 
 /* Sizes shared with the kernels. */
 #define LS_CONV_TILE_CHANNELS 256  /* channels per warp tile of conv_cm_tile */
+#define LS_CONV_WLAT_MAX_TOKENS 8  /* conv_wlat: token bound of its largest instance */
+/* auto: window-major rows up to this batch take conv_wlat, decode and verify; 0 = never. The
+ * H200 A/B of conv.variant=auto against conv.variant=wlat sets them (the coordinator's call). */
+#define LS_CONV_WLAT_MAX_B_DECODE 0
+#define LS_CONV_WLAT_MAX_B_VERIFY 0
 #define LS_DELTA_DIM_FAST 128      /* delta vector path: K = V = 128 */
 #define LS_DELTA_BULK_MIN_CTAS_PER_SM 16 /* auto: bulk kernel from this many heads per SM */
 #define LS_DELTA_VK8_MIN_WARPS_PER_SM 8  /* auto, vk layout: 8 rows per warp from this many warps per SM */
@@ -122,6 +128,14 @@ typedef struct ls_choose_dev {
  * 16-byte aligned bases and strides that keep each 8-channel group aligned), with the
  * orientations. 1 when they hold. */
 int ls_conv_vec_ok(const ls_conv_params *p, int *state_wmaj, int *inter_wmaj);
+
+/* Conv: conv_wlat serves the shape (the vector-path conditions, a window-major state, T up to
+ * LS_CONV_WLAT_MAX_TOKENS; either inter orientation, either weight dtype). 1 when it does. */
+int ls_conv_wlat_ok(const ls_conv_params *p);
+/* Conv, auto: whether the rule takes conv_wlat for a shape it serves, given the largest batch that
+ * takes it for decode (T = 1) and for verify (T > 1); 0 = never. ls_choose_conv passes
+ * LS_CONV_WLAT_MAX_B_DECODE / _VERIFY; the unit test passes others. */
+int ls_conv_wlat_auto(const ls_conv_params *p, int max_b_decode, int max_b_verify);
 
 /* Each returns 0 with *out filled, or -1 with ls_last_error() set (a shape no kernel serves).
  * Params are those that passed ls_*_params_check; their pointers are only tested for alignment. */

@@ -19,6 +19,10 @@
  *  - conv_pair / conv_quad (conv_pair.cuh; conv.variant=pair / quad): 2 / 4 channels per thread
  *    for any token count, either orientation and weight dtype, every token's x issued at once
  *    (small-batch verify, window-major decode);
+ *  - conv_wlat (conv_wlat.cuh; conv.variant=wlat): window-major state, T <= 8, conv_pair's grid
+ *    with every load of a row (index, weights, x, the window at the guessed slot) issued before
+ *    the first use of any, their addresses formed and (conv.prefetch) their lines pulled into L2
+ *    before the PDL wait: one dependent round trip after the wait instead of conv_pair's three;
  *  - conv_scalar: one thread per (row, channel), arbitrary strides, fp32 or bf16 state — the
  *    fallback for everything else.
  * The window is held in fp32 registers; state values are bf16 (or fp32) inputs copied
@@ -34,6 +38,7 @@
 
 #include "conv_pair.cuh"
 #include "conv_vec.cuh"
+#include "conv_wlat.cuh"
 
 /* --------------------------------------------------------------------- vector path */
 
@@ -444,6 +449,25 @@ static int launch_pair_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
     return 0;
 }
 
+/* conv_wlat: the smallest token bound TM in {1, 2, 4, 8} that covers T (ls_conv_wlat_ok: T <= 8). */
+template <int W, typename WT>
+static int launch_wlat_wt(const conv_args &a, const ls_plan &pl, cudaStream_t st)
+{
+    const dim3 grid(pl.grid_x, pl.grid_y);
+    const int T = a.p.tokens;
+    if (T == 1)
+        LS_CUDA_LAUNCH((conv_wlat<W, WT, 1>), grid, pl.block, 0, st, pl.pdl, a);
+    else if (T == 2)
+        LS_CUDA_LAUNCH((conv_wlat<W, WT, 2>), grid, pl.block, 0, st, pl.pdl, a);
+    else if (T <= 4)
+        LS_CUDA_LAUNCH((conv_wlat<W, WT, 4>), grid, pl.block, 0, st, pl.pdl, a);
+    else if (T <= LS_CONV_WLAT_MAX_TOKENS)
+        LS_CUDA_LAUNCH((conv_wlat<W, WT, LS_CONV_WLAT_MAX_TOKENS>), grid, pl.block, 0, st, pl.pdl, a);
+    else
+        return ls_fail("conv_update: conv_wlat planned for tokens=%d (at most %d)", T, LS_CONV_WLAT_MAX_TOKENS);
+    return 0;
+}
+
 template <int W>
 static int launch_tile_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
 {
@@ -486,6 +510,10 @@ static int launch_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
         return pl.state_wmaj ? launch_pair_w<2, W, true>(a, pl, st) : launch_pair_w<2, W, false>(a, pl, st);
     case LS_K_CONV_QUAD:
         return pl.state_wmaj ? launch_pair_w<4, W, true>(a, pl, st) : launch_pair_w<4, W, false>(a, pl, st);
+    case LS_K_CONV_WLAT:
+        if (!pl.state_wmaj)
+            return ls_fail("conv_update: conv_wlat planned for a channel-major state");
+        return a.p.weight_dtype == LS_F32 ? launch_wlat_wt<W, float>(a, pl, st) : launch_wlat_wt<W, uint16_t>(a, pl, st);
     case LS_K_CONV_TILE: return launch_tile_w<W>(a, pl, st);
     case LS_K_CONV_SCALAR: return launch_scalar_w<W>(a, pl, st);
     default: return ls_fail("conv_update: plan names kernel %s", ls_kernel_name(pl.kernel));

@@ -13,10 +13,10 @@
 /* Work description passed by value to every conv kernel (fields from the plan, choose.h). */
 struct conv_args {
     ls_conv_params p;
-    int32_t groups;      /* channel groups per row (C/2 conv_vec2, C/8 conv_vec8, 256-channel tiles, C scalar) */
+    int32_t groups;      /* channel groups per row (C/2 conv_vec2 / pair / wlat, C/4 quad, C/8 conv_vec8, 256-channel tiles, C scalar) */
     int32_t inter_wmaj;  /* conv_vec8: inter windows are window-major (stride_c == 1) */
-    int32_t prefetch;    /* conv_cm_tile: warm L2 before the PDL wait (knob conv.prefetch) */
-    int32_t spec;        /* conv_vec8 / conv_vec2 slot guess: an ls_spec (knob conv.speculate) */
+    int32_t prefetch;    /* conv_cm_tile / conv_wlat: warm L2 before the PDL wait (knob conv.prefetch) */
+    int32_t spec;        /* the small-batch kernels' slot guess: an ls_spec (knob conv.speculate) */
 };
 
 /* --------------------------------------------------------------------- vector path */

@@ -13,11 +13,12 @@
  * inter/y poisoned whole (0xFF) identically on host and device. y within 2 bf16 ulps (+1e-5);
  * state and inter windows bit-exact (they are copies of inputs); untouched bytes stay poison.
  * The matrix runs once per tuning (the impl's knobs, gt_set_tuning): each forced conv.variant
- * (tile, vec8, scalar, vec2, pair, quad; a forced kernel that does not fit a shape falls back,
- * so vec2 runs the single-token bf16-weight cases and tile the channel-major ones), vec8, vec2,
- * pair and quad with the slot guess always wrong (conv.speculate=miss: the reload path), vec8
- * and pair with it off, the tile kernel without its L2 prefetch, the default choice without PDL,
- * then the default tuning last.
+ * (tile, vec8, scalar, vec2, pair, quad, wlat; a forced kernel that does not fit a shape falls
+ * back, so vec2 runs the single-token bf16-weight cases, tile the channel-major ones and wlat
+ * the window-major ones up to T = 8), vec8, vec2, pair, quad and wlat with the slot guess always
+ * wrong (conv.speculate=miss: the reload path), vec8, pair and wlat with it off, the tile and
+ * wlat kernels without their L2 prefetch, the default choice without PDL, then the default
+ * tuning last.
  * Every case gives the pool's slot count (p.slots), so the vector kernels guess the slot before
  * the PDL wait.
  * LS_GPU_TEST_QUICK=1: tp 8 presets, B <= 3, fewer T (for compute-sanitizer).
@@ -290,7 +291,8 @@ int main(void)
         "conv.variant=vec8,conv.speculate=miss", "conv.variant=vec8,conv.speculate=off", "conv.variant=scalar",
         "conv.variant=vec2",   "conv.variant=vec2,conv.speculate=miss", "conv.variant=pair",
         "conv.variant=pair,conv.speculate=miss", "conv.variant=pair,conv.speculate=off", "conv.variant=quad",
-        "conv.variant=quad,conv.speculate=miss", "pdl=off", "",
+        "conv.variant=quad,conv.speculate=miss", "conv.variant=wlat", "conv.variant=wlat,conv.speculate=miss",
+        "conv.variant=wlat,conv.speculate=off,conv.prefetch=off", "pdl=off", "",
     };
     const int nt = (int)(sizeof tunings / sizeof tunings[0]);
     for (int v = 0; v < nt; v++) {

@@ -70,6 +70,15 @@ static ls_plan plan_conv(const ls_conv_params *p, const char *spec)
     return pl;
 }
 
+/* The auto choice for a window-major state that conv_wlat serves: conv_wlat up to the batch
+ * limits of choose.h (0 today: never), else pair below B = 64, quad from it. */
+static ls_kernel_id wmaj_auto(int B, int T)
+{
+    if (B <= (T == 1 ? LS_CONV_WLAT_MAX_B_DECODE : LS_CONV_WLAT_MAX_B_VERIFY))
+        return LS_K_CONV_WLAT;
+    return B < 64 ? LS_K_CONV_PAIR : LS_K_CONV_QUAD;
+}
+
 static void test_conv(void)
 {
     ls_conv_params p = conv(1, 1);
@@ -127,18 +136,18 @@ static void test_conv(void)
     LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_VEC8);
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=vec2").kernel, LS_K_CONV_VEC8);
 
-    /* window-major state (KDA): pair below B = 64, quad from it; tile (channel-major only)
-     * forced falls back to vec8 */
+    /* window-major state (KDA): pair below B = 64, quad from it (conv_wlat below its limits);
+     * tile (channel-major only) forced falls back to vec8 */
     p = conv(512, 1);
     p.state_stride_c = 1, p.state_stride_w = 4096;
     pl = plan_conv(&p, "");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_QUAD);
+    LS_CHECK_EQ_INT(pl.kernel, wmaj_auto(512, 1));
     LS_CHECK_EQ_INT(pl.state_wmaj, 1);
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=tile").kernel, LS_K_CONV_VEC8);
     p.batch = 64;
-    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_QUAD);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, wmaj_auto(64, 1));
     p.batch = 63;
-    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_PAIR);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, wmaj_auto(63, 1));
 
     /* forced variants */
     p = conv(512, 1);
@@ -172,7 +181,7 @@ static void test_conv(void)
     LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_PAIR);
     LS_CHECK_EQ_INT(pl.state_wmaj, 1);
     LS_CHECK_EQ_INT(pl.grid_y, 8);
-    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_PAIR);
+    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, wmaj_auto(8, 1));
     p = conv(100000, 2); /* rows past 65535 loop in the kernel */
     pl = plan_conv(&p, "conv.variant=pair");
     LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_PAIR);
@@ -231,6 +240,111 @@ static void test_conv(void)
     /* width outside 2..4 fails */
     p.width = 5;
     LS_CHECK(ls_choose_conv(&p, NULL, &H200, &pl) != 0);
+}
+
+/* Kimi-like conv (KDA, tp 2): C = 2048, W = 4, window-major bf16 state and inter, fp32 weights,
+ * no bias, slots given. */
+static ls_conv_params conv_kimi(int B, int T)
+{
+    ls_conv_params p = conv(B, T);
+    p.channels = 2048, p.weight_dtype = LS_F32, p.bias = NULL;
+    p.x_stride_b = (int64_t)T * 2048, p.x_stride_t = 2048;
+    p.y_stride_b = (int64_t)T * 2048, p.y_stride_t = 2048;
+    p.state_stride_slot = 2048 * 3, p.state_stride_c = 1, p.state_stride_w = 2048;
+    if (T > 1)
+        p.inter_stride_slot = (int64_t)T * 2048 * 3, p.inter_stride_t = 2048 * 3, p.inter_stride_c = 1,
+        p.inter_stride_w = 2048;
+    return p;
+}
+
+/* conv_wlat: forced on the window-major shapes it serves (T <= 8), the auto choice elsewhere; the
+ * auto rule's thresholds (LS_CONV_WLAT_MAX_B_*; 0 = never) checked as they stand and through
+ * ls_conv_wlat_auto with others. */
+static void test_conv_wlat(void)
+{
+    ls_conv_params p = conv_kimi(1, 1);
+    ls_plan pl = plan_conv(&p, "conv.variant=wlat");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_WLAT);
+    LS_CHECK_EQ_INT(pl.groups, 1024); /* 2048 channels / 2 */
+    LS_CHECK_EQ_INT(pl.grid_x, 8);
+    LS_CHECK_EQ_INT(pl.grid_y, 1);
+    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.state_wmaj, 1);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON);
+    LS_CHECK_EQ_INT(pl.prefetch, 1);
+    LS_CHECK_EQ_INT(pl.pdl, 1);
+    pl = plan_conv(&p, "conv.variant=wlat,conv.prefetch=off,conv.speculate=miss,pdl=off");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_WLAT);
+    LS_CHECK_EQ_INT(pl.prefetch, 0);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_MISS);
+    LS_CHECK_EQ_INT(pl.pdl, 0);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wlat,conv.speculate=off").spec, LS_SPEC_OFF);
+    p.slots = 0; /* no slot count: no guess */
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wlat").spec, LS_SPEC_OFF);
+
+    /* verify up to 8 tokens, either inter orientation, bf16 weights with a bias too */
+    static const int ts[] = {2, 3, 4, 7, 8};
+    for (int i = 0; i < 5; i++) {
+        p = conv_kimi(32, ts[i]);
+        pl = plan_conv(&p, "conv.variant=wlat");
+        LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_WLAT);
+        LS_CHECK_EQ_INT(pl.grid_y, 32);
+        LS_CHECK_EQ_INT(pl.inter_wmaj, 1);
+    }
+    p = conv_kimi(3, 4);
+    p.inter_stride_c = 3, p.inter_stride_w = 1; /* channel-major inter windows */
+    pl = plan_conv(&p, "conv.variant=wlat");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_WLAT);
+    LS_CHECK_EQ_INT(pl.inter_wmaj, 0);
+    p = conv_kimi(3, 1);
+    p.weight_dtype = LS_BF16, p.bias = A16;
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wlat").kernel, LS_K_CONV_WLAT);
+    p = conv_kimi(100000, 2); /* rows past 65535 loop in the kernel */
+    pl = plan_conv(&p, "conv.variant=wlat");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_WLAT);
+    LS_CHECK_EQ_INT(pl.grid_y, 65535);
+
+    /* shapes it does not serve: the auto choice (T > 8, channel-major state), scalar off the
+     * vector path */
+    p = conv_kimi(1, 9);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wlat").kernel, plan_conv(&p, "").kernel);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wlat").kernel, LS_K_CONV_PAIR);
+    p = conv(1, 1);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wlat").kernel, LS_K_CONV_VEC2);
+    p = conv(512, 1);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wlat").kernel, LS_K_CONV_TILE);
+    p = conv(1, 4);
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wlat").kernel, LS_K_CONV_PAIR);
+    p = conv_kimi(1, 1);
+    p.state_dtype = LS_F32;
+    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wlat").kernel, LS_K_CONV_SCALAR);
+
+    /* the rule: window-major shapes it serves up to the given batch, decode and verify apart */
+    p = conv_kimi(32, 1);
+    LS_CHECK(ls_conv_wlat_ok(&p));
+    LS_CHECK(ls_conv_wlat_auto(&p, 32, 0));
+    LS_CHECK(!ls_conv_wlat_auto(&p, 31, 64));
+    LS_CHECK(!ls_conv_wlat_auto(&p, 0, 0));
+    p = conv_kimi(8, 4);
+    LS_CHECK(ls_conv_wlat_auto(&p, 0, 8));
+    LS_CHECK(!ls_conv_wlat_auto(&p, 64, 7));
+    p = conv_kimi(1, 9);
+    LS_CHECK(!ls_conv_wlat_ok(&p));
+    LS_CHECK(!ls_conv_wlat_auto(&p, 512, 512));
+    p = conv(1, 1); /* channel-major */
+    LS_CHECK(!ls_conv_wlat_ok(&p));
+    LS_CHECK(!ls_conv_wlat_auto(&p, 512, 512));
+
+    /* auto, as the constants stand (0 today: never), at the batches and draft counts of the
+     * side-by-side; channel-major shapes never take it */
+    static const int bs[] = {1, 8, 32, 128, 512}, tks[] = {1, 2, 4, 8};
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 4; j++) {
+            p = conv_kimi(bs[i], tks[j]);
+            LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, wmaj_auto(bs[i], tks[j]));
+            p = conv(bs[i], tks[j]);
+            LS_CHECK(plan_conv(&p, "").kernel != LS_K_CONV_WLAT);
+        }
 }
 
 /* ------------------------------------------------------------------ delta rule */
@@ -588,6 +702,10 @@ static void test_knobs(void)
     LS_CHECK_EQ_INT(t.v[LS_KNOB_CONV_VARIANT], LS_CONV_TILE);
     LS_CHECK_EQ_INT(tune("conv.variant=pair").v[LS_KNOB_CONV_VARIANT], LS_CONV_PAIR);
     LS_CHECK_EQ_INT(tune("conv.variant=quad").v[LS_KNOB_CONV_VARIANT], LS_CONV_QUAD);
+    LS_CHECK_EQ_INT(tune("conv.variant=wlat").v[LS_KNOB_CONV_VARIANT], LS_CONV_WLAT);
+    /* indices recorded by earlier rows keep their meaning: wlat came last */
+    LS_CHECK_EQ_INT(LS_CONV_QUAD, 6);
+    LS_CHECK_EQ_INT(LS_CONV_WLAT, 7);
 
     char buf[512];
     ls_tuning d;
@@ -650,6 +768,15 @@ static void test_describe(void)
     pl = plan_conv(&c, "conv.variant=quad,pdl=off");
     ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "conv_quad grid=(8,2) block=128 spec=on state=wmaj inter=cmaj") == 0);
+    c = conv_kimi(1, 1);
+    pl = plan_conv(&c, "conv.variant=wlat");
+    ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "conv_wlat grid=(8,1) block=128 pdl prefetch spec=on state=wmaj inter=cmaj") == 0);
+    if (strcmp(buf, "conv_wlat grid=(8,1) block=128 pdl prefetch spec=on state=wmaj inter=cmaj"))
+        fprintf(stderr, "got '%s'\n", buf);
+    pl = plan_conv(&c, "conv.variant=wlat,conv.prefetch=off,conv.speculate=off");
+    ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "conv_wlat grid=(8,1) block=128 pdl prefetch=off spec=off state=wmaj inter=cmaj") == 0);
     ls_delta_params d = delta(512, 1);
     LS_CHECK_EQ_INT(ls_choose(LS_OP_KDA, &d, NULL, &H200, &pl), 0);
     ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
@@ -677,6 +804,7 @@ static void test_describe(void)
 int main(void)
 {
     test_conv();
+    test_conv_wlat();
     test_delta();
     test_ssu();
     test_ssu_rows();
