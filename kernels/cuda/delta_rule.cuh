@@ -75,13 +75,18 @@ static __device__ __forceinline__ void load4(const float *p, int valid, float ou
     }
 }
 
+/* 4 bf16 packed in 8 bytes (memory order) as 4 floats. */
+static __device__ __forceinline__ void unpack_bf16x4(uint2 w, float out[4])
+{
+    out[0] = __uint_as_float(w.x << 16), out[1] = __uint_as_float(w.x & 0xffff0000u);
+    out[2] = __uint_as_float(w.y << 16), out[3] = __uint_as_float(w.y & 0xffff0000u);
+}
+
 template <bool FAST>
 static __device__ __forceinline__ void load4(const uint16_t *p, int valid, float out[4])
 {
     if (FAST) {
-        const uint2 w = *reinterpret_cast<const uint2 *>(p);
-        out[0] = __uint_as_float(w.x << 16), out[1] = __uint_as_float(w.x & 0xffff0000u);
-        out[2] = __uint_as_float(w.y << 16), out[3] = __uint_as_float(w.y & 0xffff0000u);
+        unpack_bf16x4(*reinterpret_cast<const uint2 *>(p), out);
     } else {
 #pragma unroll
         for (int c = 0; c < 4; c++)
@@ -137,7 +142,8 @@ constexpr int MAX_WARPS_PER_CTA = 4;
  *           of 32 key rows each: 4 key rows x 4 columns per lane (16 registers of state), the
  *           four warps combine their partial sums as WIDE's pair does. Per token a lane does a
  *           quarter of NARROW's FMAs and loads 4 q/k values instead of 16, at the price of the
- *           exchange; the tile's warps run on different schedulers of one SM.
+ *           exchange; the tile's warps run on different schedulers of one SM. Verify loads
+ *           token t + 1's activations into registers while token t is computed.
  * NARROW and WIDE keep 16 key rows x 4 columns of state per lane (64 registers).
  */
 enum layout { NARROW = 0, WIDE = 1, SPLIT = 2 };
@@ -169,9 +175,7 @@ __device__ __forceinline__ void load_bf16_row(const uint16_t *p, int idx0, int l
         for (int j = 0; j < N / 8; j++)
             ls_unpack_bf16x8(ls_ld16(p + 8 * j), out + 8 * j);
     } else if (FAST && VEC4 && N == 4) { /* SPLIT's q/k rows */
-        const uint2 w = *reinterpret_cast<const uint2 *>(p);
-        out[0] = __uint_as_float(w.x << 16), out[1] = __uint_as_float(w.x & 0xffff0000u);
-        out[2] = __uint_as_float(w.y << 16), out[3] = __uint_as_float(w.y & 0xffff0000u);
+        ls_rec::unpack_bf16x4(*reinterpret_cast<const uint2 *>(p), out);
     } else {
 #pragma unroll
         for (int j = 0; j < N; j++)
@@ -182,17 +186,23 @@ __device__ __forceinline__ void load_bf16_row(const uint16_t *p, int idx0, int l
 /*
  * KDA decay of this lane's RK rows: the LV lanes sharing the rows each compute RK/LV of the
  * exp(-e^A_log softplus(a + dt_bias)) (the costly part: expf, log1pf, expf), then exchange
- * them with shuffles. Rows >= K get 1 (their state is zero anyway).
+ * them with shuffles. Rows >= K get 1 (their state is zero anyway). The raw gates of the
+ * lane's RK/LV rows (k0 + lv * RK/LV on) are read from a_row, or, PRE, were read before (g_pre).
  */
-template <int LV, int RK, bool FAST>
+template <int LV, int RK, bool FAST, bool PRE = false>
 __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dtb_row, int k0, int K,
-                                          float neg_a, int lane, float *e)
+                                          float neg_a, int lane, float *e, const float *g_pre = nullptr)
 {
     constexpr int G = RK / LV; /* rows computed per lane */
     const int lv = lane % LV;
     float mine[G];
     float g[G];
-    load_bf16_row<G, FAST>(a_row + lv * G, k0 + lv * G, K, g);
+    if constexpr (PRE)
+#pragma unroll
+        for (int j = 0; j < G; j++)
+            g[j] = g_pre[j];
+    else
+        load_bf16_row<G, FAST>(a_row + lv * G, k0 + lv * G, K, g);
 #pragma unroll
     for (int j = 0; j < G; j++) {
         const bool live = FAST || k0 + lv * G + j < K;
@@ -207,10 +217,11 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
 /* Minimum CTAs per SM asked of the register allocator: decode keeps <= 128 registers (16 warps
  * per SM, each with 8 KiB of state loads in flight); verify (T loop, L2 prefetch of the later
  * tokens' activations) may use up to 168; the generic path takes what it needs. SPLIT (16 state
- * registers per lane, four times the warps) keeps <= 64: 32 warps per SM. */
+ * registers per lane, four times the warps): decode <= 64 (32 warps per SM), verify <= 80 (24
+ * warps per SM; the next token's activations held in registers need more than 64 without spills). */
 constexpr int min_ctas(int layout, bool fast, bool one_token)
 {
-    return !fast ? 1 : layout == SPLIT ? 8 : one_token ? 4 : 3;
+    return !fast ? 1 : layout == SPLIT ? (one_token ? 8 : 6) : one_token ? 4 : 3;
 }
 
 /* Partial sums a lane contributes per token before the cross-warp combine (WIDE, SPLIT). */
@@ -271,30 +282,67 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
     const float neg_a = -expf(p.A_log[hv]);
     const float gdn_dtb = PER_ROW ? 0.0f : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
 
+    /* SPLIT verify (PIPE): token t + 1's activations go into registers (nx*, raw bf16: its 8-byte
+     * q, k and v pieces, b, the lane's gate) at the top of token t, so their latency overlaps
+     * token t's math and exchange instead of heading token t + 1's chain (inputs are read-only:
+     * the early read sees the same values). NARROW and WIDE, whose registers hold 64 state
+     * values, load each token's at its top. */
+    constexpr bool PIPE = L == SPLIT && !ONE_TOKEN;
+    static_assert(!PIPE || (FAST && RK == 4 && LV == 4), "PIPE: one 8-byte q, k, v piece and one gate per lane");
+    uint2 nxq, nxk, nxv;
+    uint16_t nxb, nxa;
+    const auto load_next = [&](long long bn) { /* token bn = r * T + t */
+        const long long qk = (bn * p.heads_qk + h) * K + k0;
+        nxq = *reinterpret_cast<const uint2 *>(p.q + qk);
+        nxk = *reinterpret_cast<const uint2 *>(p.k + qk);
+        nxv = *reinterpret_cast<const uint2 *>(p.v + (bn * HV + hv) * V + col0);
+        nxb = p.b[bn * HV + hv];
+        nxa = PER_ROW ? p.a[(bn * HV + hv) * K + k0 + lane % LV] : p.a[bn * HV + hv]; /* kda_decay's row */
+    };
+    if constexpr (PIPE)
+        load_next((long long)r * T);
+
     for (int t = 0; t < T; t++) {
         const long long bt = (long long)r * T + t;
         /* ---- activations of this token: q, k rows of this lane, v columns, gates */
         float qv[RK], kv[RK];
         const long long qk_off = (bt * p.heads_qk + h) * K + k0;
-        load_bf16_row<RK, FAST, true>(p.q + qk_off, k0, K, qv);
-        load_bf16_row<RK, FAST, true>(p.k + qk_off, k0, K, kv);
+        if constexpr (!PIPE) {
+            load_bf16_row<RK, FAST, true>(p.q + qk_off, k0, K, qv);
+            load_bf16_row<RK, FAST, true>(p.k + qk_off, k0, K, kv);
+        }
         float vv[COLS];
         const long long v_off = (bt * HV + hv) * V + col0;
-        ls_rec::load4<FAST>(p.v + v_off, V - col0, vv);
-        const float beta = ls_sigmoid(ls_bf2f(p.b[bt * HV + hv]));
+        if constexpr (!PIPE)
+            ls_rec::load4<FAST>(p.v + v_off, V - col0, vv);
+        const float beta = ls_sigmoid(ls_bf2f(PIPE ? nxb : p.b[bt * HV + hv]));
+        float gnow[1]; /* PIPE: this token's raw gate (GDN: the head's; KDA: the lane's row) */
+        if constexpr (PIPE) {
+            ls_rec::unpack_bf16x4(nxq, qv);
+            ls_rec::unpack_bf16x4(nxk, kv);
+            ls_rec::unpack_bf16x4(nxv, vv);
+            gnow[0] = ls_bf2f(nxa);
+            if (t + 1 < T)
+                load_next(bt + 1);
+        }
 
         /* ---- decay */
         if (PER_ROW) {
             float e[RK];
-            kda_decay<LV, RK, FAST>(p.a + (bt * HV + hv) * K + k0, (const float *)p.dt_bias + (long long)hv * K + k0,
-                                    k0, K, neg_a, lane, e);
+            kda_decay<LV, RK, FAST, PIPE>(p.a + (bt * HV + hv) * K + k0, (const float *)p.dt_bias + (long long)hv * K + k0,
+                                          k0, K, neg_a, lane, e, PIPE ? gnow : nullptr);
 #pragma unroll
             for (int i = 0; i < RK; i++)
 #pragma unroll
                 for (int c = 0; c < COLS; c++)
                     S[i][c] *= e[i];
         } else {
-            const float e = ls_rec::delta_decay(neg_a, ls_bf2f(p.a[bt * HV + hv]) + gdn_dtb);
+            float graw;
+            if constexpr (PIPE)
+                graw = gnow[0];
+            else
+                graw = ls_bf2f(p.a[bt * HV + hv]);
+            const float e = ls_rec::delta_decay(neg_a, graw + gdn_dtb);
 #pragma unroll
             for (int i = 0; i < RK; i++)
 #pragma unroll
