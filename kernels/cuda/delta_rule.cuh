@@ -463,6 +463,17 @@ delta_rule_kernel(const ls_delta_params p)
 #include "delta_bulk.cuh"
 #include "delta_vk.cuh"
 
+/* The vector-path register tiles of layout L: the decode or the verify instantiation. */
+template <typename ST, bool PER_ROW, int L>
+static int launch_tiles(const ls_delta_params *p, const ls_plan &pl, cudaStream_t st)
+{
+    if (p->tokens == 1)
+        LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, L, true, true>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
+    else
+        LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, L, true, false>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
+    return 0;
+}
+
 /* The plan's kernel (ls_choose_delta) for state type ST: layout x decode/verify instantiation. */
 template <typename ST, bool PER_ROW>
 static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_t st)
@@ -471,25 +482,9 @@ static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_
     switch (pl.kernel) {
     case LS_K_DELTA_BULK:
         return one ? launch_bulk_k<ST, PER_ROW, true>(p, pl, st) : launch_bulk_k<ST, PER_ROW, false>(p, pl, st);
-    case LS_K_DELTA_WIDE:
-        if (one)
-            LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, WIDE, true, true>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
-        else
-            LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, WIDE, true, false>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
-        return 0;
-    case LS_K_DELTA_SPLIT:
-        if (one)
-            LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, SPLIT, true, true>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
-        else
-            LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, SPLIT, true, false>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
-        return 0;
-    case LS_K_DELTA_NARROW:
-        if (one)
-            LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, NARROW, true, true>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
-        else
-            LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, NARROW, true, false>), pl.grid_x, pl.block, 0, st, pl.pdl,
-                           *p);
-        return 0;
+    case LS_K_DELTA_WIDE: return launch_tiles<ST, PER_ROW, WIDE>(p, pl, st);
+    case LS_K_DELTA_SPLIT: return launch_tiles<ST, PER_ROW, SPLIT>(p, pl, st);
+    case LS_K_DELTA_NARROW: return launch_tiles<ST, PER_ROW, NARROW>(p, pl, st);
     case LS_K_DELTA_VK4: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, true>(p, pl, st);
     case LS_K_DELTA_VK8: return launch_vk_k<ST, PER_ROW, VK_ROWS_WIDE, true>(p, pl, st);
     case LS_K_DELTA_VK_GENERIC: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, false>(p, pl, st);
