@@ -27,9 +27,9 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split",
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
                                "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: decode vk8 from 8 such "
-                               "warps per SM, vk4 below; verify vk4). split (kv layout, K = V = 128, every batch): each "
-                               "16-column tile over 4 warps along K, for small batches (auto: not yet taken). A value of "
-                               "the other layout means auto; split on other shapes: auto"},
+                               "warps per SM, vk4 below; verify vk4). split (kv layout, K = V = 128, every batch): "
+                               "each 16-column tile over 4 warps along K, for small batches (auto: not yet taken). "
+                               "A value of the other layout means auto; split on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},

@@ -329,8 +329,9 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         /* ---- decay */
         if (PER_ROW) {
             float e[RK];
-            kda_decay<LV, RK, FAST, PIPE>(p.a + (bt * HV + hv) * K + k0, (const float *)p.dt_bias + (long long)hv * K + k0,
-                                          k0, K, neg_a, lane, e, PIPE ? gnow : nullptr);
+            kda_decay<LV, RK, FAST, PIPE>(p.a + (bt * HV + hv) * K + k0,
+                                          (const float *)p.dt_bias + (long long)hv * K + k0, k0, K, neg_a, lane, e,
+                                          PIPE ? gnow : nullptr);
 #pragma unroll
             for (int i = 0; i < RK; i++)
 #pragma unroll

@@ -30,8 +30,8 @@
  * vk8 (vk), and PDL off (both layouts), run the large-batch cases (run_large);
  * delta.variant=split (kv; the SPLIT tiles at every batch of the vector path, the generic kernel
  * for the odd shapes) runs those and, for kv, the B <= 3 part of the matrix above (every T,
- * dtype and tp; quick-trimmed alike); the default tuning, last, runs everything above (vk: vk4 up to B = 4, vk8 above, generic for the odd
- * shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
+ * dtype and tp; quick-trimmed alike); the default tuning, last, runs everything above (vk:
+ * vk4 up to B = 4, vk8 above, generic for the odd shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
  * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
  * value is rejected, naming it, is a host test: tests/kernels/test_choose.c.) Every case gives the
  * pool's slot count (p.slots).
