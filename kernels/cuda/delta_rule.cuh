@@ -6,14 +6,15 @@
  * Work split. A tile = (request r, value head hv, block of value columns) is owned by KW = 1, 2
  * or 4 warps and its K x cols state slice lives in registers for all T tokens: every lane holds
  * RK key rows x 4 consecutive value columns (one 16-byte fp32 / 8-byte bf16 access per row).
- * Three layouts (see `layout` below): NARROW, 1 warp per 16-column tile (16 rows per lane), for
+ * Four layouts (see `layout` below): NARROW, 1 warp per 16-column tile (16 rows per lane), for
  * small batches (many tiles to spread over the SMs); WIDE, 2 warps per 32-column tile (64 key
  * rows each, 16 per lane), whose accesses cover whole 128-byte lines, for large batches; SPLIT,
  * NARROW's 16-column tile split along K over 4 warps (32 key rows each, 4 per lane): four times
  * NARROW's warps, each with a quarter of the per-token math and state, for the smallest batches,
- * where NARROW leaves about one warp per SM and a warp's T-token serial chain is the time.
- * Reductions over K (S^T k, S^T q, the L2 norms) are in-lane sums, xor-shuffles over the warp's
- * K-lanes and, for WIDE and SPLIT, one shared-memory exchange among the tile's warps per token
+ * where NARROW leaves about one warp per SM and a warp's T-token serial chain is the time;
+ * SPLIT2, the same over 2 warps (8 rows per lane). Reductions over K (S^T k, S^T q, the L2
+ * norms) are in-lane sums, xor-shuffles over the warp's K-lanes and, for WIDE, SPLIT and
+ * SPLIT2, one shared-memory exchange among the tile's warps per token
  * (named barrier of the tile's warps); CTAs group 1..4 warps, picked by the launcher to spread
  * small batches over the SMs.
  *
@@ -30,8 +31,8 @@
  * Large batches take the head-per-CTA bulk-copy kernel instead (delta_bulk.cuh); the vk state
  * layout ([V, K] per head) takes its own kernel (delta_vk.cuh). Which kernel
  * serves a launch, with which CTA size, is decided by ls_choose_delta (choose.c); the knob
- * delta.variant can force the register tiles or the bulk kernel for the WIDE batches, or SPLIT
- * for every batch.
+ * delta.variant can force the register tiles or the bulk kernel for the WIDE batches, or SPLIT /
+ * SPLIT2 for every batch.
  */
 #ifndef LS_DELTA_RULE_CUH
 #define LS_DELTA_RULE_CUH
@@ -144,13 +145,16 @@ constexpr int MAX_WARPS_PER_CTA = 4;
  *           quarter of NARROW's FMAs and loads 4 q/k values instead of 16, at the price of the
  *           exchange; the tile's warps run on different schedulers of one SM. Verify loads
  *           token t + 1's activations into registers while token t is computed.
+ *   SPLIT2: the same over 2 warps of 64 key rows: 8 rows x 4 columns per lane (32 registers),
+ *           twice NARROW's warps (where SPLIT's four times would not fit the SMs at once).
  * NARROW and WIDE keep 16 key rows x 4 columns of state per lane (64 registers).
  */
-enum layout { NARROW = 0, WIDE = 1, SPLIT = 2 };
+enum layout { NARROW = 0, WIDE = 1, SPLIT = 2, SPLIT2 = 3 };
 template <int L> struct shape_of;
 template <> struct shape_of<NARROW> { static constexpr int LV = 4, KW = 1; };
 template <> struct shape_of<WIDE> { static constexpr int LV = 8, KW = 2; };
-template <> struct shape_of<SPLIT> { static constexpr int LV = 4, KW = LS_DELTA_SPLIT_WARPS; };
+template <> struct shape_of<SPLIT> { static constexpr int LV = 4, KW = 4; };
+template <> struct shape_of<SPLIT2> { static constexpr int LV = 4, KW = 2; };
 
 /* Sum over the lanes along K (lane bits log2(LV)..4); every lane receives the total. */
 template <int LV>
@@ -218,13 +222,15 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
  * per SM, each with 8 KiB of state loads in flight); verify (T loop, L2 prefetch of the later
  * tokens' activations) may use up to 168; the generic path takes what it needs. SPLIT (16 state
  * registers per lane, four times the warps): decode <= 64 (32 warps per SM), verify <= 80 (24
- * warps per SM; the next token's activations held in registers need more than 64 without spills). */
+ * warps per SM; the next token's activations held in registers need more than 64 without spills);
+ * SPLIT2 (32 state registers) decode <= 80, verify <= 96 (24 and 20 warps per SM: its batches
+ * give at most about 16 per SM). */
 constexpr int min_ctas(int layout, bool fast, bool one_token)
 {
-    return !fast ? 1 : layout == SPLIT ? (one_token ? 8 : 6) : one_token ? 4 : 3;
+    return !fast ? 1 : layout == SPLIT ? (one_token ? 8 : 6) : layout == SPLIT2 ? (one_token ? 6 : 5) : one_token ? 4 : 3;
 }
 
-/* Partial sums a lane contributes per token before the cross-warp combine (WIDE, SPLIT). */
+/* Partial sums a lane contributes per token before the cross-warp combine (WIDE, SPLIT(2)). */
 constexpr int NSUM = 3 + 2 * COLS; /* qq, kk, qk, sk[4], sq[4] */
 
 /*
@@ -371,8 +377,8 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
 #pragma unroll
         for (int j = 0; j < NSUM; j++)
             sum[j] = sum_k_lanes<LV>(sum[j]);
-        if constexpr (KW > 1) { /* WIDE, SPLIT: combine the KW warps' parts of K through shared memory; every
-                       * warp of the tile gets the bit-identical total (WIDE: a0 + a1 == a1 + a0;
+        if constexpr (KW > 1) { /* WIDE, SPLIT(2): combine the KW warps' parts of K through shared memory;
+                       * every warp of the tile gets the bit-identical total (KW 2: a0 + a1 == a1 + a0;
                        * SPLIT: (a0 + a1) + (a2 + a3) read back in warp order), so all apply the
                        * same u. Double-buffered by token parity: a buffer is rewritten at token
                        * t + 2 only after every warp of the tile passed barrier t + 1, i.e. read
@@ -485,6 +491,7 @@ static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_
         return one ? launch_bulk_k<ST, PER_ROW, true>(p, pl, st) : launch_bulk_k<ST, PER_ROW, false>(p, pl, st);
     case LS_K_DELTA_WIDE: return launch_tiles<ST, PER_ROW, WIDE>(p, pl, st);
     case LS_K_DELTA_SPLIT: return launch_tiles<ST, PER_ROW, SPLIT>(p, pl, st);
+    case LS_K_DELTA_SPLIT2: return launch_tiles<ST, PER_ROW, SPLIT2>(p, pl, st);
     case LS_K_DELTA_NARROW: return launch_tiles<ST, PER_ROW, NARROW>(p, pl, st);
     case LS_K_DELTA_VK4: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, true>(p, pl, st);
     case LS_K_DELTA_VK8: return launch_vk_k<ST, PER_ROW, VK_ROWS_WIDE, true>(p, pl, st);

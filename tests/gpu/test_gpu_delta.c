@@ -30,7 +30,8 @@
  * vk8 (vk), and PDL off (both layouts), run the large-batch cases (run_large);
  * delta.variant=split (kv; the SPLIT tiles at every batch of the vector path, the generic kernel
  * for the odd shapes) runs those and, for kv, the B <= 3 part of the matrix above (every T,
- * dtype and tp; quick-trimmed alike); the default tuning, last, runs everything above (vk:
+ * dtype and tp; quick-trimmed alike); split2 (its 2-warp twin, meant for somewhat larger
+ * batches) the large-batch cases only; the default tuning, last, runs everything above (vk:
  * vk4 up to B = 4, vk8 above, generic for the odd shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
  * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
  * value is rejected, naming it, is a host test: tests/kernels/test_choose.c.) Every case gives the
@@ -267,7 +268,7 @@ int main(void)
     } forced[] = {{LS_STATE_KV, "delta.variant=regs", 0}, {LS_STATE_KV, "delta.variant=bulk", 0},
                   {LS_STATE_KV, "pdl=off", 0},            {LS_STATE_VK, "delta.variant=vk4", 0},
                   {LS_STATE_VK, "delta.variant=vk8", 0},  {LS_STATE_VK, "pdl=off", 0},
-                  {LS_STATE_KV, "delta.variant=split", 1}};
+                  {LS_STATE_KV, "delta.variant=split", 1}, {LS_STATE_KV, "delta.variant=split2", 0}};
     for (size_t i = 0; i < sizeof forced / sizeof *forced; i++) {
         gt_set_tuning(forced[i].tuning);
         const uint64_t s = seed + 1 + (uint64_t)i; /* a different draw per tuning */
