@@ -26,10 +26,12 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
                                 "conv vec2/vec8/pair/quad/wlat: guess each row's slot before the PDL wait (needs "
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
-    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8",
+    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2",
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
                                "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: decode vk8 from 8 such "
-                               "warps per SM, vk4 below; verify vk4). A value of the other layout means auto"},
+                               "warps per SM, vk4 below; verify vk4). split / split2 (kv layout, K = V = 128, every "
+                               "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto: not "
+                               "yet taken). A value of the other layout means auto; split(2) on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
@@ -247,12 +249,26 @@ static int choose_delta_vk(const ls_delta_params *p, int per_row, const ls_tunin
     return pick_cta(rh * ceil_div(p->dv, rows), 1, sms, out);
 }
 
+int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int max2)
+{
+    if (max4 > 0 && narrow_warps < (int64_t)max4 * sms)
+        return 4;
+    if (max2 > 0 && narrow_warps < (int64_t)max2 * sms)
+        return 2;
+    return 0;
+}
+
 /*
  * vk layout: choose_delta_vk. kv layout, generic shapes: the generic kernel. Vector path: NARROW tiles while the batch is too small to
  * give each SM 8 warps of WIDE tiles (NARROW wins at B = 1, WIDE from B = 64 on); among WIDE
  * batches, auto takes the bulk kernel from 16 heads per SM (bulk wins at B = 512, the register
  * tiles at B = 64, level at B = 128: results/h200/kernels.md, "Head-per-CTA bulk-copy").
  * delta.variant=regs / bulk force either for every WIDE batch (bulk where ls_delta_bulk_ok).
+ * delta.variant=split / split2 force the SPLIT / SPLIT2 tiles (NARROW's tiles over 4 / 2 warps
+ * along K) at every batch of the vector path; auto (and a vk value) takes them where
+ * ls_delta_split_auto says (never while both LS_DELTA_SPLIT*_MAX_WARPS_PER_SM are 0), regs and
+ * bulk never (NARROW below the WIDE batches, so regs is auto without SPLIT or bulk). Generic kv
+ * shapes and the vk layout ignore split / split2 (their auto).
  */
 int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, const ls_choose_dev *dev,
                     ls_plan *out)
@@ -270,9 +286,19 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
         out->kernel = LS_K_DELTA_GENERIC;
         rc = pick_cta(rh * ceil_div(p->dv, 16), 1, sms, out);
     } else {
+        const int v = ls_tune_get(t, LS_KNOB_DELTA_VARIANT);
+        const int64_t narrow_warps = rh * (LS_DELTA_DIM_FAST / 16);
         const int64_t wide_warps = rh * (LS_DELTA_DIM_FAST / 32) * 2;
-        if (wide_warps >= 8LL * sms) {
-            const int v = ls_tune_get(t, LS_KNOB_DELTA_VARIANT);
+        const int kv_auto = v != LS_DELTA_REGS && v != LS_DELTA_BULK; /* vk values mean auto here */
+        const int split = v == LS_DELTA_SPLIT    ? 4
+                          : v == LS_DELTA_SPLIT2 ? 2
+                          : kv_auto ? ls_delta_split_auto(narrow_warps, sms, LS_DELTA_SPLIT_MAX_WARPS_PER_SM,
+                                                          LS_DELTA_SPLIT2_MAX_WARPS_PER_SM)
+                                    : 0;
+        if (split) {
+            out->kernel = split == 4 ? LS_K_DELTA_SPLIT : LS_K_DELTA_SPLIT2;
+            rc = pick_cta(narrow_warps * split, split, sms, out);
+        } else if (wide_warps >= 8LL * sms) {
             const int bulk = v != LS_DELTA_REGS && ls_delta_bulk_ok(p, per_row) &&
                              (v == LS_DELTA_BULK || rh >= (int64_t)LS_DELTA_BULK_MIN_CTAS_PER_SM * sms);
             if (bulk) {
@@ -285,7 +311,7 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
             rc = pick_cta(wide_warps, 2, sms, out);
         } else {
             out->kernel = LS_K_DELTA_NARROW;
-            rc = pick_cta(rh * (LS_DELTA_DIM_FAST / 16), 1, sms, out);
+            rc = pick_cta(narrow_warps, 1, sms, out);
         }
     }
     if (rc)
@@ -465,6 +491,8 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_DELTA_VK4] = "delta_vk4",
         [LS_K_DELTA_VK8] = "delta_vk8",
         [LS_K_DELTA_VK_GENERIC] = "delta_vk_generic",
+        [LS_K_DELTA_SPLIT] = "delta_rule_split",
+        [LS_K_DELTA_SPLIT2] = "delta_rule_split2",
         [LS_K_SSU_WIDE] = "ssu_wide",
         [LS_K_SSU_NARROW] = "ssu_narrow",
         [LS_K_SSU_GENERIC] = "ssu_generic",

@@ -39,7 +39,7 @@ enum { LS_PDL_ON = 0, LS_PDL_OFF };
 enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD, LS_CONV_WLAT };
 enum { LS_ONOFF_ON = 0, LS_ONOFF_OFF };
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
-enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8 };
+enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2 };
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS };
 
@@ -73,6 +73,8 @@ typedef enum ls_kernel_id {
     LS_K_DELTA_VK4,       /* delta_vk_kernel (vk layout), vector path, 4 value rows per warp */
     LS_K_DELTA_VK8,       /* delta_vk_kernel (vk layout), vector path, 8 value rows per warp */
     LS_K_DELTA_VK_GENERIC,/* delta_vk_kernel (vk layout), generic (any K <= 128, V), 4 rows */
+    LS_K_DELTA_SPLIT,     /* delta_rule_kernel, vector path, 16-column tile over 4 warps along K */
+    LS_K_DELTA_SPLIT2,    /* delta_rule_kernel, vector path, 16-column tile over 2 warps along K */
     LS_K_SSU_WIDE,        /* ssu_kernel, vector path, 64 state floats per lane */
     LS_K_SSU_NARROW,      /* ssu_kernel, vector path, half the rows per lane */
     LS_K_SSU_GENERIC,     /* ssu_kernel, generic (any ds <= 256) */
@@ -120,6 +122,13 @@ typedef struct ls_choose_dev {
 /* auto, SSU verify (T > 1, vector path): ssu_rows up to this batch, the wide / narrow tiles
  * above. 0 = never (ssu.variant=rows forces it): the H200 A/B of auto vs rows sets it. */
 #define LS_SSU_ROWS_VERIFY_MAX_BATCH 0
+/* auto, kv vector path: the SPLIT tiles (4 warps each) while NARROW would give the SMs fewer
+ * than LS_DELTA_SPLIT_MAX_WARPS_PER_SM warps each, else SPLIT2 (2 warps) while fewer than
+ * LS_DELTA_SPLIT2_MAX_WARPS_PER_SM. 0: never (auto keeps NARROW / WIDE / bulk). The values are
+ * to come from the H200 A/B of delta.variant=auto against =split and =split2 (results/h200/);
+ * the coordinator sets them. */
+#define LS_DELTA_SPLIT_MAX_WARPS_PER_SM 0
+#define LS_DELTA_SPLIT2_MAX_WARPS_PER_SM 0
 #define LS_STATE_THREADS 256
 #define LS_STATE_UNROLL 4
 #define LS_STATE_CHUNK_VECS (LS_STATE_THREADS * LS_STATE_UNROLL)
@@ -155,6 +164,12 @@ int ls_ssu_rows_auto(const ls_ssu_params *p, int max_batch);
 /* The delta vector-path and bulk-kernel conditions (shape and alignment). */
 int ls_delta_fast_ok(const ls_delta_params *p, int per_row);
 int ls_delta_bulk_ok(const ls_delta_params *p, int per_row);
+/* auto's SPLIT rule on the kv vector path: the warps per 16-column tile it takes, 4 (SPLIT) when
+ * narrow_warps (B * HV * V / 16, NARROW's warps) is below max4 warps per SM, else 2 (SPLIT2)
+ * when below max2, else 0 (no split layout); a threshold <= 0 never holds. ls_choose_delta
+ * passes LS_DELTA_SPLIT_MAX_WARPS_PER_SM and LS_DELTA_SPLIT2_MAX_WARPS_PER_SM; the tests pass
+ * others. */
+int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int max2);
 
 /* One line: "conv_vec2 grid=(64,1) block=128 pdl spec=on". Returns the length written (cut to
  * cap - 1), or -1 when cap is 0. */

@@ -27,9 +27,12 @@
  * the delta_vk kernels); the host reference transposes per head.
  *
  * The matrix runs once per tuning (gt_set_tuning): delta.variant=regs and =bulk (kv), vk4 and
- * vk8 (vk), and PDL off (both layouts), run the large-batch cases (run_large); the default
- * tuning, last, runs everything above (vk: vk4 up to B = 4, vk8 above, generic for the odd
- * shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
+ * vk8 (vk), and PDL off (both layouts), run the large-batch cases (run_large);
+ * delta.variant=split (kv; the SPLIT tiles at every batch of the vector path, the generic kernel
+ * for the odd shapes) runs those and, for kv, the B <= 3 part of the matrix above (every T,
+ * dtype and tp; quick-trimmed alike); split2 (its 2-warp twin, meant for somewhat larger
+ * batches) the large-batch cases only; the default tuning, last, runs everything above (vk:
+ * vk4 up to B = 4, vk8 above, generic for the odd shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
  * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
  * value is rejected, naming it, is a host test: tests/kernels/test_choose.c.) Every case gives the
  * pool's slot count (p.slots).
@@ -175,8 +178,9 @@ static void check_bad_input(const ls_runtime *be)
     LS_CHECK(strstr(ls_last_error(), "heads_v=3") != NULL);
 }
 
-/* The full matrix (see the file comment): the default tuning. */
-static void run_full(const ls_runtime *be, int quick, uint64_t seed, ls_state_layout lay)
+/* The full matrix (see the file comment): the default tuning. small: only B <= 3 (and the odd
+ * shapes), for a tuning whose large batches run_large covers. */
+static void run_full(const ls_runtime *be, int quick, int small, uint64_t seed, ls_state_layout lay)
 {
     static const int Bs[] = {1, 3, 64}, Ts[] = {1, 2, 4, 8};
     static const ls_dtype dts[] = {LS_F32, LS_BF16};
@@ -187,7 +191,9 @@ static void run_full(const ls_runtime *be, int quick, uint64_t seed, ls_state_la
         for (int di = 0; di < 2; di++)
             for (int bi = 0; bi < 3; bi++)
                 for (int ti = 0; ti < 4; ti++) {
-                    if (quick && (Bs[bi] > 3 || Ts[ti] > 2))
+                    if ((quick || small) && Bs[bi] > 3)
+                        continue;
+                    if (quick && Ts[ti] > 2)
                         continue;
                     if (Bs[bi] == 64 && Ts[ti] != 1 && Ts[ti] != 4)
                         continue; /* host time: the reference and the compare are O(B*T*state) */
@@ -200,7 +206,7 @@ static void run_full(const ls_runtime *be, int quick, uint64_t seed, ls_state_la
                 preset_case(be, m, 1, 3, ti ? 4 : 1, dts[di], 0, lay, &seed);
                 preset_case(be, m, 8, 3, ti ? 4 : 1, dts[di], 1, lay, &seed);
             }
-        if (!quick) { /* large batches (the bulk kernel): decode fp32 for GDN, bf16 for KDA; verify
+        if (!quick && !small) { /* large batches (the bulk kernel): decode fp32 for GDN, bf16 for KDA; verify
                        * with inter windows (B = 140: just past the bulk threshold) */
             preset_case(be, m, 2, 257, 1, m->mechanism == LS_MECH_GDN ? LS_F32 : LS_BF16, 1, lay, &seed);
             preset_case(be, m, 2, 140, 4, LS_F32, 0, lay, &seed);
@@ -253,23 +259,30 @@ int main(void)
     const ls_runtime *be = gt_init();
     const int quick = gt_quick();
     const uint64_t seed = 0x5eedde17a0001ull;
-    /* the forced kernels of the large batches, PDL off, per layout; then the default tuning last */
+    /* the forced kernels of the large batches, PDL off, per layout; split (every batch of the kv
+     * vector path, made for the small ones): the small batches too; then the default tuning last */
     static const struct {
         ls_state_layout lay;
         const char *tuning;
-    } forced[] = {{LS_STATE_KV, "delta.variant=regs"}, {LS_STATE_KV, "delta.variant=bulk"}, {LS_STATE_KV, "pdl=off"},
-                  {LS_STATE_VK, "delta.variant=vk4"},  {LS_STATE_VK, "delta.variant=vk8"},  {LS_STATE_VK, "pdl=off"}};
+        int small; /* also the small batches of run_full */
+    } forced[] = {{LS_STATE_KV, "delta.variant=regs", 0}, {LS_STATE_KV, "delta.variant=bulk", 0},
+                  {LS_STATE_KV, "pdl=off", 0},            {LS_STATE_VK, "delta.variant=vk4", 0},
+                  {LS_STATE_VK, "delta.variant=vk8", 0},  {LS_STATE_VK, "pdl=off", 0},
+                  {LS_STATE_KV, "delta.variant=split", 1}, {LS_STATE_KV, "delta.variant=split2", 0}};
     for (size_t i = 0; i < sizeof forced / sizeof *forced; i++) {
         gt_set_tuning(forced[i].tuning);
-        run_large(be, quick, seed + 1 + (uint64_t)i, forced[i].lay); /* a different draw per tuning */
+        const uint64_t s = seed + 1 + (uint64_t)i; /* a different draw per tuning */
+        if (forced[i].small)
+            run_full(be, quick, 1, s + 100, forced[i].lay);
+        run_large(be, quick, s, forced[i].lay);
         printf("%s %s: worst error / tolerance: state %.3g, o %.3g\n", ls_state_layout_name(forced[i].lay),
                forced[i].tuning, g_worst_state_ratio, g_worst_o_ratio);
     }
     gt_set_tuning("");
     if (be == ls_runtime_cuda()) /* the cuda launcher's limits (the host reference has others) */
         check_bad_input(be);
-    run_full(be, quick, seed, LS_STATE_KV);
-    run_full(be, quick, seed + 16, LS_STATE_VK);
+    run_full(be, quick, 0, seed, LS_STATE_KV);
+    run_full(be, quick, 0, seed + 16, LS_STATE_VK);
     printf("default: worst error / tolerance: state %.3g, o %.3g\n", g_worst_state_ratio, g_worst_o_ratio);
     return ls_test_exit();
 }

@@ -487,6 +487,88 @@ static void test_delta(void)
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "pdl=off").pdl, 0);
 }
 
+/* SPLIT / SPLIT2 (delta.variant=split / split2): NARROW's 16-column tiles over 4 / 2 warps along
+ * K, forced at every batch of the kv vector path; auto's rule is prepared but off. */
+static void test_delta_split(void)
+{
+    LS_CHECK_EQ_INT(LS_DELTA_SPLIT, 5); /* appended: the older values keep their indices */
+    LS_CHECK_EQ_INT(LS_DELTA_SPLIT2, 6);
+    ls_delta_params p = delta(1, 1);
+    ls_plan pl = plan_delta(&p, 0, "delta.variant=split");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_SPLIT);
+    LS_CHECK_EQ_INT(pl.block, 128); /* a tile's 4 warps share a CTA (named barrier) */
+    LS_CHECK_EQ_INT(pl.grid_x, 16 * 8); /* 128 NARROW tiles, 512 warps */
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=split").kernel, LS_K_DELTA_SPLIT); /* KDA */
+    p = delta(8, 4); /* verify, bf16 state */
+    p.state_dtype = LS_BF16;
+    pl = plan_delta(&p, 1, "delta.variant=split,pdl=off");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_SPLIT);
+    LS_CHECK_EQ_INT(pl.grid_x, 8 * 16 * 8);
+    LS_CHECK_EQ_INT(pl.pdl, 0);
+    /* forced past the WIDE and bulk batches too */
+    p = delta(64, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_SPLIT);
+    p = delta(512, 2);
+    pl = plan_delta(&p, 0, "delta.variant=split");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_SPLIT);
+    LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 8);
+    /* split2: 2 warps per tile, CTAs of 2 or 4 warps (whole tiles) */
+    p = delta(1, 4);
+    pl = plan_delta(&p, 1, "delta.variant=split2");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_SPLIT2);
+    LS_CHECK_EQ_INT(pl.block, 64); /* 256 warps: under 2 CTAs of 4 per SM, so CTAs of 2 */
+    LS_CHECK_EQ_INT(pl.grid_x, 128);
+    p = delta(8, 1);
+    pl = plan_delta(&p, 0, "delta.variant=split2");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_SPLIT2);
+    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.grid_x, 8 * 16 * 8 / 2);
+    p = delta(512, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_SPLIT2);
+    /* other shapes ignore it: generic kv shapes, the vk layout */
+    p = delta(1, 1);
+    p.dk = 64;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_GENERIC);
+    p = delta(1, 1);
+    p.a = (const uint16_t *)((char *)A16 + 8); /* a KDA gate off the vector path */
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=split").kernel, LS_K_DELTA_GENERIC);
+    p.dk = 128, p.dv = 64;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_GENERIC);
+    p = delta(1, 1);
+    p.state_layout = LS_STATE_VK;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_VK4);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_VK4);
+    p.batch = 512;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_VK8);
+
+    /* auto with both LS_DELTA_SPLIT*_MAX_WARPS_PER_SM at 0 never takes them: B = 1 stays NARROW */
+    LS_CHECK_EQ_INT(LS_DELTA_SPLIT_MAX_WARPS_PER_SM, 0);
+    LS_CHECK_EQ_INT(LS_DELTA_SPLIT2_MAX_WARPS_PER_SM, 0);
+    for (int b = 1; b <= 1024; b *= 2)
+        for (int t = 1; t <= 8; t *= 2)
+            for (int kda = 0; kda < 2; kda++) {
+                p = delta(b, t);
+                const ls_kernel_id k = plan_delta(&p, kda, "").kernel;
+                LS_CHECK(k != LS_K_DELTA_SPLIT && k != LS_K_DELTA_SPLIT2);
+            }
+    p = delta(1, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_NARROW);
+    /* the rule itself, at other thresholds: 4 warps per tile below max4 NARROW warps per SM, 2
+     * below max2 */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, 0, 0), 0);
+    LS_CHECK_EQ_INT(ls_delta_split_auto(0, 132, 0, 0), 0);
+    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, -1, -1), 0);
+    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, 1, 0), 4);   /* B = 1 at HV 16: 128 < 132 */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(132, 132, 1, 0), 0);   /* exactly one per SM: NARROW */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(132, 132, 1, 2), 2);
+    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, 0, 8), 2);   /* split2 alone */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(1024, 132, 2, 8), 2);  /* B = 8: 1024 < 1056 */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(1024, 132, 8, 16), 4);
+    LS_CHECK_EQ_INT(ls_delta_split_auto(1056, 132, 2, 8), 0);
+    LS_CHECK_EQ_INT(ls_delta_split_auto(4096, 132, 2, 8), 0);  /* B = 32 */
+    LS_CHECK_EQ_INT(ls_delta_split_auto((int64_t)1 << 40, 132, 1 << 30, 1 << 30), 0); /* no overflow */
+}
+
 /* ------------------------------------------------------------------ SSU */
 
 /* Nemotron-H-8B-like SSU at tp 2: nheads 64, head_dim 64, dstate 128, 4 groups, fp32 state. */
@@ -698,6 +780,10 @@ static void test_knobs(void)
     LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], LS_DELTA_VK4);
     t = tune("delta.variant=vk8");
     LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], LS_DELTA_VK8);
+    t = tune("delta.variant=split");
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], LS_DELTA_SPLIT);
+    t = tune("delta.variant=split2");
+    LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], LS_DELTA_SPLIT2);
     t = tune("conv.variant=vec2,conv.variant=vec8,conv.variant=tile");
     LS_CHECK_EQ_INT(t.v[LS_KNOB_CONV_VARIANT], LS_CONV_TILE);
     LS_CHECK_EQ_INT(tune("conv.variant=pair").v[LS_KNOB_CONV_VARIANT], LS_CONV_PAIR);
@@ -785,6 +871,10 @@ static void test_describe(void)
     LS_CHECK_EQ_INT(ls_choose(LS_OP_GDN, &d, NULL, &H200, &pl), 0);
     ls_choose_describe(LS_OP_GDN, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "delta_vk8 grid=(32768,1) block=128 pdl") == 0);
+    d = delta(1, 2);
+    pl = plan_delta(&d, 1, "delta.variant=split");
+    ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "delta_rule_split grid=(128,1) block=128 pdl") == 0);
     ls_ssu_params s = ssu(1, 1);
     pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
     ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
@@ -806,6 +896,7 @@ int main(void)
     test_conv();
     test_conv_wlat();
     test_delta();
+    test_delta_split();
     test_ssu();
     test_ssu_rows();
     test_state();
