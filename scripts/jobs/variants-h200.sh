@@ -4,8 +4,9 @@
 # Needs build/ (cmake --preset default -DLINSTATE_PYTHON=$(command -v python3), built), .peers/src
 # and .peers/aot carried, LS_GIT_COMMIT set. Steps (default: ab fidelity tests; in order):
 #   ab        one run per family, linstate under auto and under the variant forced, beside the
-#             peers (same inputs), tp 2, B 1, 8, 32, 128 (and 512 for conv), T 1, 2, 4, 8:
-#               ab-delta.csv  delta.variant=split  (GDN qwen3-next, KDA kimi-linear)
+#             peers (same inputs), tp 2, B 1, 2, 4, 8, 16, 32, 128 (conv: 1, 4, 8, 16, 32, 128,
+#             512), T 1, 2, 4, 8:
+#               ab-delta.csv  delta.variant=split and split2 (GDN qwen3-next, KDA kimi-linear)
 #               ab-ssu.csv    ssu.variant=rows     (Mamba2 nemotron-h)
 #               ab-conv.csv   conv.variant=wlat, prefetch on and off (kimi-linear, qwen3-next)
 #             and compare-*.txt: scripts/compare.py of each variant against auto
@@ -44,13 +45,15 @@ for s in $steps; do
     ab)
       P=(--impl linstate,sglang,py_vllm --tp 2 --draft 1,2,4,8)
       run ab-delta "${P[@]}" --family gdn,kda --model qwen3-next-80b-a3b,kimi-linear-48b-a3b \
-        --batch 1,8,32,128 --tune linstate:delta.variant=auto --tune linstate:delta.variant=split
+        --batch 1,2,4,8,16,32,128 --tune linstate:delta.variant=auto --tune linstate:delta.variant=split \
+        --tune linstate:delta.variant=split2
       vs ab-delta delta.variant=auto delta.variant=split split
-      run ab-ssu "${P[@]}" --family mamba2_ssu --model nemotron-h-8b --batch 1,8,32,128 \
+      vs ab-delta delta.variant=auto delta.variant=split2 split2
+      run ab-ssu "${P[@]}" --family mamba2_ssu --model nemotron-h-8b --batch 1,2,4,8,16,32,128 \
         --tune linstate:ssu.variant=auto --tune linstate:ssu.variant=rows
       vs ab-ssu ssu.variant=auto ssu.variant=rows rows
       run ab-conv "${P[@]}" --family conv1d_update --model kimi-linear-48b-a3b,qwen3-next-80b-a3b \
-        --batch 1,8,32,128,512 --tune linstate:conv.variant=auto \
+        --batch 1,4,8,16,32,128,512 --tune linstate:conv.variant=auto \
         --tune linstate:conv.variant=wlat --tune linstate:conv.variant=wlat,linstate:conv.prefetch=off
       vs ab-conv conv.variant=auto,conv.prefetch=on conv.variant=wlat,conv.prefetch=on wlat
       vs ab-conv conv.variant=auto,conv.prefetch=on conv.variant=wlat,conv.prefetch=off wlat-noprefetch ;;
