@@ -15,11 +15,12 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad|wlat",
                               "conv update kernel (auto, channel-major state: vec2 for small-batch decode, vec8 below "
                               "B = 64, tile above; pair for verify up to B = 16 (T >= 8: up to 128), tile above; "
-                              "window-major state: pair below B = 64, quad from it; a forced kernel that does not fit the shape falls back to vec8, then "
+                              "window-major state: wlat up to B = 32 (verify 128), pair below B = 64, quad from it; a forced kernel that does not fit the shape falls back to vec8, then "
                               "scalar; scalar: the fallback kernel everywhere, for tests; pair / quad: 2 / 4 channels "
                               "per thread with every token's x loaded at once, any T, either state orientation, either "
                               "weight dtype; wlat: window-major state up to T = 8, every load of a row issued before "
-                              "any use, for small batches; where it does not fit, the auto choice)"},
+                              "any use (auto: window-major decode up to B = 32, verify up to B = 128); where it does "
+                              "not fit, the auto choice)"},
     [LS_KNOB_CONV_PREFETCH] = {"conv.prefetch", "on|off",
                                "conv tile / wlat kernels: prefetch what the rows read (tile: the state; wlat: state, "
                                "x, weights) into L2 before the PDL wait"},
@@ -30,16 +31,16 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
                                "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: decode vk8 from 8 such "
                                "warps per SM, vk4 below; verify vk4). split / split2 (kv layout, K = V = 128, every "
-                               "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto: not "
-                               "yet taken). A value of the other layout means auto; split(2) on other shapes: auto"},
+                               "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto, verify: split "
+                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). A value of the other layout "
+                               "means auto; split(2) on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
     [LS_KNOB_SSU_VARIANT] = {"ssu.variant", "auto|tiles|rows",
                              "SSU kernel on the vector path (ds = 128 or 256, aligned): tiles = the wide / narrow "
                              "register tiles; rows = ssu_rows, 4 rows per warp with the next token's inputs loaded "
-                             "ahead, decode and verify (auto: rows for verify up to LS_SSU_ROWS_VERIFY_MAX_BATCH, "
-                             "now 0 = never; tiles otherwise)"},
+                             "ahead, decode and verify (auto: rows for verify up to B = 128, tiles otherwise)"},
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -249,11 +250,11 @@ static int choose_delta_vk(const ls_delta_params *p, int per_row, const ls_tunin
     return pick_cta(rh * ceil_div(p->dv, rows), 1, sms, out);
 }
 
-int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int max2)
+int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int max2)
 {
     if (max4 > 0 && narrow_warps < (int64_t)max4 * sms)
         return 4;
-    if (max2 > 0 && narrow_warps < (int64_t)max2 * sms)
+    if (max2 > 0 && narrow_warps >= (int64_t)min2 * sms && narrow_warps < (int64_t)max2 * sms)
         return 2;
     return 0;
 }
@@ -265,8 +266,8 @@ int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int max2)
  * tiles at B = 64, level at B = 128: results/h200/kernels.md, "Head-per-CTA bulk-copy").
  * delta.variant=regs / bulk force either for every WIDE batch (bulk where ls_delta_bulk_ok).
  * delta.variant=split / split2 force the SPLIT / SPLIT2 tiles (NARROW's tiles over 4 / 2 warps
- * along K) at every batch of the vector path; auto (and a vk value) takes them where
- * ls_delta_split_auto says (never while both LS_DELTA_SPLIT*_MAX_WARPS_PER_SM are 0), regs and
+ * along K) at every batch of the vector path; auto (and a vk value) takes them for verify where
+ * ls_delta_split_auto says (SPLIT for KDA only; limits and their A/B in choose.h), regs and
  * bulk never (NARROW below the WIDE batches, so regs is auto without SPLIT or bulk). Generic kv
  * shapes and the vk layout ignore split / split2 (their auto).
  */
@@ -292,9 +293,10 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
         const int kv_auto = v != LS_DELTA_REGS && v != LS_DELTA_BULK; /* vk values mean auto here */
         const int split = v == LS_DELTA_SPLIT    ? 4
                           : v == LS_DELTA_SPLIT2 ? 2
-                          : kv_auto ? ls_delta_split_auto(narrow_warps, sms, LS_DELTA_SPLIT_MAX_WARPS_PER_SM,
-                                                          LS_DELTA_SPLIT2_MAX_WARPS_PER_SM)
-                                    : 0;
+                          : kv_auto && p->tokens > 1
+                              ? ls_delta_split_auto(narrow_warps, sms, per_row ? LS_DELTA_SPLIT_MAX_WARPS_PER_SM : 0,
+                                                    LS_DELTA_SPLIT2_MIN_WARPS_PER_SM, LS_DELTA_SPLIT2_MAX_WARPS_PER_SM)
+                              : 0;
         if (split) {
             out->kernel = split == 4 ? LS_K_DELTA_SPLIT : LS_K_DELTA_SPLIT2;
             rc = pick_cta(narrow_warps * split, split, sms, out);

@@ -112,23 +112,31 @@ typedef struct ls_choose_dev {
 /* Sizes shared with the kernels. */
 #define LS_CONV_TILE_CHANNELS 256  /* channels per warp tile of conv_cm_tile */
 #define LS_CONV_WLAT_MAX_TOKENS 8  /* conv_wlat: token bound of its largest instance */
-/* auto: window-major rows up to this batch take conv_wlat, decode and verify; 0 = never. The
- * H200 A/B of conv.variant=auto against conv.variant=wlat sets them (the coordinator's call). */
-#define LS_CONV_WLAT_MAX_B_DECODE 0
-#define LS_CONV_WLAT_MAX_B_VERIFY 0
+/* auto: window-major rows up to this batch take conv_wlat, decode and verify (0 = never). H200
+ * A/B (results/h200/variants-08b9550/, kimi-linear tp 2, conv.prefetch on): wlat won decode up to
+ * B = 32 (-27 to -30 %) and lost at 128 (+18 %); won verify to B = 128 (-7 to -34 %) and lost
+ * at 512 (+1 to +5 %). With the prefetch off wlat won decode at 128 / 512 by 2 / 6 % and verify
+ * at 128 by 13-19 %: a prefetch rule by batch is not made (the knob says on). */
+#define LS_CONV_WLAT_MAX_B_DECODE 32
+#define LS_CONV_WLAT_MAX_B_VERIFY 128
 #define LS_DELTA_DIM_FAST 128      /* delta vector path: K = V = 128 */
 #define LS_DELTA_BULK_MIN_CTAS_PER_SM 16 /* auto: bulk kernel from this many heads per SM */
 #define LS_DELTA_VK8_MIN_WARPS_PER_SM 8  /* auto, vk layout: 8 rows per warp from this many warps per SM */
 /* auto, SSU verify (T > 1, vector path): ssu_rows up to this batch, the wide / narrow tiles
- * above. 0 = never (ssu.variant=rows forces it): the H200 A/B of auto vs rows sets it. */
-#define LS_SSU_ROWS_VERIFY_MAX_BATCH 0
-/* auto, kv vector path: the SPLIT tiles (4 warps each) while NARROW would give the SMs fewer
- * than LS_DELTA_SPLIT_MAX_WARPS_PER_SM warps each, else SPLIT2 (2 warps) while fewer than
- * LS_DELTA_SPLIT2_MAX_WARPS_PER_SM. 0: never (auto keeps NARROW / WIDE / bulk). The values are
- * to come from the H200 A/B of delta.variant=auto against =split and =split2 (results/h200/);
- * the coordinator sets them. */
-#define LS_DELTA_SPLIT_MAX_WARPS_PER_SM 0
-#define LS_DELTA_SPLIT2_MAX_WARPS_PER_SM 0
+ * above. H200 A/B (results/h200/variants-08b9550/, nemotron-h tp 2): rows won verify at B = 1
+ * (-27 to -37 %), 8 (-11 to -14 %) and every batch to 128 but B = 4 T = 8 (+3 %); decode mixed
+ * (B = 2, 4: +10, +6 %), so decode keeps the tiles. B = 512 not measured. */
+#define LS_SSU_ROWS_VERIFY_MAX_BATCH 128
+/* auto, kv vector path, verify only (T > 1; decode lost at every batch): the SPLIT tiles (4 warps
+ * each) for KDA while NARROW would give the SMs fewer than LS_DELTA_SPLIT_MAX_WARPS_PER_SM warps
+ * each, the SPLIT2 tiles (2 warps) for GDN and KDA from LS_DELTA_SPLIT2_MIN_ to below
+ * LS_DELTA_SPLIT2_MAX_WARPS_PER_SM. From the H200 A/B of results/h200/variants-08b9550/ (tp 2,
+ * HV 16: NARROW's warps per SM ~ 0.97 B): split won KDA verify at B = 1 (-10 to -19 %) and 2
+ * (-4 to -10 %), lost from B = 4 and for GDN from B = 2; split2 won verify at B = 8 (KDA -7 to
+ * -15 %, GDN -2 %) and 16 (GDN -3 to -10 %, KDA -8 to -9 % at T >= 4), lost at B = 4 and 32. */
+#define LS_DELTA_SPLIT_MAX_WARPS_PER_SM 3
+#define LS_DELTA_SPLIT2_MIN_WARPS_PER_SM 6
+#define LS_DELTA_SPLIT2_MAX_WARPS_PER_SM 24
 #define LS_STATE_THREADS 256
 #define LS_STATE_UNROLL 4
 #define LS_STATE_CHUNK_VECS (LS_STATE_THREADS * LS_STATE_UNROLL)
@@ -166,10 +174,10 @@ int ls_delta_fast_ok(const ls_delta_params *p, int per_row);
 int ls_delta_bulk_ok(const ls_delta_params *p, int per_row);
 /* auto's SPLIT rule on the kv vector path: the warps per 16-column tile it takes, 4 (SPLIT) when
  * narrow_warps (B * HV * V / 16, NARROW's warps) is below max4 warps per SM, else 2 (SPLIT2)
- * when below max2, else 0 (no split layout); a threshold <= 0 never holds. ls_choose_delta
- * passes LS_DELTA_SPLIT_MAX_WARPS_PER_SM and LS_DELTA_SPLIT2_MAX_WARPS_PER_SM; the tests pass
- * others. */
-int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int max2);
+ * when it is at least min2 and below max2 warps per SM, else 0 (no split layout); a maximum
+ * <= 0 never holds. ls_choose_delta passes the LS_DELTA_SPLIT* limits for verify (max4 for KDA
+ * only) and nothing for decode; the tests pass others. */
+int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int max2);
 
 /* One line: "conv_vec2 grid=(64,1) block=128 pdl spec=on". Returns the length written (cut to
  * cap - 1), or -1 when cap is 0. */

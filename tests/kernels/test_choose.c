@@ -488,7 +488,8 @@ static void test_delta(void)
 }
 
 /* SPLIT / SPLIT2 (delta.variant=split / split2): NARROW's 16-column tiles over 4 / 2 warps along
- * K, forced at every batch of the kv vector path; auto's rule is prepared but off. */
+ * K, forced at every batch of the kv vector path; auto takes them for verify in the bands of
+ * choose.h (set from the H200 A/B). */
 static void test_delta_split(void)
 {
     LS_CHECK_EQ_INT(LS_DELTA_SPLIT, 5); /* appended: the older values keep their indices */
@@ -541,32 +542,47 @@ static void test_delta_split(void)
     p.batch = 512;
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_VK8);
 
-    /* auto with both LS_DELTA_SPLIT*_MAX_WARPS_PER_SM at 0 never takes them: B = 1 stays NARROW */
-    LS_CHECK_EQ_INT(LS_DELTA_SPLIT_MAX_WARPS_PER_SM, 0);
-    LS_CHECK_EQ_INT(LS_DELTA_SPLIT2_MAX_WARPS_PER_SM, 0);
+    /* auto (limits from the H200 A/B, choose.h), tp 2 shapes (HV 16) on 132 SMs: verify only;
+     * SPLIT for KDA at B <= 2, SPLIT2 for GDN and KDA at B = 8..16; decode never */
+    LS_CHECK_EQ_INT(LS_DELTA_SPLIT_MAX_WARPS_PER_SM, 3);
+    LS_CHECK_EQ_INT(LS_DELTA_SPLIT2_MIN_WARPS_PER_SM, 6);
+    LS_CHECK_EQ_INT(LS_DELTA_SPLIT2_MAX_WARPS_PER_SM, 24);
     for (int b = 1; b <= 1024; b *= 2)
         for (int t = 1; t <= 8; t *= 2)
             for (int kda = 0; kda < 2; kda++) {
                 p = delta(b, t);
                 const ls_kernel_id k = plan_delta(&p, kda, "").kernel;
-                LS_CHECK(k != LS_K_DELTA_SPLIT && k != LS_K_DELTA_SPLIT2);
+                const ls_kernel_id want = t == 1               ? k /* decode: whatever it was, checked below */
+                                          : kda && b <= 2      ? LS_K_DELTA_SPLIT
+                                          : b >= 8 && b <= 16 ? LS_K_DELTA_SPLIT2
+                                                               : k;
+                LS_CHECK_EQ_INT(k, want);
+                if (t == 1 || (b > 2 && b < 8) || b > 16 || (!kda && b <= 2))
+                    LS_CHECK(k != LS_K_DELTA_SPLIT && k != LS_K_DELTA_SPLIT2);
             }
     p = delta(1, 1);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_NARROW);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_NARROW); /* KDA decode B = 1 */
+    p = delta(1, 4);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_NARROW); /* GDN verify B = 1 */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=regs").kernel, LS_K_DELTA_NARROW);
+    p = delta(8, 4);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=regs").kernel, LS_K_DELTA_NARROW); /* regs: no split */
     /* the rule itself, at other thresholds: 4 warps per tile below max4 NARROW warps per SM, 2
-     * below max2 */
-    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, 0, 0), 0);
-    LS_CHECK_EQ_INT(ls_delta_split_auto(0, 132, 0, 0), 0);
-    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, -1, -1), 0);
-    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, 1, 0), 4);   /* B = 1 at HV 16: 128 < 132 */
-    LS_CHECK_EQ_INT(ls_delta_split_auto(132, 132, 1, 0), 0);   /* exactly one per SM: NARROW */
-    LS_CHECK_EQ_INT(ls_delta_split_auto(132, 132, 1, 2), 2);
-    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, 0, 8), 2);   /* split2 alone */
-    LS_CHECK_EQ_INT(ls_delta_split_auto(1024, 132, 2, 8), 2);  /* B = 8: 1024 < 1056 */
-    LS_CHECK_EQ_INT(ls_delta_split_auto(1024, 132, 8, 16), 4);
-    LS_CHECK_EQ_INT(ls_delta_split_auto(1056, 132, 2, 8), 0);
-    LS_CHECK_EQ_INT(ls_delta_split_auto(4096, 132, 2, 8), 0);  /* B = 32 */
-    LS_CHECK_EQ_INT(ls_delta_split_auto((int64_t)1 << 40, 132, 1 << 30, 1 << 30), 0); /* no overflow */
+     * from min2 to below max2 */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, 0, 0, 0), 0);
+    LS_CHECK_EQ_INT(ls_delta_split_auto(0, 132, 0, 0, 0), 0);
+    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, -1, 0, -1), 0);
+    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, 1, 0, 0), 4);    /* B = 1 at HV 16: 128 < 132 */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(132, 132, 1, 0, 0), 0);    /* exactly one per SM: NARROW */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(132, 132, 1, 0, 2), 2);
+    LS_CHECK_EQ_INT(ls_delta_split_auto(128, 132, 0, 0, 8), 2);    /* split2 alone */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(512, 132, 3, 6, 24), 0);   /* B = 4: between the bands */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(1024, 132, 3, 6, 24), 2);  /* B = 8 */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(2048, 132, 3, 6, 24), 2);  /* B = 16 */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(4096, 132, 3, 6, 24), 0);  /* B = 32 */
+    LS_CHECK_EQ_INT(ls_delta_split_auto(1024, 132, 8, 6, 16), 4);
+    LS_CHECK_EQ_INT(ls_delta_split_auto((int64_t)1 << 40, 132, 1 << 30, 0, 1 << 30), 0); /* no overflow */
 }
 
 /* ------------------------------------------------------------------ SSU */
@@ -699,12 +715,15 @@ static void test_ssu_rows(void)
     p.state = (char *)A16 + 8; /* fp32 state not 16-byte aligned */
     LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 16).kernel, LS_K_SSU_GENERIC);
 
-    /* auto keeps the tiles today (the threshold is 0), and so does tiles */
-    LS_CHECK_EQ_INT(LS_SSU_ROWS_VERIFY_MAX_BATCH, 0);
-    for (int b = 1; b <= 512; b *= 8) {
+    /* auto (H200 A/B, choose.h): rows for verify up to B = 128, the tiles for decode and above;
+     * tiles never takes rows */
+    LS_CHECK_EQ_INT(LS_SSU_ROWS_VERIFY_MAX_BATCH, 128);
+    for (int b = 1; b <= 512; b *= 2) {
         p = ssu(b, 4);
-        LS_CHECK(plan_ssu(&p, "", 132, 16).kernel != LS_K_SSU_ROWS);
+        LS_CHECK_EQ_INT(plan_ssu(&p, "", 132, 16).kernel == LS_K_SSU_ROWS, b <= 128);
         LS_CHECK(plan_ssu(&p, "ssu.variant=tiles", 132, 16).kernel != LS_K_SSU_ROWS);
+        p = ssu(b, 1);
+        LS_CHECK(plan_ssu(&p, "", 132, 16).kernel != LS_K_SSU_ROWS);
     }
     p = ssu(1, 4);
     LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles", 132, 16).kernel, LS_K_SSU_NARROW);
@@ -885,7 +904,7 @@ static void test_describe(void)
     LS_CHECK(strcmp(buf, "ssu_rows grid=(512,1) block=64 pdl spec=on rows/lane=4") == 0);
     if (strcmp(buf, "ssu_rows grid=(512,1) block=64 pdl spec=on rows/lane=4"))
         fprintf(stderr, "got '%s'\n", buf);
-    pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
+    pl = plan_ssu(&s, "ssu.speculate=miss,ssu.variant=tiles", 132, 0);
     /* cut to the buffer */
     LS_CHECK_EQ_INT(ls_choose_describe(LS_OP_SSU, &pl, buf, 6), 5);
     LS_CHECK(strcmp(buf, "ssu_n") == 0);

@@ -233,6 +233,25 @@ class CompareNoise(Base):
         self.assertEqual((rc, decision_of(out, key)), (1, "SLOWER"), out)
         self.assertIn("op floors: pool/fork 0%", out)
 
+    def test_one_file_has_no_scatter_floor(self):
+        # a variant that moves every case differently (+30 %, -20 %, ...) within ONE run: each
+        # change is called, not drowned by the scatter of the changes themselves; the same rows
+        # as two files keep the scatter floor (a busy machine could have moved them)
+        before = suite(spread=0.002, noise_pct=0.1)
+        factors = [1.3, 0.8, 1.25, 0.75, 1.2, 0.85, 1.35, 0.7, 1.15, 0.9]
+        after = [dict(r) for r in before]
+        for r, f in zip(after, factors):
+            for c in ("time_us_median", "time_us_p10", "time_us_p90", "time_us_mean"):
+                r[c] = float(r[c]) * f
+            r["variant"] = "other"
+        cols = self.NOISE_COLUMNS
+        rc, out, _ = run(PY, COMPARE, self.csv("one.csv", before + after, cols), "--variants", "fused:other")
+        self.assertIn("5 SLOWER, 5 FASTER", out)
+        self.assertIn("run scatter 0.00%", out)
+        rc, out, _ = run(PY, COMPARE, self.csv("b.csv", before, cols), self.csv("a.csv", after, cols),
+                         "--variants", "fused:other")
+        self.assertRegex(out, r"0 SLOWER, 0 FASTER, [0-9]+ SAME, 0 UNSURE, [0-9]+ NOISY")
+
     def test_latency_floor(self):
         # a 2.5 us case with tight samples moving 5.4 % between processes (as gdn decode B = 1
         # did in the H200 A/A) is NOISY under the default latency floor, FASTER without it;
