@@ -523,8 +523,12 @@ static int measure(bench_runner *R, const bench_case *c, ls_row *row)
         R->stopped = 1;
         return -1;
     }
-    if (ls_csv_write(R->csv, row) != 0 ||
-        (R->samples_csv && strcmp(row->status, "ok") == 0 && ls_samples_write(R->samples_csv, row, R->samples, n) != 0)) {
+    ls_csv_signals_hold(); /* the row and its samples: a signal keeps both or neither */
+    const int failed = ls_csv_write(R->csv, row) != 0 ||
+                       (R->samples_csv && strcmp(row->status, "ok") == 0 &&
+                        ls_samples_write(R->samples_csv, row, R->samples, n) != 0);
+    ls_csv_signals_release();
+    if (failed) {
         /* nothing more can be kept: stop measuring (the rows on disk stay whole) */
         fprintf(stderr, "linstate-bench: %s; the sweep stops here\n", ls_last_error());
         R->csv_failed = 1;

@@ -269,6 +269,28 @@ void ls_csv_install_signal_handlers(ls_csv *c)
     sig_installed = 1;
 }
 
+/* Nesting depth of ls_csv_signals_hold and the mask to restore at depth 0. */
+static int sig_hold_depth;
+static sigset_t sig_hold_old;
+
+void ls_csv_signals_hold(void)
+{
+    if (sig_hold_depth++ > 0)
+        return;
+    sigset_t block;
+    sigemptyset(&block);
+    for (int i = 0; i < SIG_N; i++)
+        sigaddset(&block, sig_list[i]);
+    sigprocmask(SIG_BLOCK, &block, &sig_hold_old);
+}
+
+void ls_csv_signals_release(void)
+{
+    if (sig_hold_depth <= 0 || --sig_hold_depth > 0)
+        return;
+    sigprocmask(SIG_SETMASK, &sig_hold_old, NULL); /* a signal that came meanwhile is taken here */
+}
+
 void ls_csv_signal_discard(const char *tmp)
 {
     snprintf(sig_discard, sizeof sig_discard, "%s", tmp ? tmp : "");

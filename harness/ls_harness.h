@@ -291,6 +291,11 @@ int ls_csv_write_raw(ls_csv *c, const char *line, size_t len);
 int ls_csv_close(ls_csv *c);
 void ls_csv_install_signal_handlers(ls_csv *c);
 void ls_csv_signal_discard(const char *tmp);
+/* Holds SIGINT/SIGTERM/SIGHUP/SIGPIPE while writes that belong together are made (a row and its
+ * samples in the sidecar), so that a signal keeps both or neither; release (nestable) takes a
+ * signal that came meanwhile, after the last write. */
+void ls_csv_signals_hold(void);
+void ls_csv_signals_release(void);
 long ls_csv_rows(const ls_csv *c);
 const char *ls_csv_tmp_path(const ls_csv *c);
 void ls_csv_discard(ls_csv *c); /* closes and removes the temporary: nothing was measured */

@@ -252,6 +252,47 @@ static void test_signal(int sig, int expect_status)
     LS_CHECK(strstr(slurp(path), "/B:2/T:4/") != NULL);
 }
 
+/* A signal that comes between a row and its samples (the sidecar) while they are held: the
+ * handler runs at the release, so both files keep row 2 and its samples, not the row alone. */
+static void test_signal_held(void)
+{
+    char path[128], spath[128];
+    snprintf(path, sizeof path, "%s/held.csv", dir);
+    snprintf(spath, sizeof spath, "%s/held.samples.csv", dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    LS_REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ls_csv *c = ls_csv_open(path), *sc = ls_samples_open(spath);
+        if (!c || !sc)
+            _exit(3);
+        ls_csv_install_signal_handlers(c);
+        ls_csv_install_signal_handlers(sc);
+        ls_provenance prov;
+        fill_prov(&prov);
+        ls_row r;
+        const double us[3] = {1.0, 2.0, 3.0};
+        for (int b = 1; b <= 2; b++) {
+            fill_row(&r, &prov, b);
+            ls_csv_signals_hold();
+            if (ls_csv_write(c, &r))
+                _exit(4);
+            if (b == 2)
+                raise(SIGHUP); /* pending until the release */
+            if (ls_samples_write(sc, &r, us, 3))
+                _exit(5);
+            ls_csv_signals_release();
+        }
+        _exit(6); /* not reached: the handler exits at the second release */
+    }
+    int status = 0;
+    LS_REQUIRE(waitpid(pid, &status, 0) == pid);
+    LS_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 129);
+    LS_CHECK(exists(path) && exists(spath) && temporaries(path) == 0 && temporaries(spath) == 0);
+    LS_CHECK_EQ_INT(count_lines(slurp(path)), 3);       /* header + 2 rows */
+    LS_CHECK_EQ_INT(count_lines(slurp(spath)), 1 + 6); /* header + 3 samples of each */
+}
+
 /* A write that stops part-way (file size limit): the file is cut back to its last whole row,
  * later rows are refused, the temporary is kept and the error counts the whole rows. */
 static void test_torn_write(void)
@@ -340,6 +381,7 @@ int main(void)
     test_signal(SIGTERM, 143);
     test_signal(SIGHUP, 129);
     test_signal(SIGPIPE, 141);
+    test_signal_held();
     test_torn_write();
     test_errors();
     test_raw();
