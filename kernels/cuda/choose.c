@@ -15,15 +15,16 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad|wlat",
                               "conv update kernel (auto, channel-major state: vec2 for small-batch decode, vec8 below "
                               "B = 64, tile above; pair for verify up to B = 16 (T >= 8: up to 128), tile above; "
-                              "window-major state: wlat up to B = 32 (verify 128), pair below B = 64, quad from it; a forced kernel that does not fit the shape falls back to vec8, then "
+                              "window-major state: wlat up to B = 512 (verify 128), pair / quad beyond; a forced kernel that does not fit the shape falls back to vec8, then "
                               "scalar; scalar: the fallback kernel everywhere, for tests; pair / quad: 2 / 4 channels "
                               "per thread with every token's x loaded at once, any T, either state orientation, either "
                               "weight dtype; wlat: window-major state up to T = 8, every load of a row issued before "
-                              "any use (auto: window-major decode up to B = 32, verify up to B = 128); where it does "
+                              "any use (auto: window-major decode up to B = 512, verify up to B = 128); where it does "
                               "not fit, the auto choice)"},
-    [LS_KNOB_CONV_PREFETCH] = {"conv.prefetch", "on|off",
+    [LS_KNOB_CONV_PREFETCH] = {"conv.prefetch", "auto|on|off",
                                "conv tile / wlat kernels: prefetch what the rows read (tile: the state; wlat: state, "
-                               "x, weights) into L2 before the PDL wait"},
+                               "x, weights) into L2 before the PDL wait (auto: tile on; wlat on up to B = 32, off "
+                               "above)"},
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
                                 "conv vec2/vec8/pair/quad/wlat: guess each row's slot before the PDL wait (needs "
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
@@ -126,8 +127,9 @@ int ls_conv_wlat_auto(const ls_conv_params *p, int max_b_decode, int max_b_verif
  * B <= 16 (and T >= 8 up to B = 128), and for window-major state pair below B = 64, quad from it
  * (both beat vec8 there at every batch, by 1.2-2.8x for verify).
  * conv_wlat (window-major state, T <= 8): auto takes it up to LS_CONV_WLAT_MAX_B_DECODE /
- * _VERIFY rows (0 today: never, until the H200 A/B sets them); forced, it serves the shapes of
- * ls_conv_wlat_ok and leaves the others to the auto choice.
+ * _VERIFY rows (choose.h: the H200 A/B), its prefetch under conv.prefetch=auto up to
+ * LS_CONV_WLAT_PREFETCH_MAX_B rows; forced, it serves the shapes of ls_conv_wlat_ok and leaves
+ * the others to the auto choice.
  */
 static int conv_auto(const ls_conv_params *p, int cm, int vec2_ok)
 {
@@ -167,7 +169,7 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
         out->groups = (int32_t)ceil_div(p->channels, LS_CONV_TILE_CHANNELS);
         out->block = 128; /* 4 warps, one tile each */
         out->grid_x = (uint32_t)ceil_div((int64_t)p->batch * out->groups, 4);
-        out->prefetch = ls_tune_get(t, LS_KNOB_CONV_PREFETCH) == LS_ONOFF_ON;
+        out->prefetch = ls_tune_get(t, LS_KNOB_CONV_PREFETCH) != LS_CPF_OFF;
         return 0;
     }
     out->kernel = v == LS_CONV_VEC2 ? LS_K_CONV_VEC2
@@ -176,8 +178,10 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
                   : v == LS_CONV_WLAT ? LS_K_CONV_WLAT
                                       : LS_K_CONV_VEC8;
     conv_row_grid(p, p->channels / (v == LS_CONV_VEC8 ? 8 : v == LS_CONV_QUAD ? 4 : 2), out);
-    if (v == LS_CONV_WLAT)
-        out->prefetch = ls_tune_get(t, LS_KNOB_CONV_PREFETCH) == LS_ONOFF_ON;
+    if (v == LS_CONV_WLAT) {
+        const int pf = ls_tune_get(t, LS_KNOB_CONV_PREFETCH);
+        out->prefetch = pf == LS_CPF_ON || (pf == LS_CPF_AUTO && p->batch <= LS_CONV_WLAT_PREFETCH_MAX_B);
+    }
     const int s = ls_tune_get(t, LS_KNOB_CONV_SPECULATE);
     out->spec = p->slots <= 0 ? LS_SPEC_OFF : s == LS_CSPEC_OFF ? LS_SPEC_OFF : s == LS_CSPEC_MISS ? LS_SPEC_MISS
                                                                                                    : LS_SPEC_ON;

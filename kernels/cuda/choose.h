@@ -38,6 +38,7 @@ enum {
 enum { LS_PDL_ON = 0, LS_PDL_OFF };
 enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD, LS_CONV_WLAT };
 enum { LS_ONOFF_ON = 0, LS_ONOFF_OFF };
+enum { LS_CPF_AUTO = 0, LS_CPF_ON, LS_CPF_OFF }; /* conv.prefetch */
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
 enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2 };
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
@@ -112,13 +113,16 @@ typedef struct ls_choose_dev {
 /* Sizes shared with the kernels. */
 #define LS_CONV_TILE_CHANNELS 256  /* channels per warp tile of conv_cm_tile */
 #define LS_CONV_WLAT_MAX_TOKENS 8  /* conv_wlat: token bound of its largest instance */
-/* auto: window-major rows up to this batch take conv_wlat, decode and verify (0 = never). H200
- * A/B (results/h200/variants-08b9550/, kimi-linear tp 2, conv.prefetch on): wlat won decode up to
- * B = 32 (-27 to -30 %) and lost at 128 (+18 %); won verify to B = 128 (-7 to -34 %) and lost
- * at 512 (+1 to +5 %). With the prefetch off wlat won decode at 128 / 512 by 2 / 6 % and verify
- * at 128 by 13-19 %: a prefetch rule by batch is not made (the knob says on). */
-#define LS_CONV_WLAT_MAX_B_DECODE 32
+/* auto: window-major rows up to this batch take conv_wlat, decode and verify (0 = never); with
+ * conv.prefetch=auto its prefetch is on up to LS_CONV_WLAT_PREFETCH_MAX_B rows, off above. H200
+ * A/B (results/h200/variants-08b9550/, kimi-linear tp 2, against the auto of 08b9550): with the
+ * prefetch, wlat won decode up to B = 32 (-27 to -30 %) and verify up to 32 (-24 to -34 %); at
+ * B = 128 the prefetch costs (decode +18 %, verify -7 to -16 % with it, -13 to -19 % without);
+ * without it wlat won decode at 128 / 512 (-2 / -6 %) and verify at 128; verify at 512 was mixed
+ * (-8 to +4 %), so verify stops at 128. */
+#define LS_CONV_WLAT_MAX_B_DECODE 512
 #define LS_CONV_WLAT_MAX_B_VERIFY 128
+#define LS_CONV_WLAT_PREFETCH_MAX_B 32
 #define LS_DELTA_DIM_FAST 128      /* delta vector path: K = V = 128 */
 #define LS_DELTA_BULK_MIN_CTAS_PER_SM 16 /* auto: bulk kernel from this many heads per SM */
 #define LS_DELTA_VK8_MIN_WARPS_PER_SM 8  /* auto, vk layout: 8 rows per warp from this many warps per SM */

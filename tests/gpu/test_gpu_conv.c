@@ -284,14 +284,16 @@ int main(void)
     gt_init();
     bad_params();
     /* every kernel the launcher has, forced (scalar = conv_scalar even where the vector path
-     * applies), the slot guess always wrong (the reload path) and off, the tile kernel's prefetch
-     * off, PDL off, then the default choice (conv_vec2, conv_vec8 or the tile by shape) last */
+     * applies), the slot guess always wrong (the reload path) and off, the prefetch of the tile
+     * kernel off and of wlat on at every batch (conv.prefetch=auto drops it above B = 32), PDL
+     * off, then the default choice last */
     static const char *const tunings[] = {
         "conv.variant=tile",   "conv.variant=tile,conv.prefetch=off", "conv.variant=vec8",
         "conv.variant=vec8,conv.speculate=miss", "conv.variant=vec8,conv.speculate=off", "conv.variant=scalar",
         "conv.variant=vec2",   "conv.variant=vec2,conv.speculate=miss", "conv.variant=pair",
         "conv.variant=pair,conv.speculate=miss", "conv.variant=pair,conv.speculate=off", "conv.variant=quad",
-        "conv.variant=quad,conv.speculate=miss", "conv.variant=wlat", "conv.variant=wlat,conv.speculate=miss",
+        "conv.variant=quad,conv.speculate=miss", "conv.variant=wlat", "conv.variant=wlat,conv.prefetch=on",
+        "conv.variant=wlat,conv.speculate=miss",
         "conv.variant=wlat,conv.speculate=off,conv.prefetch=off", "pdl=off", "",
     };
     const int nt = (int)(sizeof tunings / sizeof tunings[0]);

@@ -279,6 +279,25 @@ static void test_conv_wlat(void)
     LS_CHECK_EQ_INT(pl.spec, LS_SPEC_MISS);
     LS_CHECK_EQ_INT(pl.pdl, 0);
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wlat,conv.speculate=off").spec, LS_SPEC_OFF);
+    /* conv.prefetch=auto: wlat prefetches up to LS_CONV_WLAT_PREFETCH_MAX_B rows, not above; on
+     * and off are taken as asked; the tile kernel prefetches under auto */
+    LS_CHECK_EQ_INT(LS_CONV_WLAT_PREFETCH_MAX_B, 32);
+    for (int b = 1; b <= 512; b *= 2) {
+        ls_conv_params q = conv_kimi(b, 1);
+        LS_CHECK_EQ_INT(plan_conv(&q, "").kernel, LS_K_CONV_WLAT); /* auto: window-major decode to 512 */
+        LS_CHECK_EQ_INT(plan_conv(&q, "").prefetch, b <= 32);
+        LS_CHECK_EQ_INT(plan_conv(&q, "conv.prefetch=on").prefetch, 1);
+        LS_CHECK_EQ_INT(plan_conv(&q, "conv.prefetch=off").prefetch, 0);
+        q = conv_kimi(b, 4);
+        LS_CHECK_EQ_INT(plan_conv(&q, "").kernel == LS_K_CONV_WLAT, b <= 128); /* verify to 128 */
+    }
+    {
+        ls_conv_params q = conv_kimi(1024, 1);
+        LS_CHECK(plan_conv(&q, "").kernel != LS_K_CONV_WLAT);
+        q = conv(512, 1);
+        LS_CHECK_EQ_INT(plan_conv(&q, "").kernel, LS_K_CONV_TILE);
+        LS_CHECK_EQ_INT(plan_conv(&q, "conv.prefetch=auto").prefetch, 1);
+    }
     p.slots = 0; /* no slot count: no guess */
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wlat").spec, LS_SPEC_OFF);
 
@@ -816,7 +835,7 @@ static void test_knobs(void)
     ls_tuning d;
     ls_tuning_default(im, &d);
     LS_CHECK(ls_tuning_string(im, &d, buf, sizeof buf) > 0);
-    LS_CHECK(strcmp(buf, "pdl=on,conv.variant=auto,conv.prefetch=on,conv.speculate=on,delta.variant=auto,"
+    LS_CHECK(strcmp(buf, "pdl=on,conv.variant=auto,conv.prefetch=auto,conv.speculate=on,delta.variant=auto,"
                          "ssu.speculate=auto,ssu.variant=auto") == 0);
 
     /* unknown values and removed variants fail, naming them */
