@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/jobs/variants-h200.sh OUT_DIR [STEP...] — on the GPU machine: issue 23's kernel variants
-# (each a knob value, auto off until this A/B sets its rule) and the peer checks of issue 22.
+# (each a knob value; the A/B below is what set their auto rules in kernels/cuda/choose.h, from
+# results/h200/variants-08b9550/, and re-checks them) and the peer checks of issue 22.
 # Needs build/ (cmake --preset default -DLINSTATE_PYTHON=$(command -v python3), built), .peers/src
 # and .peers/aot carried, LS_GIT_COMMIT set. Steps (default: ab fidelity tests; in order):
 #   ab        one run per family, linstate under auto and under the variant forced, beside the
