@@ -9,7 +9,8 @@
 #             512), T 1, 2, 4, 8:
 #               ab-delta.csv  delta.variant=split and split2 (GDN qwen3-next, KDA kimi-linear)
 #               ab-ssu.csv    ssu.variant=rows     (Mamba2 nemotron-h)
-#               ab-conv.csv   conv.variant=wlat, prefetch on and off (kimi-linear, qwen3-next)
+#               ab-conv.csv   conv.variant=wlat, prefetch on and off, and pair / quad (the
+#                             window-major kernels before wlat) (kimi-linear, qwen3-next)
 #             and compare-*.txt: scripts/compare.py of each variant against auto
 #   fidelity  py_vllm's launch=kernel against launch=wrapper (vLLM's own decode wrappers),
 #             fidelity-vllm.csv / .md; FlashInfer's GDN verify at B = 1 T = 8 (fi-b1t8.csv)
@@ -55,9 +56,13 @@ for s in $steps; do
       vs ab-ssu ssu.variant=auto ssu.variant=rows rows
       run ab-conv "${P[@]}" --family conv1d_update --model kimi-linear-48b-a3b,qwen3-next-80b-a3b \
         --batch 1,4,8,16,32,128,512 --tune linstate:conv.variant=auto \
-        --tune linstate:conv.variant=wlat --tune linstate:conv.variant=wlat,linstate:conv.prefetch=off
-      vs ab-conv conv.variant=auto,conv.prefetch=on conv.variant=wlat,conv.prefetch=on wlat
-      vs ab-conv conv.variant=auto,conv.prefetch=on conv.variant=wlat,conv.prefetch=off wlat-noprefetch ;;
+        --tune linstate:conv.variant=wlat,linstate:conv.prefetch=on \
+        --tune linstate:conv.variant=wlat,linstate:conv.prefetch=off \
+        --tune linstate:conv.variant=pair --tune linstate:conv.variant=quad
+      vs ab-conv conv.variant=auto,conv.prefetch=auto conv.variant=wlat,conv.prefetch=on wlat
+      vs ab-conv conv.variant=auto,conv.prefetch=auto conv.variant=wlat,conv.prefetch=off wlat-noprefetch
+      vs ab-conv conv.variant=auto,conv.prefetch=auto conv.variant=pair pair
+      vs ab-conv conv.variant=auto,conv.prefetch=auto conv.variant=quad quad ;;
     fidelity)
       run fidelity-vllm --impl py_vllm --tune py_vllm:launch=kernel --tune py_vllm:launch=wrapper \
         --family gdn,kda,mamba2_ssu,conv1d_update --model qwen3-next-80b-a3b,kimi-linear-48b-a3b,nemotron-h-8b \
