@@ -37,7 +37,6 @@ enum {
 /* Value indices, in the order of each knob's values string (ls_linstate_knobs). */
 enum { LS_PDL_ON = 0, LS_PDL_OFF };
 enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD, LS_CONV_WLAT };
-enum { LS_ONOFF_ON = 0, LS_ONOFF_OFF };
 enum { LS_CPF_AUTO = 0, LS_CPF_ON, LS_CPF_OFF }; /* conv.prefetch */
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
 enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2 };

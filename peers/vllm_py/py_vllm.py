@@ -117,6 +117,22 @@ class Instance:
 
     # ------------------------------------------------ helpers
     @staticmethod
+    def decode_final_only(p, op):
+        """vLLM's decode kernels always write the final state and no per-step state."""
+        if p.disable_state_update or p.inter is not None:
+            raise Unsupported(f"vLLM's {op} decode always writes the final state and no per-step state")
+
+    @staticmethod
+    def verify_per_token(p, refuse_wrapper, also=""):
+        """vLLM's verify writes one state per draft token and nothing else (its wrappers take
+        none of linstate's verify: refuse_wrapper names why, or None in kernel mode)."""
+        if refuse_wrapper:
+            raise Unsupported(refuse_wrapper)
+        if p.inter is None or not p.disable_state_update:
+            raise Unsupported(f"vLLM's verify writes one state per draft token{also} (needs inter and "
+                              "disable_state_update=1)")
+
+    @staticmethod
     def slots(p):
         """Slots of the state view: p.slots, else the extent the bridge gave the state tensor
         (max(slot_idx) + 1 when p.slots is 0); bounds vLLM's int32 block ids."""
@@ -155,8 +171,7 @@ class Instance:
         sg = self.mods["fla_sigmoid_gating"]
         wrap = _wrapper(tuning)
         if T == 1:
-            if p.disable_state_update or p.inter is not None:
-                raise Unsupported("vLLM's GDN decode always writes the final state and no per-step state")
+            self.decode_final_only(p, "GDN")
             plan.decode_plan().check(slots)
             idx = p.slot_idx  # slot s is block s (slot 0 held); padding -1 <= 0 is skipped
             row = self.packed_row(p)
@@ -193,11 +208,8 @@ class Instance:
                 num_warps=L["num_warps"], num_stages=L["num_stages"])
             return 0
         # target verify: vLLM's Triton spec path (the sm_90 default is a compiled CUDA op)
-        if wrap:
-            raise Unsupported(vllm_wrap.REFUSE["gdn_verify"])
-        if p.inter is None or not p.disable_state_update:
-            raise Unsupported("vLLM's verify writes one state per draft token; linstate's final-state "
-                              "update as well is not its work (needs inter and disable_state_update=1)")
+        self.verify_per_token(p, wrap and vllm_wrap.REFUSE["gdn_verify"],
+                              "; linstate's final-state update as well is not its work")
         ip = plan.split_verify_plan(T, item, p.inter_stride_slot)
         ip.check(slots)
         L = plan.gdn_sigmoid_gating_launch(B, HV, K, V)
@@ -260,8 +272,7 @@ class Instance:
         pdl = self.sm_major() >= 9
         wrap = _wrapper(tuning)
         if T == 1:
-            if p.disable_state_update or p.inter is not None:
-                raise Unsupported("vLLM's KDA decode always writes the final state and no per-step state")
+            self.decode_final_only(p, "KDA")
             if row is None:
                 raise Unsupported("vLLM's KDA decode reads the packed q|k|v conv output row "
                                   "(the bench lays it out for impls with qkv_strides)")
@@ -281,11 +292,7 @@ class Instance:
                 USE_LOWER_BOUND=False, num_warps=L["num_warps"], num_stages=L["num_stages"],
                 launch_pdl=pdl)
             return 0
-        if wrap:
-            raise Unsupported(vllm_wrap.REFUSE["verify"])
-        if p.inter is None or not p.disable_state_update:
-            raise Unsupported("vLLM's verify writes one state per draft token (needs inter and "
-                              "disable_state_update=1)")
+        self.verify_per_token(p, wrap and vllm_wrap.REFUSE["verify"])
         base, g, ip = plan.common_verify_plan(T, p.state.data_ptr(), p.inter.data_ptr(), es,
                                               p.state_stride_slot, item, p.inter_stride_slot)
         ip.check(slots)
@@ -355,16 +362,11 @@ class Instance:
         bsm, warps = m.try_get_optimal_ssm_config(hd, ds, B, nh, cache_dtype, False)
         wrap = _wrapper(tuning)
         if T == 1:
-            if p.disable_state_update or p.inter is not None:
-                raise Unsupported("vLLM's SSU decode always writes the final state and no per-step state")
+            self.decode_final_only(p, "SSU")
             ip = plan.decode_plan()
             base, sstride, cu, nacc = p.state.data_ptr(), p.state_stride_slot, None, None
         else:
-            if wrap:
-                raise Unsupported(vllm_wrap.REFUSE["verify"])
-            if p.inter is None or not p.disable_state_update:
-                raise Unsupported("vLLM's verify writes one state per draft token (needs inter and "
-                                  "disable_state_update=1)")
+            self.verify_per_token(p, wrap and vllm_wrap.REFUSE["verify"])
             base, sstride, ip = plan.common_verify_plan(T, p.state.data_ptr(), p.inter.data_ptr(), es,
                                                         p.state_stride_slot, item, p.inter_stride_slot)
         ip.check(slots)
