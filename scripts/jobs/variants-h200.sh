@@ -1,30 +1,32 @@
 #!/usr/bin/env bash
-# scripts/jobs/variants-h200.sh OUT_DIR [STEP...] — on the GPU machine: issue 23's kernel variants
-# (each a knob value; the A/B below is what set their auto rules in kernels/cuda/choose.h, from
-# results/h200/variants-08b9550/, and re-checks them) and the peer checks of issue 22.
+# scripts/jobs/variants-h200.sh OUT_DIR [STEP...] — on the GPU machine: issue 23's kernel variants,
+# each a knob value, A/B'd against the auto rules of kernels/cuda/choose.h beside the peers (same
+# run, same inputs); the rules are set from these files (results/h200/variants-*/).
 # Needs build/ (cmake --preset default -DLINSTATE_PYTHON=$(command -v python3), built), .peers/src
-# and .peers/aot carried, LS_GIT_COMMIT set. Steps (default: ab fidelity tests; in order):
-#   ab        one run per family, linstate under auto and under the variant forced, beside the
-#             peers (same inputs), tp 2, B 1, 2, 4, 8, 16, 32, 128 (conv: 1, 4, 8, 16, 32, 128,
-#             512), T 1, 2, 4, 8:
-#               ab-delta.csv  delta.variant=split and split2 (GDN qwen3-next, KDA kimi-linear)
-#               ab-ssu.csv    ssu.variant=rows     (Mamba2 nemotron-h)
-#               ab-conv.csv   conv.variant=wlat, prefetch on and off, and pair / quad (the
-#                             window-major kernels before wlat) (kimi-linear, qwen3-next)
+# and .peers/aot carried, LS_GIT_COMMIT set. Steps (default: ab profile checks; in order):
+#   ab        one run per family, linstate under auto and under each variant forced, beside the
+#             peers, tp 2, T 1, 2, 4, 8 (B 1, 2, 4, 8, 16, 32, 128):
+#               ab-delta.csv  delta.variant=split, split2, col8, col4 (GDN qwen3-next, KDA kimi-linear)
+#               ab-ssu.csv    ssu.variant=rows, rows8; rows with the slot guess forced on (nemotron-h)
+#               ab-fused.csv  conv_delta.variant=cluster and tiles, one-kernel and back-to-back
+#                             (--variant all), beside SGLang's fused KDA verify; graph replays;
+#                             B 1, 8, 32, 128, 512, T 1 and 4 (kimi-linear, qwen3-next)
+#               ab-convcm.csv channel-major conv decode (qwen3-next) B 128, 512 under every conv kernel
 #             and compare-*.txt: scripts/compare.py of each variant against auto
+#   profile   ncu (SpeedOfLight, LaunchStats, Occupancy, WarpStateStats) of the cases still behind
+#             a peer, linstate and the peer: ncu-CASE-IMPL.txt (PROFILE_CASES below)
 #   fidelity  py_vllm's launch=kernel against launch=wrapper (vLLM's own decode wrappers),
 #             fidelity-vllm.csv / .md; FlashInfer's GDN verify at B = 1 T = 8 (fi-b1t8.csv)
 #   checks    at once (correctness does not depend on timing; the timed steps run alone before):
-#             ctest of the variants' and py_vllm's GPU tests (ctest.log), and compute-sanitizer
-#             memcheck and racecheck of the three kernel tests on their quick matrices
-#             (sanitize-TOOL-TEST.log; sanitize.txt, one exit status each); each bounded by
-#             VARIANTS_CHECK_S seconds (default 330)
+#             ctest of the kernel tests (ctest.log), and compute-sanitizer memcheck and racecheck
+#             of them on their quick matrices (sanitize-TOOL-TEST.log; sanitize.txt, one exit
+#             status each); each bounded by VARIANTS_CHECK_S seconds (default 330)
 # Exit status 1 when a run, a test or a sanitizer fails.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 out=${1:?usage: scripts/jobs/variants-h200.sh OUT_DIR [STEP...]}
 shift
-steps=${*:-ab fidelity checks}
+steps=${*:-ab profile checks}
 limit=${VARIANTS_CHECK_S:-330}
 B=build/bench/linstate-bench
 [ -x "$B" ] || { echo "variants-h200: $B missing (build first)" >&2; exit 2; }
@@ -40,29 +42,52 @@ vs() { # file old new name: compare.py's summary line
   python3 scripts/compare.py "$out/$1.csv" --tuning-old "$2" --tuning-new "$3" >"$out/compare-$4.txt" 2>&1
   echo "compare $4: $(grep -m1 -E '^[0-9]+ SLOWER' "$out/compare-$4.txt")" >&2
 }
-tests='^(test_gpu_delta|test_gpu_ssu|test_gpu_conv|test_gpu_py_vllm|test_gpu_peer_flashinfer_gdn)$'
+tests='^(test_gpu_delta|test_gpu_ssu|test_gpu_conv|test_gpu_conv_delta)$'
 for s in $steps; do
   step "$s"
   case $s in
     ab)
-      P=(--impl linstate,sglang,py_vllm --tp 2 --draft 1,2,4,8)
+      P=(--impl linstate,sglang,py_vllm --tp 2 --draft 1,2,4,8 --batch 1,2,4,8,16,32,128)
       run ab-delta "${P[@]}" --family gdn,kda --model qwen3-next-80b-a3b,kimi-linear-48b-a3b \
-        --batch 1,2,4,8,16,32,128 --tune linstate:delta.variant=auto --tune linstate:delta.variant=split \
-        --tune linstate:delta.variant=split2
-      vs ab-delta delta.variant=auto delta.variant=split split
-      vs ab-delta delta.variant=auto delta.variant=split2 split2
-      run ab-ssu "${P[@]}" --family mamba2_ssu --model nemotron-h-8b --batch 1,2,4,8,16,32,128 \
-        --tune linstate:ssu.variant=auto --tune linstate:ssu.variant=rows
-      vs ab-ssu ssu.variant=auto ssu.variant=rows rows
-      run ab-conv "${P[@]}" --family conv1d_update --model kimi-linear-48b-a3b,qwen3-next-80b-a3b \
-        --batch 1,4,8,16,32,128,512 --tune linstate:conv.variant=auto \
-        --tune linstate:conv.variant=wlat,linstate:conv.prefetch=on \
-        --tune linstate:conv.variant=wlat,linstate:conv.prefetch=off \
-        --tune linstate:conv.variant=pair --tune linstate:conv.variant=quad
-      vs ab-conv conv.variant=auto,conv.prefetch=auto conv.variant=wlat,conv.prefetch=on wlat
-      vs ab-conv conv.variant=auto,conv.prefetch=auto conv.variant=wlat,conv.prefetch=off wlat-noprefetch
-      vs ab-conv conv.variant=auto,conv.prefetch=auto conv.variant=pair pair
-      vs ab-conv conv.variant=auto,conv.prefetch=auto conv.variant=quad quad ;;
+        --tune linstate:delta.variant=auto --tune linstate:delta.variant=split \
+        --tune linstate:delta.variant=split2 --tune linstate:delta.variant=col8 --tune linstate:delta.variant=col4
+      for v in split split2 col8 col4; do vs ab-delta delta.variant=auto delta.variant=$v $v; done
+      run ab-ssu "${P[@]}" --family mamba2_ssu --model nemotron-h-8b \
+        --tune linstate:ssu.variant=auto --tune linstate:ssu.variant=rows --tune linstate:ssu.variant=rows8 \
+        --tune linstate:ssu.variant=rows,linstate:ssu.speculate=on
+      vs ab-ssu ssu.variant=auto ssu.variant=rows8 rows8
+      vs ab-ssu ssu.variant=auto ssu.speculate=on,ssu.variant=rows rows-spec
+      run ab-fused --impl linstate,sglang --tp 2 --family conv_delta --variant all --graph on \
+        --model kimi-linear-48b-a3b,qwen3-next-80b-a3b --batch 1,8,32,128,512 --draft 1,4 \
+        --tune linstate:conv_delta.variant=cluster --tune linstate:conv_delta.variant=tiles
+      run ab-convcm --impl linstate,sglang,py_vllm --tp 2 --family conv1d_update/decode --model qwen3-next-80b-a3b \
+        --batch 128,512 --tune linstate:conv.variant=auto --tune linstate:conv.variant=tile \
+        --tune linstate:conv.variant=vec8 --tune linstate:conv.variant=pair --tune linstate:conv.variant=quad ;;
+    profile)
+      # CASE|KERNEL REGEX|IMPL|BENCH ARGS (one launch each: the 4th, after warm-up)
+      while IFS='|' read -r name re impl args; do
+        [ -n "$name" ] || continue
+        # shellcheck disable=SC2086
+        timeout 120 ncu --kernel-name-base function -k "regex:$re" --launch-skip 3 --launch-count 1 \
+          --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
+          "$B" --impl "$impl" --tp 2 --no-verify --profile $args </dev/null >"$out/ncu-$name-$impl.txt" 2>&1 || rc=1
+        echo "ncu $name $impl: $(grep -m1 -E 'Duration' "$out/ncu-$name-$impl.txt" | tr -s ' ')" >&2
+      done <<'CASES'
+kda-verify-B1-T4|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4
+kda-verify-B1-T4|fused_recurrent_kda_fwd|py_vllm|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4
+kda-verify-B8-T4|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 8 --draft 4
+kda-verify-B8-T4|fused_recurrent_kda_fwd|py_vllm|--family kda/verify --model kimi-linear-48b-a3b --batch 8 --draft 4
+gdn-verify-B16-T4|delta_rule|linstate|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
+gdn-verify-B16-T4|fused_sigmoid_gating|sglang|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
+ssu-verify-B4-T4|ssu_|linstate|--family mamba2_ssu/verify --model nemotron-h-8b --batch 4 --draft 4
+ssu-verify-B4-T4|selective_scan_update|sglang|--family mamba2_ssu/verify --model nemotron-h-8b --batch 4 --draft 4
+ssu-decode-B16|ssu_|linstate|--family mamba2_ssu/decode --model nemotron-h-8b --batch 16
+ssu-decode-B16|selective_scan_update|sglang|--family mamba2_ssu/decode --model nemotron-h-8b --batch 16
+gdn-decode-B128|delta_|linstate|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
+gdn-decode-B128|gdn_decode|flashinfer|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
+fused-kda-verify-B128-T4|conv_delta|linstate|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4 --tune linstate:conv_delta.variant=tiles
+CASES
+      ;;
     fidelity)
       run fidelity-vllm --impl py_vllm --tune py_vllm:launch=kernel --tune py_vllm:launch=wrapper \
         --family gdn,kda,mamba2_ssu,conv1d_update --model qwen3-next-80b-a3b,kimi-linear-48b-a3b,nemotron-h-8b \
@@ -71,7 +96,7 @@ for s in $steps; do
         --tunings launch=kernel:launch=wrapper --out "$out/fidelity-vllm.md" >&2 || rc=1
       run fi-b1t8 --impl linstate,flashinfer --family gdn --model qwen3-next-80b-a3b --tp 2 --batch 1,8 --draft 8 ;;
     checks)
-      for t in test_gpu_delta test_gpu_ssu test_gpu_conv; do
+      for t in test_gpu_delta test_gpu_ssu test_gpu_conv test_gpu_conv_delta; do
         bin=$(find build/tests -type f -name "$t" -perm -u+x | head -1)
         for tool in memcheck racecheck; do
           ( LS_GPU_TEST_QUICK=1 timeout "$limit" compute-sanitizer --tool $tool --error-exitcode 99 "$bin" \
