@@ -365,10 +365,10 @@ int ls_ssu_rows_auto(const ls_ssu_params *p, int max_batch)
  * than 4 warps each (B = 1: narrow faster; at large B the two are level, so wide is kept:
  * results/h200/kernels.md). 1-4 warps per CTA, fewer while the grid would not give every SM two
  * CTAs; ssu.block forces the CTA size of the rows kernels (32, 64 or 128 threads: their
- * __launch_bounds__ caps them at 128). Slot guess, auto: only when the grid takes at most half of the resident CTA slots, so it
- * fits beside a predecessor of its size: work before the PDL wait pays only when the CTA is
- * resident while the previous kernel still runs (kernels.md: faster at B = 1-4, slower at
- * B = 8-32 when always on). Residency is by registers, so ssu_rows (72 registers at ds = 128 fp32
+ * __launch_bounds__ caps them at 128). Slot guess, auto: only when the grid takes at most half
+ * of the resident CTA slots, so it fits beside a predecessor of its size: work before the PDL
+ * wait pays only when the CTA is resident while the previous kernel still runs (kernels.md:
+ * faster at B = 1-4, slower at B = 8-32 when always on). Residency is by registers, so ssu_rows (72 registers at ds = 128 fp32
  * verify: 28 warps per SM) guesses at B = 1 (1024 warps) and not from B = 2 (2048 warps, more
  * than half of 132 x 28); ssu.speculate=on forces the guess at every batch, rows kernels
  * included. The generic kernel never guesses.
