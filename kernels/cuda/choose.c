@@ -368,10 +368,11 @@ int ls_ssu_rows_auto(const ls_ssu_params *p, int max_batch)
  * __launch_bounds__ caps them at 128). Slot guess, auto: only when the grid takes at most half
  * of the resident CTA slots, so it fits beside a predecessor of its size: work before the PDL
  * wait pays only when the CTA is resident while the previous kernel still runs (kernels.md:
- * faster at B = 1-4, slower at B = 8-32 when always on). Residency is by registers, so ssu_rows (72 registers at ds = 128 fp32
- * verify: 28 warps per SM) guesses at B = 1 (1024 warps) and not from B = 2 (2048 warps, more
- * than half of 132 x 28); ssu.speculate=on forces the guess at every batch, rows kernels
- * included. The generic kernel never guesses.
+ * faster at B = 1-4, slower at B = 8-32 when always on). Residency is by registers, so ssu_rows
+ * (72 registers at ds = 128 fp32 verify: 28 warps per SM) guesses at B = 1 (1024 warps) and not
+ * from B = 2 (2048 warps, more than half of 132 x 28); ssu_rows8 (128 registers: 16 warps per
+ * SM, half the warps) up to B = 2. ssu.speculate=on forces the guess at every batch, rows
+ * kernels included. The generic kernel never guesses.
  */
 int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
 {
