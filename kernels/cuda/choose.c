@@ -38,10 +38,14 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
-    [LS_KNOB_SSU_VARIANT] = {"ssu.variant", "auto|tiles|rows",
+    [LS_KNOB_SSU_VARIANT] = {"ssu.variant", "auto|tiles|rows|rows8",
                              "SSU kernel on the vector path (ds = 128 or 256, aligned): tiles = the wide / narrow "
                              "register tiles; rows = ssu_rows, 4 rows per warp with the next token's inputs loaded "
-                             "ahead, decode and verify (auto: rows for verify up to B = 128, tiles otherwise)"},
+                             "ahead, decode and verify; rows8 = the same with 8 rows per warp (auto: rows for "
+                             "verify up to B = 128, tiles otherwise; never rows8)"},
+    [LS_KNOB_SSU_BLOCK] = {"ssu.block", "auto|32|64|128",
+                           "SSU rows / rows8 kernels: threads per CTA (auto: 128, halved while the grid would not "
+                           "give every SM two CTAs); the tiles and the generic kernel ignore it"},
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -340,11 +344,10 @@ static int ssu_fast_chunks(const ls_ssu_params *p)
     return ok ? p->dstate / 32 : 0;
 }
 
-/* Warps of the whole launch with rp rows per lane (a warp covers 4 * rp rows of a head; ssu_rows:
- * rp = 1, its 4 rows per warp). */
-static int64_t ssu_warps(const ls_ssu_params *p, int rp)
+/* Warps of the whole launch with wr rows of a head per warp (tiles: 4 x rows per lane; ssu_rows /
+ * rows8: 4 / 8). */
+static int64_t ssu_warps(const ls_ssu_params *p, int wr)
 {
-    const int wr = 4 * rp;
     return (int64_t)p->batch * p->nheads * ceil_div(p->head_dim, wr);
 }
 
@@ -354,16 +357,22 @@ int ls_ssu_rows_auto(const ls_ssu_params *p, int max_batch)
 }
 
 /*
- * ssu_rows (ssu.variant=rows, or auto through ls_ssu_rows_auto: off until its A/B) on the vector
- * path: 4 rows per warp, 4x the warps of the wide tiles, for the small batches whose verify is
- * latency per token. Otherwise:
+ * ssu_rows (ssu.variant=rows, or auto through ls_ssu_rows_auto) on the vector path: 4 rows per
+ * warp, 4x the warps of the wide tiles, for the small batches whose verify is latency per token.
+ * ssu_rows8 (ssu.variant=rows8 only; auto never takes it until an A/B says where): the same
+ * kernel with 8 rows per warp, SGLang's program shape. Otherwise:
  * Narrow tiles (half the rows per lane, twice the warps) while wide ones would give the SMs fewer
  * than 4 warps each (B = 1: narrow faster; at large B the two are level, so wide is kept:
  * results/h200/kernels.md). 1-4 warps per CTA, fewer while the grid would not give every SM two
- * CTAs. Slot guess, auto: only when the grid takes at most half of the resident CTA slots, so it
- * fits beside a predecessor of its size: work before the PDL wait pays only when the CTA is
- * resident while the previous kernel still runs (kernels.md: faster at B = 1-4, slower at
- * B = 8-32 when always on). The generic kernel never guesses.
+ * CTAs; ssu.block forces the CTA size of the rows kernels (32, 64 or 128 threads: their
+ * __launch_bounds__ caps them at 128). Slot guess, auto: only when the grid takes at most half
+ * of the resident CTA slots, so it fits beside a predecessor of its size: work before the PDL
+ * wait pays only when the CTA is resident while the previous kernel still runs (kernels.md:
+ * faster at B = 1-4, slower at B = 8-32 when always on). Residency is by registers, so ssu_rows
+ * (72 registers at ds = 128 fp32 verify: 28 warps per SM) guesses at B = 1 (1024 warps) and not
+ * from B = 2 (2048 warps, more than half of 132 x 28); ssu_rows8 (128 registers: 16 warps per
+ * SM, half the warps) up to B = 2. ssu.speculate=on forces the guess at every batch, rows
+ * kernels included. The generic kernel never guesses.
  */
 int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
 {
@@ -373,22 +382,29 @@ int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_de
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
     const int nch = ssu_fast_chunks(p);
     const int v = ls_tune_get(t, LS_KNOB_SSU_VARIANT);
-    const int rows =
-        nch && (v == LS_SSU_ROWS || (v == LS_SSU_AUTO && ls_ssu_rows_auto(p, LS_SSU_ROWS_VERIFY_MAX_BATCH)));
-    const int narrow = nch && ssu_warps(p, 16 / nch) < 4LL * sms;
+    const int rows = nch && (v == LS_SSU_ROWS || v == LS_SSU_ROWS8 ||
+                             (v == LS_SSU_AUTO && ls_ssu_rows_auto(p, LS_SSU_ROWS_VERIFY_MAX_BATCH)));
+    const int narrow = nch && ssu_warps(p, 4 * 16 / nch) < 4LL * sms;
+    int wr; /* rows of a head per warp */
     if (rows) {
-        out->kernel = LS_K_SSU_ROWS;
+        const int eight = v == LS_SSU_ROWS8;
+        out->kernel = eight ? LS_K_SSU_ROWS8 : LS_K_SSU_ROWS;
         out->nch = p->dstate / 128;
-        out->rows_per_lane = 4;
+        out->rows_per_lane = wr = eight ? 8 : 4;
     } else {
         out->nch = nch ? nch : 8;
         out->rows_per_lane = (narrow ? 8 : 16) / out->nch;
         out->kernel = !nch ? LS_K_SSU_GENERIC : narrow ? LS_K_SSU_NARROW : LS_K_SSU_WIDE;
+        wr = 4 * out->rows_per_lane;
     }
-    const int64_t warps_total = ssu_warps(p, rows ? 1 : out->rows_per_lane);
+    const int64_t warps_total = ssu_warps(p, wr);
+    const int blk = rows ? ls_tune_get(t, LS_KNOB_SSU_BLOCK) : LS_SBLK_AUTO;
     int warps = 4;
-    while (warps > 1 && warps_total < (int64_t)warps * 2 * sms)
-        warps /= 2;
+    if (blk != LS_SBLK_AUTO)
+        warps = 1 << (blk - LS_SBLK_32); /* 32, 64, 128 threads */
+    else
+        while (warps > 1 && warps_total < (int64_t)warps * 2 * sms)
+            warps /= 2;
     const int64_t blocks = ceil_div(warps_total, warps);
     if (blocks > 0x7fffffffLL)
         return ls_fail("cuda ssu: batch=%d too large (%lld CTAs)", p->batch, (long long)blocks);
@@ -504,6 +520,7 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_SSU_GENERIC] = "ssu_generic",
         [LS_K_STATE_OP] = "state_op",
         [LS_K_SSU_ROWS] = "ssu_rows",
+        [LS_K_SSU_ROWS8] = "ssu_rows8",
     };
     return (unsigned)k < LS_K_COUNT ? names[k] : "?";
 }
@@ -530,7 +547,8 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
     const int has_spec = plan->kernel == LS_K_CONV_VEC2 || plan->kernel == LS_K_CONV_VEC8 ||
                          plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD ||
                          plan->kernel == LS_K_CONV_WLAT || plan->kernel == LS_K_SSU_WIDE ||
-                         plan->kernel == LS_K_SSU_NARROW || plan->kernel == LS_K_SSU_ROWS;
+                         plan->kernel == LS_K_SSU_NARROW || plan->kernel == LS_K_SSU_ROWS ||
+                         plan->kernel == LS_K_SSU_ROWS8;
     int n = snprintf(buf, cap, "%s grid=(%u,%u) block=%d%s%s%s%s%s", ls_kernel_name(plan->kernel), plan->grid_x,
                      plan->grid_y, plan->block, plan->pdl ? " pdl" : "",
                      plan->kernel == LS_K_CONV_TILE || plan->kernel == LS_K_CONV_WLAT

@@ -31,6 +31,7 @@ enum {
     LS_KNOB_DELTA_VARIANT,
     LS_KNOB_SSU_SPECULATE,
     LS_KNOB_SSU_VARIANT,
+    LS_KNOB_SSU_BLOCK,
     LS_KNOB_COUNT
 };
 
@@ -41,7 +42,8 @@ enum { LS_CPF_AUTO = 0, LS_CPF_ON, LS_CPF_OFF }; /* conv.prefetch */
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
 enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2 };
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
-enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS };
+enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS, LS_SSU_ROWS8 };
+enum { LS_SBLK_AUTO = 0, LS_SBLK_32, LS_SBLK_64, LS_SBLK_128 }; /* ssu.block: threads per CTA */
 
 extern const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT];
 
@@ -80,6 +82,7 @@ typedef enum ls_kernel_id {
     LS_K_SSU_GENERIC,     /* ssu_kernel, generic (any ds <= 256) */
     LS_K_STATE_OP,        /* state_op_kernel (copy / accept / zero) */
     LS_K_SSU_ROWS,        /* ssu_rows_kernel: vector path, 32 lanes along ds, 4 rows per warp */
+    LS_K_SSU_ROWS8,       /* ssu_rows_kernel: vector path, 32 lanes along ds, 8 rows per warp */
     LS_K_COUNT
 } ls_kernel_id;
 
@@ -94,8 +97,8 @@ typedef struct ls_plan {
     int32_t state_wmaj;   /* conv vector kernels: the state is window-major */
     int32_t inter_wmaj;   /* conv vector kernels: the inter windows are window-major */
     int32_t nch;          /* ssu: 32-column chunks per lane (4 or 8; 8 for the generic kernel);
-                           * ssu_rows: 128-column chunks per lane (1 or 2) */
-    int32_t rows_per_lane;/* ssu: state rows per lane (ssu_rows: 4, the warp's rows) */
+                           * ssu_rows / rows8: 128-column chunks per lane (1 or 2) */
+    int32_t rows_per_lane;/* ssu: state rows per lane (ssu_rows / rows8: 4 / 8, the warp's rows) */
     int32_t vec_bytes;    /* state ops: bytes per vector access (16, 8, 4, 2, 1) */
     int64_t chunks;       /* state ops: chunks of work the grid walks */
 } ls_plan;

@@ -24,13 +24,19 @@
  * at the top of token t, before any of its stores, so that latency hides under token t's math
  * and stores; its state stores are explicit vector stores (st_vec4). y of the 4 rows: 2 + 1
  * halving shuffles leave each lane one row (lane / 8), 3 more finish it.
+ * ROWS8 (the same kernel with WR = 8 rows per warp, ssu.variant=rows8; forced only): SGLang's
+ * program shape (BLOCK_SIZE_M = 8 rows x all of ds per warp). Each lane holds 8 rows x 4 columns
+ * (32 state floats at ds = 128), so a warp keeps twice the state bytes in flight per token and
+ * one set of dt / B / C loads serves 8 rows; half the warps of rows, 127 / 167 registers at fp32
+ * verify (4 / 3 CTAs of 128 per SM). y: 4 + 2 + 1 halving shuffles (lane / 4), then 2.
+ * ssu.block forces the CTA size of both rows kernels (32, 64 or 128 threads).
  *
  * FAST (ds = 128 or 256, aligned): vector accesses with immediate row strides. Generic (any
  * ds <= 256, any alignment): scalar predicated accesses, NCH = 8, RP = 2.
  * softplus/exp of the decay use full-precision expf/log1pf (ls_rec::softplus_precise).
  * A grid that takes at most half of the GPU (small batch) guesses the slot before the PDL wait
  * and prefetches its state into L2 meanwhile (ls_slot_guess; every fast kernel). Which kernel
- * (tiles or rows), CTA size and slot guess a launch takes: ls_choose_ssu (choose.c).
+ * (tiles, rows or rows8), CTA size and slot guess a launch takes: ls_choose_ssu (choose.c).
  */
 #include "delta_rule.cuh" /* ls_rec:: 4-wide accesses */
 
@@ -279,26 +285,28 @@ ssu_kernel(const ls_ssu_params p, int spec)
 }
 
 /* ---------------------------------------------------------------------------------------------
- * ssu_rows (plan kernel LS_K_SSU_ROWS, ssu.variant=rows): all 32 lanes along ds, 4 consecutive
- * rows per warp. NCH: 128-column chunks per lane (ds = 128 * NCH). */
-constexpr int ROWS_WR = 4;        /* rows per warp; every lane holds all of them */
-constexpr int ROWS_CHUNK = 128;   /* columns of one chunk: 32 lanes x 4 */
-/* 4-warp CTAs resident per SM: caps ds = 128 at 72 registers, ds = 256 at 128 (96 spilled at
- * fp32 verify); no spills on sm_90 */
-constexpr int rows_min_ctas(int nch) { return nch == 1 ? 7 : 4; }
+ * ssu_rows (plan kernels LS_K_SSU_ROWS / LS_K_SSU_ROWS8, ssu.variant=rows / rows8): all 32 lanes
+ * along ds, WR = 4 or 8 consecutive rows per warp. NCH: 128-column chunks per lane (ds = 128 *
+ * NCH). */
+constexpr int ROWS_CHUNK = 128; /* columns of one chunk: 32 lanes x 4 */
+/* 4-warp CTAs resident per SM (__launch_bounds__), i.e. the register cap. rows (WR = 4): ds =
+ * 128 at 72 registers, ds = 256 at 128 (96 spilled at fp32 verify). rows8: ds = 128 at 128
+ * (4 CTAs, 16 warps of 8 rows: more rows in flight per SM than rows' 28 warps of 4), ds = 256
+ * at 168 (3 CTAs). No spills on sm_90. */
+constexpr int rows_min_ctas(int wr, int nch) { return wr == 4 ? (nch == 1 ? 7 : 4) : (nch == 1 ? 4 : 3); }
 
 /* One token's inputs of a rows warp, raw bf16 bits: dt, the lane's 4 columns of B and C per
- * chunk, x of the warp's 4 rows (0 past hd), z of the lane's output row (0 without z). */
-template <int NCH>
+ * chunk, x of the warp's WR rows (0 past hd), z of the lane's output row (0 without z). */
+template <int WR, int NCH>
 struct rows_in {
     uint16_t dt, z;
-    uint16_t x[ROWS_WR];
+    uint16_t x[WR];
     uint2 b[NCH], c[NCH];
 };
 
-template <int NCH>
+template <int WR, int NCH>
 __device__ __forceinline__ void rows_load_in(const ls_ssu_params &p, long long bt, int h, int g, int row0, int orow,
-                                             int n0, rows_in<NCH> &in)
+                                             int n0, rows_in<WR, NCH> &in)
 {
     const int nh = p.nheads, hd = p.head_dim;
     in.dt = p.dt[bt * nh + h];
@@ -310,7 +318,7 @@ __device__ __forceinline__ void rows_load_in(const ls_ssu_params &p, long long b
     }
     const long long xrow = (bt * nh + h) * hd + row0;
 #pragma unroll
-    for (int i = 0; i < ROWS_WR; i++)
+    for (int i = 0; i < WR; i++)
         in.x[i] = row0 + i < hd ? p.x[xrow + i] : (uint16_t)0;
     in.z = p.z && row0 + orow < hd ? p.z[xrow + orow] : (uint16_t)0;
 }
@@ -322,64 +330,85 @@ __device__ __forceinline__ void unpack_bf16x4(uint2 w, float out[4])
     out[2] = __uint_as_float(w.y << 16), out[3] = __uint_as_float(w.y & 0xffff0000u);
 }
 
-/* Row sums of a 4-row tile spread over the 32 lanes (v[i]: this lane's part of row i). Two
- * halving exchanges leave each lane one row, lane / 8 (xor 16 splits rows {0,1} | {2,3}, xor 8
- * the pair), three more shuffles finish it: 6 shuffles instead of 4 x 5. Returns row lane / 8's
- * total, in every lane of that row's octet. */
-__device__ __forceinline__ float sum_rows4(const float v[ROWS_WR], int lane)
+/* log2 of the rows per warp: the lane bits (from bit 4 down) that pick a lane's output row. */
+template <int WR>
+constexpr int rows_log2() { return WR == 8 ? 3 : 2; }
+
+/* Row sums of a WR-row tile spread over the 32 lanes (v[i]: this lane's part of row i). Halving
+ * exchanges (xor 16, 8[, 4]: lanes with the bit set keep the upper half of the rows they still
+ * hold, the others the lower) leave each lane one row, lane >> (5 - log2 WR); the remaining
+ * xor shuffles finish it. WR = 4: 2 + 1 + 3 = 6 shuffles, WR = 8: 4 + 2 + 1 + 2 = 9, instead of
+ * WR x 5. Returns that row's total, in every lane of its group. */
+template <int WR>
+__device__ __forceinline__ float sum_rows(const float v[WR], int lane)
 {
-    const bool hi = lane & 16, odd = lane & 8;
-    const float a0 = (hi ? v[2] : v[0]) + __shfl_xor_sync(0xffffffffu, hi ? v[0] : v[2], 16);
-    const float a1 = (hi ? v[3] : v[1]) + __shfl_xor_sync(0xffffffffu, hi ? v[1] : v[3], 16);
-    float s = (odd ? a1 : a0) + __shfl_xor_sync(0xffffffffu, odd ? a0 : a1, 8);
-    s += __shfl_xor_sync(0xffffffffu, s, 4);
-    s += __shfl_xor_sync(0xffffffffu, s, 2);
-    s += __shfl_xor_sync(0xffffffffu, s, 1);
+    constexpr int LOG = rows_log2<WR>();
+    bool up[LOG];
+#pragma unroll
+    for (int s = 0; s < LOG; s++)
+        up[s] = lane & (16 >> s);
+    float a[WR];
+#pragma unroll
+    for (int i = 0; i < WR; i++)
+        a[i] = v[i];
+#pragma unroll
+    for (int s = 0; s < LOG; s++) {
+        const int half = WR >> (s + 1), m = 16 >> s;
+#pragma unroll
+        for (int i = 0; i < half; i++)
+            a[i] = (up[s] ? a[i + half] : a[i]) + __shfl_xor_sync(0xffffffffu, up[s] ? a[i] : a[i + half], m);
+    }
+    float s = a[0];
+#pragma unroll
+    for (int m = 16 >> LOG; m >= 1; m >>= 1)
+        s += __shfl_xor_sync(0xffffffffu, s, m);
     return s;
 }
 
 /*
  * ST: float or uint16_t (bf16) state; the fast-path conditions of ls_choose_ssu hold (ds = 128 *
- * NCH, aligned state / inter / B / C). Warp w (ordered r, h, row block; row block fastest) owns
- * rows row0..row0+3 of head h: lane l holds columns 4l + 128j (NCH x 4 floats) of each, 16 state
- * floats per lane at ds = 128, a quarter of the wide tile, so a small batch runs 4x the warps of
- * the wide tiles. A warp store writes one whole row (512 contiguous bytes of fp32).
+ * NCH, aligned state / inter / B / C). WR: rows per warp, 4 (rows) or 8 (rows8: SGLang's 8-row
+ * programs, the per-token dt / B / C loads shared by twice the rows and twice the state bytes in
+ * flight per warp). Warp w (ordered r, h, row block; row block fastest) owns rows row0..row0+WR-1
+ * of head h: lane l holds columns 4l + 128j (NCH x 4 floats) of each, WR x 4 state floats per
+ * lane at ds = 128 (16 / 32), so a small batch runs 4x / 2x the warps of the wide tiles. A warp
+ * store writes one whole row (512 contiguous bytes of fp32).
  * Token t + 1's inputs (dt, B, C, x, z) are loaded into registers at the top of token t, before
  * its stores (which the compiler may not move loads across: y and inter could alias them), so
  * the load latency overlaps the current token's math and stores instead of adding up per token.
- * Slot guess and L2 prefetch as ssu_kernel (the warp's 4 rows are contiguous).
+ * Slot guess and L2 prefetch as ssu_kernel (the warp's WR rows are contiguous).
  */
-template <typename ST, int NCH, bool ONE_TOKEN>
-__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, rows_min_ctas(NCH))
+template <typename ST, int WR, int NCH, bool ONE_TOKEN>
+__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, rows_min_ctas(WR, NCH))
 ssu_rows_kernel(const ls_ssu_params p, int spec)
 {
     constexpr int DS = ROWS_CHUNK * NCH;
     const int lane = threadIdx.x & 31;
     const int nh = p.nheads, hd = p.head_dim, ng = p.ngroups;
     const int T = ONE_TOKEN ? 1 : p.tokens;
-    const warp_at w = locate_warp((hd + ROWS_WR - 1) / ROWS_WR, nh);
+    const warp_at w = locate_warp((hd + WR - 1) / WR, nh);
     const int r = w.r, h = w.h;
     const long long head = (long long)h * hd * DS;
-    const int row0 = w.rb * ROWS_WR;
+    const int row0 = w.rb * WR;
     const int guess = r < p.batch ? ls_slot_guess(p.slot_idx, r, p.slots, spec) : -1;
-    prefetch_rows<ST>(p, guess, head, row0, min(ROWS_WR, hd - row0), DS, lane);
+    prefetch_rows<ST>(p, guess, head, row0, min(WR, hd - row0), DS, lane);
     ls_pdl_wait();
     ls_pdl_trigger();
     if (r >= p.batch)
         return; /* whole warp */
 
     const int g = h / (nh / ng);
-    const int n0 = lane * 4;    /* column of chunk 0; chunk j is n0 + j * ROWS_CHUNK */
-    const int orow = lane >> 3; /* the row whose y this lane finishes (sum_rows4) */
+    const int n0 = lane * 4;                        /* column of chunk 0; chunk j is n0 + j * ROWS_CHUNK */
+    const int orow = lane >> (5 - rows_log2<WR>()); /* the row whose y this lane finishes (sum_rows) */
 
     const float A = p.A[h];
     const float dt_bias = ls_bf2f(p.dt_bias[h]);
     const float D = ls_bf2f(p.D[h]);
     /* token 0's inputs and the state tile in flight together */
-    rows_in<NCH> in;
-    rows_load_in<NCH>(p, (long long)r * T, h, g, row0, orow, n0, in);
-    float S[ROWS_WR][NCH][4];
-    const int slot = load_state<ST, NCH, ROWS_WR, true, 1, ROWS_CHUNK>(p, r, guess, head, row0, n0, hd, DS, S);
+    rows_in<WR, NCH> in;
+    rows_load_in<WR, NCH>(p, (long long)r * T, h, g, row0, orow, n0, in);
+    float S[WR][NCH][4];
+    const int slot = load_state<ST, NCH, WR, true, 1, ROWS_CHUNK>(p, r, guess, head, row0, n0, hd, DS, S);
 
     if (!ONE_TOKEN) /* B, C of tokens 2.. into L2 (token 1's come with the pipeline) */
         for (int t = 2; t < T; t++) {
@@ -393,9 +422,9 @@ ssu_rows_kernel(const ls_ssu_params p, int spec)
 
     for (int t = 0; t < T; t++) {
         const long long bt = (long long)r * T + t;
-        rows_in<NCH> next = in;
+        rows_in<WR, NCH> next = in;
         if (!ONE_TOKEN && t + 1 < T)
-            rows_load_in<NCH>(p, bt + 1, h, g, row0, orow, n0, next);
+            rows_load_in<WR, NCH>(p, bt + 1, h, g, row0, orow, n0, next);
 
         const float d = ls_rec::softplus_precise(ls_bf2f(in.dt) + dt_bias);
         const float a = expf(A * d);
@@ -405,45 +434,60 @@ ssu_rows_kernel(const ls_ssu_params p, int spec)
             unpack_bf16x4(in.b[j], Bv[j]);
             unpack_bf16x4(in.c[j], Cv[j]);
         }
-        float part[ROWS_WR], xs[ROWS_WR];
+        float part[WR], xs[WR];
 #pragma unroll
-        for (int i = 0; i < ROWS_WR; i++) {
+        for (int i = 0; i < WR; i++) {
             xs[i] = ls_bf2f(in.x[i]);
             part[i] = step_row<NCH>(S[i], a, d * xs[i], Bv, Cv);
         }
-        const float xo = orow == 0 ? xs[0] : orow == 1 ? xs[1] : orow == 2 ? xs[2] : xs[3];
-        float y = fmaf(D, xo, sum_rows4(part, lane));
-        if ((lane & 7) == 0 && row0 + orow < hd) {
+        float xo;
+        if constexpr (WR == 4)
+            xo = orow == 0 ? xs[0] : orow == 1 ? xs[1] : orow == 2 ? xs[2] : xs[3];
+        else {
+            xo = xs[WR - 1]; /* x of row orow by selects (a dynamic index would go to local memory) */
+#pragma unroll
+            for (int i = WR - 2; i >= 0; i--)
+                xo = orow == i ? xs[i] : xo;
+        }
+        float y = fmaf(D, xo, sum_rows<WR>(part, lane));
+        if ((lane & (32 / WR - 1)) == 0 && row0 + orow < hd) {
             if (p.z)
                 y *= ls_silu(ls_bf2f(in.z));
             p.y[(bt * nh + h) * hd + row0 + orow] = ls_f2bf(y);
         }
         if (p.inter && slot >= 0)
-            store_tile<ST, NCH, ROWS_WR, 1, ROWS_CHUNK>(
+            store_tile<ST, NCH, WR, 1, ROWS_CHUNK>(
                 (ST *)p.inter + slot * p.inter_stride_slot + (long long)t * nh * hd * DS + head, row0, n0, hd, DS, S);
         in = next;
     }
 
     if (!p.disable_state_update && slot >= 0)
-        store_tile<ST, NCH, ROWS_WR, 1, ROWS_CHUNK>((ST *)p.state + slot * p.state_stride_slot + head, row0, n0,
-                                                            hd, DS, S);
+        store_tile<ST, NCH, WR, 1, ROWS_CHUNK>((ST *)p.state + slot * p.state_stride_slot + head, row0, n0, hd, DS,
+                                               S);
 }
 
 /* The plan's kernel (ls_choose_ssu): NCH chunks x RP rows per lane (ssu_rows: NCH 128-column
- * chunks, 4 rows), decode or verify. The generic kernel's T loop serves decode too. */
+ * chunks, 4 or 8 rows per warp), decode or verify. The generic kernel's T loop serves decode too. */
 typedef void (*ssu_fn)(const ls_ssu_params, int);
+
+template <typename ST, int WR>
+static ssu_fn pick_rows(int nch, bool one)
+{
+    if (nch == 1)
+        return one ? ssu_rows_kernel<ST, WR, 1, true> : ssu_rows_kernel<ST, WR, 1, false>;
+    if (nch == 2)
+        return one ? ssu_rows_kernel<ST, WR, 2, true> : ssu_rows_kernel<ST, WR, 2, false>;
+    return nullptr;
+}
 
 template <typename ST>
 static ssu_fn pick(const ls_plan &pl, bool one)
 {
     const int nch = pl.nch, rp = pl.rows_per_lane;
-    if (pl.kernel == LS_K_SSU_ROWS) {
-        if (nch == 1)
-            return one ? ssu_rows_kernel<ST, 1, true> : ssu_rows_kernel<ST, 1, false>;
-        if (nch == 2)
-            return one ? ssu_rows_kernel<ST, 2, true> : ssu_rows_kernel<ST, 2, false>;
-        return nullptr;
-    }
+    if (pl.kernel == LS_K_SSU_ROWS)
+        return pick_rows<ST, 4>(nch, one);
+    if (pl.kernel == LS_K_SSU_ROWS8)
+        return pick_rows<ST, 8>(nch, one);
     if (pl.kernel == LS_K_SSU_GENERIC)
         return ssu_kernel<ST, NCH_GENERIC, rows_per_lane(NCH_GENERIC, false), false, false>;
     if (nch == 4 && rp == 4)

@@ -22,9 +22,11 @@
  * again with that guess off, forced on at every batch, and always wrong (ssu.speculate=off, on,
  * miss: the reload path), and the large-batch cases with PDL off (gt_set_tuning). Last, the
  * ssu_rows kernel (ssu.variant=rows) runs the full matrix and the large batches, then the quick
- * ones with its slot guess forced on and always wrong. Besides the presets (ds = 128: hd 64 and
- * 80; ds = 256: hd 128), hd = 22 / 18 with ds = 128 / 256 put a partial row block on the vector
- * path.
+ * ones with its slot guess forced on and always wrong; ssu_rows8 (ssu.variant=rows8) the same;
+ * then each forced CTA size (ssu.block=32, 128) of both rows kernels on the quick matrices (grids
+ * whose last CTA is partly past the batch). Besides the presets (ds = 128: hd 64 and 80; ds =
+ * 256: hd 128), hd = 22 / 18 with ds = 128 / 256 put a partial row block on the vector path
+ * (for every kernel: 4, 8 and 16 rows per warp).
  */
 #include <math.h>
 #include <stdio.h>
@@ -268,6 +270,25 @@ int main(void)
         gt_set_tuning(rows_spec[i]);
         run_full(be, 1, seed + 61 + (uint64_t)i);
         run_large(be, 1, seed + 67 + (uint64_t)i);
+    }
+    /* ssu_rows8 (ssu.variant=rows8) the same way */
+    gt_set_tuning("ssu.variant=rows8");
+    run_full(be, quick, seed + 71);
+    run_large(be, quick, seed + 73);
+    static const char *const rows8_spec[] = {"ssu.variant=rows8,ssu.speculate=on",
+                                             "ssu.variant=rows8,ssu.speculate=miss"};
+    for (int i = 0; i < 2; i++) {
+        gt_set_tuning(rows8_spec[i]);
+        run_full(be, 1, seed + 79 + (uint64_t)i);
+        run_large(be, 1, seed + 83 + (uint64_t)i);
+    }
+    /* forced CTA sizes of the rows kernels (quick matrices) */
+    static const char *const blocks[] = {"ssu.variant=rows,ssu.block=32", "ssu.variant=rows,ssu.block=128",
+                                         "ssu.variant=rows8,ssu.block=32", "ssu.variant=rows8,ssu.block=128"};
+    for (int i = 0; i < 4; i++) {
+        gt_set_tuning(blocks[i]);
+        run_full(be, 1, seed + 89 + (uint64_t)i);
+        run_large(be, 1, seed + 97 + (uint64_t)i);
     }
     printf("worst error / tolerance: state %.3g, y %.3g\n", g_worst_state_ratio, g_worst_y_ratio);
     return ls_test_exit();

@@ -696,6 +696,27 @@ static void test_ssu(void)
     LS_CHECK_EQ_INT(plan_ssu(&p, "pdl=off", 132, 16).pdl, 0);
 }
 
+/* A rows kernel (k, forced by tuning) at ds = 256 (2 chunks of 128 columns per lane, bf16
+ * state), and the generic kernel off the vector path (ds = 64, state or C misaligned). */
+static void rows_shapes(const char *tuning, ls_kernel_id k)
+{
+    ls_ssu_params p = ssu(1, 2);
+    p.dstate = 256, p.state_stride_slot = 64 * 64 * 256, p.inter_stride_slot = 2LL * 64 * 64 * 256;
+    p.state_dtype = LS_BF16;
+    ls_plan pl = plan_ssu(&p, tuning, 132, 16);
+    LS_CHECK_EQ_INT(pl.kernel, k);
+    LS_CHECK_EQ_INT(pl.nch, 2);
+    p = ssu(1, 4);
+    p.dstate = 64, p.state_stride_slot = 64 * 64 * 64, p.inter_stride_slot = 4LL * 64 * 64 * 64;
+    LS_CHECK_EQ_INT(plan_ssu(&p, tuning, 132, 16).kernel, LS_K_SSU_GENERIC);
+    p = ssu(1, 4);
+    p.state = (char *)A16 + 8; /* fp32 state not 16-byte aligned */
+    LS_CHECK_EQ_INT(plan_ssu(&p, tuning, 132, 16).kernel, LS_K_SSU_GENERIC);
+    p = ssu(1, 4);
+    p.Cm = (const uint16_t *)((char *)A16 + 2); /* C not 8-byte aligned */
+    LS_CHECK_EQ_INT(plan_ssu(&p, tuning, 132, 16).kernel, LS_K_SSU_GENERIC);
+}
+
 /* ssu.variant: rows forced on the vector path (verify and decode, ds = 128 and 256), the tiles
  * forced, and the auto rule (ls_ssu_rows_auto) at its threshold. */
 static void test_ssu_rows(void)
@@ -719,20 +740,7 @@ static void test_ssu_rows(void)
     LS_CHECK_EQ_INT(pl.grid_x, 8 * 64 * 16 / 4);
     p.head_dim = 62, p.state_stride_slot = 64 * 62 * 128;
     LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 16).grid_x, 8 * 64 * 16 / 4);
-    /* ds = 256: 2 chunks of 128 columns per lane; bf16 state */
-    p = ssu(1, 2);
-    p.dstate = 256, p.state_stride_slot = 64 * 64 * 256, p.inter_stride_slot = 2LL * 64 * 64 * 256;
-    p.state_dtype = LS_BF16;
-    pl = plan_ssu(&p, "ssu.variant=rows", 132, 16);
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_ROWS);
-    LS_CHECK_EQ_INT(pl.nch, 2);
-    /* not the vector path: the generic kernel, whatever is forced */
-    p = ssu(1, 4);
-    p.dstate = 64, p.state_stride_slot = 64 * 64 * 64, p.inter_stride_slot = 4LL * 64 * 64 * 64;
-    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 16).kernel, LS_K_SSU_GENERIC);
-    p = ssu(1, 4);
-    p.state = (char *)A16 + 8; /* fp32 state not 16-byte aligned */
-    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 16).kernel, LS_K_SSU_GENERIC);
+    rows_shapes("ssu.variant=rows", LS_K_SSU_ROWS);
 
     /* auto (H200 A/B, choose.h): rows for verify up to B = 128, the tiles for decode and above;
      * tiles never takes rows */
@@ -760,6 +768,122 @@ static void test_ssu_rows(void)
     p = ssu(1, 4);
     p.dstate = 64, p.state_stride_slot = 64 * 64 * 64, p.inter_stride_slot = 4LL * 64 * 64 * 64;
     LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 8), 0);
+}
+
+/* ssu.variant=rows8: ssu_rows with 8 rows per warp, forced only (auto never takes it); its CTA
+ * sizes and the automatic slot guess, which its half-as-many warps take up to B = 2 at 16
+ * resident warps per SM (127 registers at fp32 verify, ds = 128: 4 CTAs of 128). */
+static void test_ssu_rows8(void)
+{
+    /* (B, T = 4, resident CTAs per SM) -> block, grid, automatic guess. B = 1: 64 heads x 8 row
+     * blocks = 512 warps, below 2 x 2 x 132: one warp per CTA, 512 CTAs <= half of 16 x 132
+     * slots. B = 2: 1024 warps in CTAs of 2; the guess holds while its 512 CTAs are at most half
+     * the slots (8 per SM, not 7). B = 4: 2048 warps in CTAs of 4, 512 CTAs: more than half of
+     * 4 x 132 */
+    static const int cases[][5] = {
+        {1, 16, 32, 512, LS_SPEC_ON}, {2, 8, 64, 512, LS_SPEC_ON}, {2, 7, 64, 512, LS_SPEC_OFF},
+        {4, 4, 128, 512, LS_SPEC_OFF},
+    };
+    ls_ssu_params p;
+    ls_plan pl;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        p = ssu(cases[i][0], 4);
+        pl = plan_ssu(&p, "ssu.variant=rows8", 132, cases[i][1]);
+        LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_ROWS8);
+        LS_CHECK_EQ_INT(pl.nch, 1);
+        LS_CHECK_EQ_INT(pl.rows_per_lane, 8);
+        LS_CHECK_EQ_INT(pl.block, cases[i][2]);
+        LS_CHECK_EQ_INT(pl.grid_x, cases[i][3]);
+        LS_CHECK_EQ_INT(pl.spec, cases[i][4]);
+    }
+    /* decode too; a head_dim not a multiple of 8 rounds its row blocks up (62 and 60: 8 blocks) */
+    p = ssu(16, 1);
+    pl = plan_ssu(&p, "ssu.variant=rows8", 132, 16);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_ROWS8);
+    LS_CHECK_EQ_INT(pl.grid_x, 16 * 64 * 8 / 4);
+    p.head_dim = 62, p.state_stride_slot = 64 * 62 * 128;
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows8", 132, 16).grid_x, 16 * 64 * 8 / 4);
+    p.head_dim = 60, p.state_stride_slot = 64 * 60 * 128;
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows8", 132, 16).grid_x, 16 * 64 * 8 / 4);
+    p.head_dim = 57, p.state_stride_slot = 64 * 57 * 128;
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows8", 132, 16).grid_x, 16 * 64 * 8 / 4);
+    rows_shapes("ssu.variant=rows8", LS_K_SSU_ROWS8);
+
+    /* auto and rows never take it */
+    for (int b = 1; b <= 512; b *= 2)
+        for (int T = 1; T <= 8; T *= 2) {
+            p = ssu(b, T);
+            LS_CHECK(plan_ssu(&p, "", 132, 16).kernel != LS_K_SSU_ROWS8);
+            LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 16).kernel, LS_K_SSU_ROWS);
+        }
+}
+
+/* ssu.speculate=on / miss reach both rows kernels at every batch, decode and verify, whatever the
+ * residency (the automatic guess stops at B = 2 for rows, at B = 4 for rows8: test_ssu_rows*). */
+static void test_ssu_rows_forced_guess(void)
+{
+    static const char *const on[] = {"ssu.variant=rows,ssu.speculate=on", "ssu.variant=rows8,ssu.speculate=on"};
+    static const char *const miss[] = {"ssu.variant=rows,ssu.speculate=miss",
+                                       "ssu.variant=rows8,ssu.speculate=miss"};
+    for (int k = 0; k < 2; k++)
+        for (int b = 1; b <= 512; b *= 2)
+            for (int T = 1; T <= 8; T *= 4) {
+                ls_ssu_params p = ssu(b, T);
+                ls_plan pl = plan_ssu(&p, on[k], 132, 1);
+                LS_CHECK_EQ_INT(pl.kernel, k ? LS_K_SSU_ROWS8 : LS_K_SSU_ROWS);
+                LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON);
+                LS_CHECK_EQ_INT(plan_ssu(&p, miss[k], 132, 0).spec, LS_SPEC_MISS);
+                if (b >= 2 && k == 0) /* the automatic guess is off here (file comment) */
+                    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 7).spec, LS_SPEC_OFF);
+            }
+}
+
+/* ssu.block: the CTA size of the rows kernels (threads 32, 64, 128); the grid rounds up; the
+ * tiles and the generic kernel keep their own. */
+static void test_ssu_block(void)
+{
+    /* B = 1, T = 4, rows: 1024 warps; auto takes 64 threads */
+    ls_ssu_params p = ssu(1, 4);
+    ls_plan pl = plan_ssu(&p, "ssu.variant=rows,ssu.block=128", 132, 7);
+    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.grid_x, 256);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON); /* 256 CTAs <= half of 7 x 132 */
+    pl = plan_ssu(&p, "ssu.variant=rows,ssu.block=32", 132, 7);
+    LS_CHECK_EQ_INT(pl.block, 32);
+    LS_CHECK_EQ_INT(pl.grid_x, 1024);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_OFF); /* 1024 CTAs > half of 7 x 132 */
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=64", 132, 16).block, 64); /* auto takes rows here */
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=32", 132, 16).kernel, LS_K_SSU_ROWS);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=32", 132, 16).block, 32);
+    /* rows8, B = 8: 4096 warps; auto 128 threads */
+    p = ssu(8, 4);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows8", 132, 4).block, 128);
+    pl = plan_ssu(&p, "ssu.variant=rows8,ssu.block=32", 132, 16);
+    LS_CHECK_EQ_INT(pl.block, 32);
+    LS_CHECK_EQ_INT(pl.grid_x, 4096);
+    pl = plan_ssu(&p, "ssu.variant=rows8,ssu.block=64", 132, 16);
+    LS_CHECK_EQ_INT(pl.block, 64);
+    LS_CHECK_EQ_INT(pl.grid_x, 2048);
+    /* a grid that does not fill its last CTA: 3 heads x 2 row blocks (hd = 6) = 6 warps */
+    p = ssu(1, 4);
+    p.nheads = 3, p.ngroups = 1, p.head_dim = 6, p.state_stride_slot = 3 * 6 * 128;
+    p.inter_stride_slot = 4LL * 3 * 6 * 128;
+    pl = plan_ssu(&p, "ssu.variant=rows,ssu.block=128", 132, 16);
+    LS_CHECK_EQ_INT(pl.grid_x, 2);
+    pl = plan_ssu(&p, "ssu.variant=rows8,ssu.block=64", 132, 16); /* 3 warps of 8 rows */
+    LS_CHECK_EQ_INT(pl.grid_x, 2);
+    /* the tiles and the generic kernel ignore it */
+    p = ssu(1, 1);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=128", 132, 16).block, 32); /* narrow, one warp per CTA */
+    p = ssu(512, 1);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=32", 132, 16).block, 128);
+    p = ssu(1, 4);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles,ssu.block=128", 132, 16).block,
+                    plan_ssu(&p, "ssu.variant=tiles", 132, 16).block);
+    p.dstate = 64, p.state_stride_slot = 64 * 64 * 64, p.inter_stride_slot = 4LL * 64 * 64 * 64;
+    pl = plan_ssu(&p, "ssu.variant=rows,ssu.block=32", 132, 16);
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_GENERIC);
+    LS_CHECK_EQ_INT(pl.block, plan_ssu(&p, "", 132, 16).block);
 }
 
 /* ------------------------------------------------------------------ state ops */
@@ -806,6 +930,11 @@ static void test_knobs(void)
     LS_CHECK_EQ_INT(ls_knob_index(im, "ssu.variant"), LS_KNOB_SSU_VARIANT);
     LS_CHECK_EQ_INT(tune("ssu.variant=tiles").v[LS_KNOB_SSU_VARIANT], LS_SSU_TILES);
     LS_CHECK_EQ_INT(tune("ssu.variant=rows").v[LS_KNOB_SSU_VARIANT], LS_SSU_ROWS);
+    LS_CHECK_EQ_INT(tune("ssu.variant=rows8").v[LS_KNOB_SSU_VARIANT], LS_SSU_ROWS8);
+    LS_CHECK_EQ_INT(ls_knob_index(im, "ssu.block"), LS_KNOB_SSU_BLOCK);
+    LS_CHECK_EQ_INT(tune("ssu.block=32").v[LS_KNOB_SSU_BLOCK], LS_SBLK_32);
+    LS_CHECK_EQ_INT(tune("ssu.block=64").v[LS_KNOB_SSU_BLOCK], LS_SBLK_64);
+    LS_CHECK_EQ_INT(tune("ssu.block=128").v[LS_KNOB_SSU_BLOCK], LS_SBLK_128);
 
     /* value indices match the enums of choose.h */
     ls_tuning t = tune("conv.variant=scalar,delta.variant=bulk,ssu.speculate=miss,conv.speculate=miss,pdl=off");
@@ -830,13 +959,15 @@ static void test_knobs(void)
     /* indices recorded by earlier rows keep their meaning: wlat came last */
     LS_CHECK_EQ_INT(LS_CONV_QUAD, 6);
     LS_CHECK_EQ_INT(LS_CONV_WLAT, 7);
+    LS_CHECK_EQ_INT(LS_SSU_ROWS, 2);
+    LS_CHECK_EQ_INT(LS_SSU_ROWS8, 3);
 
     char buf[512];
     ls_tuning d;
     ls_tuning_default(im, &d);
     LS_CHECK(ls_tuning_string(im, &d, buf, sizeof buf) > 0);
     LS_CHECK(strcmp(buf, "pdl=on,conv.variant=auto,conv.prefetch=auto,conv.speculate=on,delta.variant=auto,"
-                         "ssu.speculate=auto,ssu.variant=auto") == 0);
+                         "ssu.speculate=auto,ssu.variant=auto,ssu.block=auto") == 0);
 
     /* unknown values and removed variants fail, naming them */
     ls_tuning_default(im, &t);
@@ -849,6 +980,10 @@ static void test_knobs(void)
     LS_CHECK(ls_tuning_parse(im, "ssu.variant=narrow", &t) != 0); /* removed before ssu_rows */
     LS_CHECK(strstr(ls_last_error(), "narrow") != NULL);
     LS_CHECK(strstr(ls_last_error(), "ssu.variant") != NULL);
+    LS_CHECK(ls_tuning_parse(im, "ssu.block=256", &t) != 0); /* above the rows kernels' launch bounds */
+    LS_CHECK(strstr(ls_last_error(), "256") != NULL);
+    LS_CHECK(strstr(ls_last_error(), "ssu.block") != NULL);
+    LS_CHECK(ls_tuning_parse(im, "ssu.block=96", &t) != 0);
     LS_CHECK_EQ_INT(t.v[LS_KNOB_DELTA_VARIANT], 0); /* failed parses left it alone */
 
     /* ls_tune_get: NULL and short tunings read as defaults */
@@ -918,11 +1053,17 @@ static void test_describe(void)
     ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "ssu_narrow grid=(512,1) block=32 pdl spec=miss rows/lane=2") == 0);
     s = ssu(1, 4);
-    pl = plan_ssu(&s, "ssu.variant=rows", 132, 16);
-    ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "ssu_rows grid=(512,1) block=64 pdl spec=on rows/lane=4") == 0);
-    if (strcmp(buf, "ssu_rows grid=(512,1) block=64 pdl spec=on rows/lane=4"))
-        fprintf(stderr, "got '%s'\n", buf);
+    static const char *const rows[][2] = {
+        {"ssu.variant=rows", "ssu_rows grid=(512,1) block=64 pdl spec=on rows/lane=4"},
+        {"ssu.variant=rows8,ssu.block=64", "ssu_rows8 grid=(256,1) block=64 pdl spec=on rows/lane=8"},
+    };
+    for (int i = 0; i < 2; i++) {
+        pl = plan_ssu(&s, rows[i][0], 132, 16);
+        ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
+        LS_CHECK(strcmp(buf, rows[i][1]) == 0);
+        if (strcmp(buf, rows[i][1]))
+            fprintf(stderr, "got '%s'\n", buf);
+    }
     pl = plan_ssu(&s, "ssu.speculate=miss,ssu.variant=tiles", 132, 0);
     /* cut to the buffer */
     LS_CHECK_EQ_INT(ls_choose_describe(LS_OP_SSU, &pl, buf, 6), 5);
@@ -937,6 +1078,9 @@ int main(void)
     test_delta_split();
     test_ssu();
     test_ssu_rows();
+    test_ssu_rows8();
+    test_ssu_rows_forced_guess();
+    test_ssu_block();
     test_state();
     test_knobs();
     test_describe();
