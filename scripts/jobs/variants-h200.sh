@@ -7,7 +7,8 @@
 #   ab        one run per family, linstate under auto and under each variant forced, beside the
 #             peers, tp 2, T 1, 2, 4, 8 (B 1, 2, 4, 8, 16, 32, 128):
 #               ab-delta.csv  delta.variant=split, split2, col8, col4 (GDN qwen3-next, KDA kimi-linear)
-#               ab-ssu.csv    ssu.variant=rows, rows8; rows with the slot guess forced on (nemotron-h)
+#               ab-ssu.csv    ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot
+#                             guess forced on (Mamba2 nemotron-h)
 #               ab-fused.csv  conv_delta.variant=cluster and tiles, one-kernel and back-to-back
 #                             (--variant all), beside SGLang's fused KDA verify; graph replays;
 #                             B 1, 8, 32, 128, 512, T 1 and 4 (kimi-linear, qwen3-next)
@@ -54,9 +55,16 @@ for s in $steps; do
       for v in split split2 col8 col4; do vs ab-delta delta.variant=auto delta.variant=$v $v; done
       run ab-ssu "${P[@]}" --family mamba2_ssu --model nemotron-h-8b \
         --tune linstate:ssu.variant=auto --tune linstate:ssu.variant=rows --tune linstate:ssu.variant=rows8 \
-        --tune linstate:ssu.variant=rows,linstate:ssu.speculate=on
-      vs ab-ssu ssu.variant=auto ssu.variant=rows8 rows8
-      vs ab-ssu ssu.variant=auto ssu.speculate=on,ssu.variant=rows rows-spec
+        --tune linstate:ssu.variant=rows8,linstate:ssu.block=32 --tune linstate:ssu.variant=rows8,linstate:ssu.block=64 \
+        --tune linstate:ssu.variant=rows,linstate:ssu.block=32 \
+        --tune linstate:ssu.variant=rows,linstate:ssu.speculate=on --tune linstate:ssu.variant=rows8,linstate:ssu.speculate=on
+      D=ssu.block=auto,ssu.speculate=auto
+      vs ab-ssu ssu.variant=auto,$D ssu.variant=rows8,$D rows8
+      vs ab-ssu ssu.variant=auto,$D ssu.variant=rows8,ssu.block=32 rows8-block32
+      vs ab-ssu ssu.variant=auto,$D ssu.variant=rows8,ssu.block=64 rows8-block64
+      vs ab-ssu ssu.variant=auto,$D ssu.variant=rows,ssu.block=32 rows-block32
+      vs ab-ssu ssu.variant=auto,$D ssu.variant=rows,ssu.speculate=on rows-spec
+      vs ab-ssu ssu.variant=auto,$D ssu.variant=rows8,ssu.speculate=on rows8-spec
       run ab-fused --impl linstate,sglang --tp 2 --family conv_delta --variant all --graph on \
         --model kimi-linear-48b-a3b,qwen3-next-80b-a3b --batch 1,8,32,128,512 --draft 1,4 \
         --tune linstate:conv_delta.variant=cluster --tune linstate:conv_delta.variant=tiles
