@@ -506,6 +506,25 @@ static void test_delta(void)
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "pdl=off").pdl, 0);
 }
 
+/* A value that forces kv vector-path tiles (split, split2, col8, col4) is auto on other shapes:
+ * the generic kernel for generic kv shapes, vk4 / vk8 for the vk layout. */
+static void delta_kv_tiles_elsewhere(const char *spec)
+{
+    ls_delta_params p = delta(1, 1);
+    p.dk = 64;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, spec).kernel, LS_K_DELTA_GENERIC);
+    p = delta(1, 2);
+    p.a = (const uint16_t *)((char *)A16 + 8); /* a KDA gate off the vector path */
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, spec).kernel, LS_K_DELTA_GENERIC);
+    p.dk = 128, p.dv = 64;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, spec).kernel, LS_K_DELTA_GENERIC);
+    p = delta(1, 1);
+    p.state_layout = LS_STATE_VK;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, spec).kernel, LS_K_DELTA_VK4);
+    p.batch = 512;
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, spec).kernel, LS_K_DELTA_VK8);
+}
+
 /* SPLIT / SPLIT2 (delta.variant=split / split2): NARROW's 16-column tiles over 4 / 2 warps along
  * K, forced at every batch of the kv vector path; auto takes them for verify in the bands of
  * choose.h (set from the H200 A/B). */
@@ -545,21 +564,8 @@ static void test_delta_split(void)
     LS_CHECK_EQ_INT(pl.grid_x, 8 * 16 * 8 / 2);
     p = delta(512, 1);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_SPLIT2);
-    /* other shapes ignore it: generic kv shapes, the vk layout */
-    p = delta(1, 1);
-    p.dk = 64;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_GENERIC);
-    p = delta(1, 1);
-    p.a = (const uint16_t *)((char *)A16 + 8); /* a KDA gate off the vector path */
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=split").kernel, LS_K_DELTA_GENERIC);
-    p.dk = 128, p.dv = 64;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_GENERIC);
-    p = delta(1, 1);
-    p.state_layout = LS_STATE_VK;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_VK4);
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_VK4);
-    p.batch = 512;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_VK8);
+    delta_kv_tiles_elsewhere("delta.variant=split");
+    delta_kv_tiles_elsewhere("delta.variant=split2");
 
     /* auto (limits from the H200 A/B, choose.h), tp 2 shapes (HV 16) on 132 SMs: verify only;
      * SPLIT for KDA at B <= 2, SPLIT2 for GDN and KDA at B = 8..16; decode never */
@@ -652,18 +658,8 @@ static void test_delta_col(void)
     ls_tuning t = tune("delta.variant=col4");
     LS_CHECK(ls_choose_delta(&p, 0, &t, &H200, &pl) != 0);
     LS_CHECK(strstr(ls_last_error(), "batch=2147483647") != NULL);
-    /* other shapes ignore them: generic kv shapes, the vk layout */
-    p = delta(1, 1);
-    p.dk = 64;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=col8").kernel, LS_K_DELTA_GENERIC);
-    p = delta(1, 2);
-    p.a = (const uint16_t *)((char *)A16 + 8); /* a KDA gate off the vector path */
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=col4").kernel, LS_K_DELTA_GENERIC);
-    p = delta(1, 1);
-    p.state_layout = LS_STATE_VK;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=col8").kernel, LS_K_DELTA_VK4);
-    p.batch = 512;
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=col4").kernel, LS_K_DELTA_VK8);
+    delta_kv_tiles_elsewhere("delta.variant=col8");
+    delta_kv_tiles_elsewhere("delta.variant=col4");
     /* auto and every other value never take them */
     static const char *const others[] = {"", "delta.variant=regs", "delta.variant=bulk", "delta.variant=split",
                                          "delta.variant=split2", "delta.variant=vk4"};
