@@ -12,6 +12,10 @@
 #               ab-conv.csv   conv.variant=wlat, prefetch on and off, and pair / quad (the
 #                             window-major kernels before wlat) (kimi-linear, qwen3-next)
 #             and compare-*.txt: scripts/compare.py of each variant against auto
+#   col       linstate alone, delta.variant=auto against col8 and col4 (one warp per 8- / 4-column
+#             tile, no exchange; auto never takes them yet), GDN qwen3-next and KDA kimi-linear,
+#             tp 2, B 1, 2, 4, 8, 16, 32, 128, T 1, 2, 4, 8: ab-col.csv, compare-col8.txt,
+#             compare-col4.txt (not in the default steps)
 #   fidelity  py_vllm's launch=kernel against launch=wrapper (vLLM's own decode wrappers),
 #             fidelity-vllm.csv / .md; FlashInfer's GDN verify at B = 1 T = 8 (fi-b1t8.csv)
 #   checks    at once (correctness does not depend on timing; the timed steps run alone before):
@@ -63,6 +67,12 @@ for s in $steps; do
       vs ab-conv conv.variant=auto,conv.prefetch=auto conv.variant=wlat,conv.prefetch=off wlat-noprefetch
       vs ab-conv conv.variant=auto,conv.prefetch=auto conv.variant=pair pair
       vs ab-conv conv.variant=auto,conv.prefetch=auto conv.variant=quad quad ;;
+    col)
+      run ab-col --impl linstate --tp 2 --draft 1,2,4,8 --family gdn,kda \
+        --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --batch 1,2,4,8,16,32,128 \
+        --tune linstate:delta.variant=auto --tune linstate:delta.variant=col8 --tune linstate:delta.variant=col4
+      vs ab-col delta.variant=auto delta.variant=col8 col8
+      vs ab-col delta.variant=auto delta.variant=col4 col4 ;;
     fidelity)
       run fidelity-vllm --impl py_vllm --tune py_vllm:launch=kernel --tune py_vllm:launch=wrapper \
         --family gdn,kda,mamba2_ssu,conv1d_update --model qwen3-next-80b-a3b,kimi-linear-48b-a3b,nemotron-h-8b \
