@@ -3,19 +3,19 @@
 # each a knob value, A/B'd against the auto rules of kernels/cuda/choose.h beside the peers (same
 # run, same inputs); the rules are set from these files (results/h200/variants-*/).
 # Needs build/ (cmake --preset default -DLINSTATE_PYTHON=$(command -v python3), built), .peers/src
-# and .peers/aot carried, LS_GIT_COMMIT set. Steps (default: ab profile checks; in order):
+# and .peers/aot carried, LS_GIT_COMMIT set. Steps (default: ab fused profile checks; in order):
 #   ab        one run per family, linstate under auto and under each variant forced, beside the
 #             peers, tp 2, T 1, 2, 4, 8 (B 1, 2, 4, 8, 16, 32, 128):
 #               ab-delta.csv  delta.variant=split, split2, col8, col4 (GDN qwen3-next, KDA kimi-linear)
 #               ab-ssu.csv    ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot
 #                             guess forced on (Mamba2 nemotron-h)
-#               ab-fused.csv  conv_delta.variant=cluster and tiles, one-kernel and back-to-back
-#                             (--variant all), beside SGLang's fused KDA verify; graph replays;
-#                             B 1, 8, 32, 128, 512, T 1 and 4 (kimi-linear, qwen3-next)
 #               ab-convcm.csv channel-major conv decode (qwen3-next) B 128, 512 under every conv kernel
 #             and compare-*.txt: scripts/compare.py of each variant against auto
+#   fused     ab-fused.csv: conv_delta.variant=cluster and tiles, one-kernel and back-to-back
+#             (--variant all), beside SGLang's fused KDA verify; graph replays; B 1, 8, 32, 128,
+#             512, T 1 and 4 (kimi-linear, qwen3-next)
 #   profile   ncu (SpeedOfLight, LaunchStats, Occupancy, WarpStateStats) of the cases still behind
-#             a peer, linstate and the peer: ncu-CASE-IMPL.txt (PROFILE_CASES below)
+#             a peer, linstate (auto, and the new variants) and the peer: ncu-CASE-IMPL.txt (the CASES list)
 #   fidelity  py_vllm's launch=kernel against launch=wrapper (vLLM's own decode wrappers),
 #             fidelity-vllm.csv / .md; FlashInfer's GDN verify at B = 1 T = 8 (fi-b1t8.csv)
 #   checks    at once (correctness does not depend on timing; the timed steps run alone before):
@@ -27,7 +27,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 out=${1:?usage: scripts/jobs/variants-h200.sh OUT_DIR [STEP...]}
 shift
-steps=${*:-ab profile checks}
+steps=${*:-ab fused profile checks}
 limit=${VARIANTS_CHECK_S:-330}
 B=build/bench/linstate-bench
 [ -x "$B" ] || { echo "variants-h200: $B missing (build first)" >&2; exit 2; }
@@ -65,12 +65,13 @@ for s in $steps; do
       vs ab-ssu ssu.variant=auto,$D ssu.variant=rows,ssu.block=32 rows-block32
       vs ab-ssu ssu.variant=auto,$D ssu.variant=rows,ssu.speculate=on rows-spec
       vs ab-ssu ssu.variant=auto,$D ssu.variant=rows8,ssu.speculate=on rows8-spec
-      run ab-fused --impl linstate,sglang --tp 2 --family conv_delta --variant all --graph on \
-        --model kimi-linear-48b-a3b,qwen3-next-80b-a3b --batch 1,8,32,128,512 --draft 1,4 \
-        --tune linstate:conv_delta.variant=cluster --tune linstate:conv_delta.variant=tiles
       run ab-convcm --impl linstate,sglang,py_vllm --tp 2 --family conv1d_update/decode --model qwen3-next-80b-a3b \
         --batch 128,512 --tune linstate:conv.variant=auto --tune linstate:conv.variant=tile \
         --tune linstate:conv.variant=vec8 --tune linstate:conv.variant=pair --tune linstate:conv.variant=quad ;;
+    fused)
+      run ab-fused --impl linstate,sglang --tp 2 --family conv_delta --variant all --graph on \
+        --model kimi-linear-48b-a3b,qwen3-next-80b-a3b --batch 1,8,32,128,512 --draft 1,4 \
+        --tune linstate:conv_delta.variant=cluster --tune linstate:conv_delta.variant=tiles ;;
     profile)
       # CASE|KERNEL REGEX|IMPL|BENCH ARGS (one launch each: the 4th, after warm-up)
       while IFS='|' read -r name re impl args; do
@@ -83,17 +84,20 @@ for s in $steps; do
       done <<'CASES'
 kda-verify-B1-T4|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4
 kda-verify-B1-T4|fused_recurrent_kda_fwd|py_vllm|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4
+kda-verify-B1-T4-col4|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4 --tune linstate:delta.variant=col4
 kda-verify-B8-T4|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 8 --draft 4
+kda-verify-B8-T4-col8|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 8 --draft 4 --tune linstate:delta.variant=col8
 kda-verify-B8-T4|fused_recurrent_kda_fwd|py_vllm|--family kda/verify --model kimi-linear-48b-a3b --batch 8 --draft 4
 gdn-verify-B16-T4|delta_rule|linstate|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
+gdn-verify-B16-T4-col8|delta_rule|linstate|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4 --tune linstate:delta.variant=col8
 gdn-verify-B16-T4|fused_sigmoid_gating|sglang|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
 ssu-verify-B4-T4|ssu_|linstate|--family mamba2_ssu/verify --model nemotron-h-8b --batch 4 --draft 4
+ssu-verify-B4-T4-rows8|ssu_|linstate|--family mamba2_ssu/verify --model nemotron-h-8b --batch 4 --draft 4 --tune linstate:ssu.variant=rows8
 ssu-verify-B4-T4|selective_scan_update|sglang|--family mamba2_ssu/verify --model nemotron-h-8b --batch 4 --draft 4
 ssu-decode-B16|ssu_|linstate|--family mamba2_ssu/decode --model nemotron-h-8b --batch 16
 ssu-decode-B16|selective_scan_update|sglang|--family mamba2_ssu/decode --model nemotron-h-8b --batch 16
 gdn-decode-B128|delta_|linstate|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
 gdn-decode-B128|gdn_decode|flashinfer|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
-fused-kda-verify-B128-T4|conv_delta|linstate|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4 --tune linstate:conv_delta.variant=tiles
 CASES
       ;;
     fidelity)
