@@ -28,15 +28,13 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
                                 "conv vec2/vec8/pair/quad/wlat: guess each row's slot before the PDL wait (needs "
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
-    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2|col8|col4",
+    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2",
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
                                "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: decode vk8 from 8 such "
                                "warps per SM, vk4 below; verify vk4). split / split2 (kv layout, K = V = 128, every "
                                "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto, verify: split "
-                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). col8 / col4 (kv layout, "
-                               "K = V = 128, every batch; auto never): one warp per 8 / 4-column tile, the whole K in "
-                               "the warp (no exchange), 2 / 4 times NARROW's warps. A value of the other layout means "
-                               "auto; split(2), col8/4 on other shapes: auto"},
+                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). A value of the other layout "
+                               "means auto; split(2) on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
@@ -278,11 +276,8 @@ int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int m
  * delta.variant=split / split2 force the SPLIT / SPLIT2 tiles (NARROW's tiles over 4 / 2 warps
  * along K) at every batch of the vector path; auto (and a vk value) takes them for verify where
  * ls_delta_split_auto says (SPLIT for KDA only; limits and their A/B in choose.h), regs and
- * bulk never (NARROW below the WIDE batches, so regs is auto without SPLIT or bulk).
- * delta.variant=col8 / col4 force the COL8 / COL4 tiles (one warp per 8 / 4-column tile, 2 / 4
- * times NARROW's warps, CTAs of 1..4 warps by pick_cta) at every batch of the vector path; auto
- * never takes them (no A/B yet). Generic kv shapes and the vk layout ignore split / split2 /
- * col8 / col4 (their auto).
+ * bulk never (NARROW below the WIDE batches, so regs is auto without SPLIT or bulk). Generic kv
+ * shapes and the vk layout ignore split / split2 (their auto).
  */
 int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, const ls_choose_dev *dev,
                     ls_plan *out)
@@ -310,11 +305,7 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
                               ? ls_delta_split_auto(narrow_warps, sms, per_row ? LS_DELTA_SPLIT_MAX_WARPS_PER_SM : 0,
                                                     LS_DELTA_SPLIT2_MIN_WARPS_PER_SM, LS_DELTA_SPLIT2_MAX_WARPS_PER_SM)
                               : 0;
-        if (v == LS_DELTA_COL8 || v == LS_DELTA_COL4) {
-            const int cols = v == LS_DELTA_COL8 ? 8 : 4; /* one warp per tile of cols columns */
-            out->kernel = v == LS_DELTA_COL8 ? LS_K_DELTA_COL8 : LS_K_DELTA_COL4;
-            rc = pick_cta(rh * (LS_DELTA_DIM_FAST / cols), 1, sms, out);
-        } else if (split) {
+        if (split) {
             out->kernel = split == 4 ? LS_K_DELTA_SPLIT : LS_K_DELTA_SPLIT2;
             rc = pick_cta(narrow_warps * split, split, sms, out);
         } else if (wide_warps >= 8LL * sms) {
@@ -530,8 +521,6 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_STATE_OP] = "state_op",
         [LS_K_SSU_ROWS] = "ssu_rows",
         [LS_K_SSU_ROWS8] = "ssu_rows8",
-        [LS_K_DELTA_COL8] = "delta_rule_col8",
-        [LS_K_DELTA_COL4] = "delta_rule_col4",
     };
     return (unsigned)k < LS_K_COUNT ? names[k] : "?";
 }

@@ -40,8 +40,7 @@ enum { LS_PDL_ON = 0, LS_PDL_OFF };
 enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD, LS_CONV_WLAT };
 enum { LS_CPF_AUTO = 0, LS_CPF_ON, LS_CPF_OFF }; /* conv.prefetch */
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
-enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2,
-       LS_DELTA_COL8, LS_DELTA_COL4 };
+enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2 };
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS, LS_SSU_ROWS8 };
 enum { LS_SBLK_AUTO = 0, LS_SBLK_32, LS_SBLK_64, LS_SBLK_128 }; /* ssu.block: threads per CTA */
@@ -84,8 +83,6 @@ typedef enum ls_kernel_id {
     LS_K_STATE_OP,        /* state_op_kernel (copy / accept / zero) */
     LS_K_SSU_ROWS,        /* ssu_rows_kernel: vector path, 32 lanes along ds, 4 rows per warp */
     LS_K_SSU_ROWS8,       /* ssu_rows_kernel: vector path, 32 lanes along ds, 8 rows per warp */
-    LS_K_DELTA_COL8,      /* delta_rule_kernel, vector path, 1 warp per 8-column tile (16 lanes along K) */
-    LS_K_DELTA_COL4,      /* delta_rule_kernel, vector path, 1 warp per 4-column tile (32 lanes along K) */
     LS_K_COUNT
 } ls_kernel_id;
 

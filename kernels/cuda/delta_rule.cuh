@@ -6,15 +6,13 @@
  * Work split. A tile = (request r, value head hv, block of value columns) is owned by KW = 1, 2
  * or 4 warps and its K x cols state slice lives in registers for all T tokens: every lane holds
  * RK key rows x 4 consecutive value columns (one 16-byte fp32 / 8-byte bf16 access per row).
- * Six layouts (see `layout` below): NARROW, 1 warp per 16-column tile (16 rows per lane), for
+ * Four layouts (see `layout` below): NARROW, 1 warp per 16-column tile (16 rows per lane), for
  * small batches (many tiles to spread over the SMs); WIDE, 2 warps per 32-column tile (64 key
  * rows each, 16 per lane), whose accesses cover whole 128-byte lines, for large batches; SPLIT,
  * NARROW's 16-column tile split along K over 4 warps (32 key rows each, 4 per lane): four times
  * NARROW's warps, each with a quarter of the per-token math and state, for the smallest batches,
  * where NARROW leaves about one warp per SM and a warp's T-token serial chain is the time;
- * SPLIT2, the same over 2 warps (8 rows per lane); COL8 and COL4, one warp per 8- / 4-column
- * tile with 16 / 32 lanes along K (8 / 4 rows per lane): SPLIT2's / SPLIT's per-lane work and
- * warp count without their exchange. Reductions over K (S^T k, S^T q, the L2
+ * SPLIT2, the same over 2 warps (8 rows per lane). Reductions over K (S^T k, S^T q, the L2
  * norms) are in-lane sums, xor-shuffles over the warp's K-lanes and, for WIDE, SPLIT and
  * SPLIT2, one shared-memory exchange among the tile's warps per token
  * (named barrier of the tile's warps); CTAs group 1..4 warps, picked by the launcher to spread
@@ -34,7 +32,7 @@
  * layout ([V, K] per head) takes its own kernel (delta_vk.cuh). Which kernel
  * serves a launch, with which CTA size, is decided by ls_choose_delta (choose.c); the knob
  * delta.variant can force the register tiles or the bulk kernel for the WIDE batches, or SPLIT /
- * SPLIT2 / COL8 / COL4 for every batch.
+ * SPLIT2 for every batch.
  */
 #ifndef LS_DELTA_RULE_CUH
 #define LS_DELTA_RULE_CUH
@@ -149,24 +147,14 @@ constexpr int MAX_WARPS_PER_CTA = 4;
  *           token t + 1's activations into registers while token t is computed.
  *   SPLIT2: the same over 2 warps of 64 key rows: 8 rows x 4 columns per lane (32 registers),
  *           twice NARROW's warps (where SPLIT's four times would not fit the SMs at once).
- *   COL8:   2 lanes along V x 16 along K, 1 warp, 8 columns: 8 rows x 4 columns per lane (32
- *           registers, SPLIT2's per-lane work and warp count) but the whole K in one warp, so the
- *           sums over K are in-lane adds and 4 xor-shuffles: no shared memory, no barrier. A row
- *           piece is 32 bytes for fp32 (one sector), 16 for bf16 (half a sector). Verify pipes the
- *           next token's activations as SPLIT does.
- *   COL4:   32 lanes along K, 1 warp, 4 columns: 4 rows x 4 columns per lane (16 registers,
- *           SPLIT's per-lane work and warp count), 5 shuffles per sum, no exchange; a row piece is
- *           16 bytes for fp32 (half a sector), 8 for bf16. Verify pipes as COL8.
  * NARROW and WIDE keep 16 key rows x 4 columns of state per lane (64 registers).
  */
-enum layout { NARROW = 0, WIDE = 1, SPLIT = 2, SPLIT2 = 3, COL8 = 4, COL4 = 5 };
+enum layout { NARROW = 0, WIDE = 1, SPLIT = 2, SPLIT2 = 3 };
 template <int L> struct shape_of;
 template <> struct shape_of<NARROW> { static constexpr int LV = 4, KW = 1; };
 template <> struct shape_of<WIDE> { static constexpr int LV = 8, KW = 2; };
 template <> struct shape_of<SPLIT> { static constexpr int LV = 4, KW = 4; };
 template <> struct shape_of<SPLIT2> { static constexpr int LV = 4, KW = 2; };
-template <> struct shape_of<COL8> { static constexpr int LV = 2, KW = 1; };
-template <> struct shape_of<COL4> { static constexpr int LV = 1, KW = 1; };
 
 /* Sum over the lanes along K (lane bits log2(LV)..4); every lane receives the total. */
 template <int LV>
@@ -202,11 +190,10 @@ __device__ __forceinline__ void load_bf16_row(const uint16_t *p, int idx0, int l
 /*
  * KDA decay of this lane's RK rows: the LV lanes sharing the rows each compute RK/LV of the
  * exp(-e^A_log softplus(a + dt_bias)) (the costly part: expf, log1pf, expf), then exchange
- * them with shuffles (none when LV = 1). Rows >= K get 1 (their state is zero anyway). The raw
- * gates of the lane's RK/LV rows (k0 + lv * RK/LV on) are read from a_row (VEC4 and 4 rows: one
- * 8-byte load), or, PRE, were read before (g_pre).
+ * them with shuffles. Rows >= K get 1 (their state is zero anyway). The raw gates of the
+ * lane's RK/LV rows (k0 + lv * RK/LV on) are read from a_row, or, PRE, were read before (g_pre).
  */
-template <int LV, int RK, bool FAST, bool PRE = false, bool VEC4 = false>
+template <int LV, int RK, bool FAST, bool PRE = false>
 __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dtb_row, int k0, int K,
                                           float neg_a, int lane, float *e, const float *g_pre = nullptr)
 {
@@ -219,7 +206,7 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
         for (int j = 0; j < G; j++)
             g[j] = g_pre[j];
     else
-        load_bf16_row<G, FAST, VEC4>(a_row + lv * G, k0 + lv * G, K, g);
+        load_bf16_row<G, FAST>(a_row + lv * G, k0 + lv * G, K, g);
 #pragma unroll
     for (int j = 0; j < G; j++) {
         const bool live = FAST || k0 + lv * G + j < K;
@@ -228,30 +215,8 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
     const int base = lane & ~(LV - 1);
 #pragma unroll
     for (int i = 0; i < RK; i++)
-        if constexpr (LV == 1)
-            e[i] = mine[i];
-        else
-            e[i] = __shfl_sync(0xffffffffu, mine[i % G], base | (i / G));
+        e[i] = __shfl_sync(0xffffffffu, mine[i % G], base | (i / G));
 }
-
-/* N raw bf16 values held in registers between their load and their use (PIPE): N = 1, 4 (one
- * 8-byte load, p 8-byte aligned) or 8 (one 16-byte load, p 16-byte aligned). */
-template <int N> struct bf16_raw;
-template <> struct bf16_raw<1> {
-    uint16_t w;
-    __device__ __forceinline__ void load(const uint16_t *p) { w = *p; }
-    __device__ __forceinline__ void unpack(float *out) const { out[0] = ls_bf2f(w); }
-};
-template <> struct bf16_raw<4> {
-    uint2 w;
-    __device__ __forceinline__ void load(const uint16_t *p) { w = *reinterpret_cast<const uint2 *>(p); }
-    __device__ __forceinline__ void unpack(float *out) const { ls_rec::unpack_bf16x4(w, out); }
-};
-template <> struct bf16_raw<8> {
-    uint4 w;
-    __device__ __forceinline__ void load(const uint16_t *p) { w = ls_ld16(p); }
-    __device__ __forceinline__ void unpack(float *out) const { ls_unpack_bf16x8(w, out); }
-};
 
 /* Minimum CTAs per SM asked of the register allocator: decode keeps <= 128 registers (16 warps
  * per SM, each with 8 KiB of state loads in flight); verify (T loop, L2 prefetch of the later
@@ -259,25 +224,13 @@ template <> struct bf16_raw<8> {
  * registers per lane, four times the warps): decode <= 64 (32 warps per SM), verify <= 80 (24
  * warps per SM; the next token's activations held in registers need more than 64 without spills);
  * SPLIT2 (32 state registers) decode <= 80, verify <= 96 (24 and 20 warps per SM: its batches
- * give at most about 16 per SM). COL8 (32 state registers): decode <= 80, verify <= 96, what
- * ptxas takes unbounded for decode and the least that does not spill for verify (at 80 it spills
- * 28-38 bytes; unbounded it takes 111-124). COL4 (16): decode <= 56 (36 warps per SM; 48 spills
- * for KDA), verify <= 72 (28 warps; 64 spills for bf16 KDA). Registers of every instantiation:
- * ptxas -v (LINSTATE_PTXAS_VERBOSE=ON). */
+ * give at most about 16 per SM). */
 constexpr int min_ctas(int layout, bool fast, bool one_token)
 {
-    if (!fast)
-        return 1;
-    switch (layout) {
-    case SPLIT: return one_token ? 8 : 6;
-    case SPLIT2: return one_token ? 6 : 5;
-    case COL8: return one_token ? 6 : 5;
-    case COL4: return one_token ? 9 : 7;
-    default: return one_token ? 4 : 3; /* NARROW, WIDE */
-    }
+    return !fast ? 1 : layout == SPLIT ? (one_token ? 8 : 6) : layout == SPLIT2 ? (one_token ? 6 : 5) : one_token ? 4 : 3;
 }
 
-/* Partial sums a lane contributes per token (before the cross-warp combine of WIDE, SPLIT(2)). */
+/* Partial sums a lane contributes per token before the cross-warp combine (WIDE, SPLIT(2)). */
 constexpr int NSUM = 3 + 2 * COLS; /* qq, kk, qk, sk[4], sq[4] */
 
 /*
@@ -335,27 +288,22 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
     const float neg_a = -expf(p.A_log[hv]);
     const float gdn_dtb = PER_ROW ? 0.0f : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
 
-    /* Verify of SPLIT, COL8, COL4 (PIPE): token t + 1's activations go into registers (nx*, raw
-     * bf16: its q and k rows, v piece, b, the lane's gates) at the top of token t, so their latency
-     * overlaps token t's math (and SPLIT's exchange) instead of heading token t + 1's chain
-     * (inputs are read-only: the early read sees the same values). NARROW, WIDE and SPLIT2, whose
-     * registers hold more state, load each token's at its top. */
-    constexpr bool PIPE = (L == SPLIT || L == COL8 || L == COL4) && !ONE_TOKEN;
-    constexpr int G = RK / LV; /* KDA: gates per lane (kda_decay's rows) */
-    constexpr int NA = PER_ROW ? G : 1;
-    static_assert(!PIPE || (FAST && (RK == 4 || RK == 8) && (NA == 1 || NA == 4)),
-                  "PIPE: q, k rows of 4 or 8, gates one or 4 per lane");
-    bf16_raw<PIPE ? RK : 1> nxq, nxk; /* (unused without PIPE) */
-    bf16_raw<PIPE ? COLS : 1> nxv;
-    bf16_raw<1> nxb;
-    bf16_raw<PIPE ? NA : 1> nxa;
+    /* SPLIT verify (PIPE): token t + 1's activations go into registers (nx*, raw bf16: its 8-byte
+     * q, k and v pieces, b, the lane's gate) at the top of token t, so their latency overlaps
+     * token t's math and exchange instead of heading token t + 1's chain (inputs are read-only:
+     * the early read sees the same values). NARROW and WIDE, whose registers hold 64 state
+     * values, load each token's at its top. */
+    constexpr bool PIPE = L == SPLIT && !ONE_TOKEN;
+    static_assert(!PIPE || (FAST && RK == 4 && LV == 4), "PIPE: one 8-byte q, k, v piece and one gate per lane");
+    uint2 nxq, nxk, nxv;
+    uint16_t nxb, nxa;
     const auto load_next = [&](long long bn) { /* token bn = r * T + t */
         const long long qk = (bn * p.heads_qk + h) * K + k0;
-        nxq.load(p.q + qk);
-        nxk.load(p.k + qk);
-        nxv.load(p.v + (bn * HV + hv) * V + col0);
-        nxb.load(p.b + bn * HV + hv);
-        nxa.load(PER_ROW ? p.a + (bn * HV + hv) * K + k0 + lv * G : p.a + bn * HV + hv); /* kda_decay's rows */
+        nxq = *reinterpret_cast<const uint2 *>(p.q + qk);
+        nxk = *reinterpret_cast<const uint2 *>(p.k + qk);
+        nxv = *reinterpret_cast<const uint2 *>(p.v + (bn * HV + hv) * V + col0);
+        nxb = p.b[bn * HV + hv];
+        nxa = PER_ROW ? p.a[(bn * HV + hv) * K + k0 + lane % LV] : p.a[bn * HV + hv]; /* kda_decay's row */
     };
     if constexpr (PIPE)
         load_next((long long)r * T);
@@ -373,13 +321,13 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         const long long v_off = (bt * HV + hv) * V + col0;
         if constexpr (!PIPE)
             ls_rec::load4<FAST>(p.v + v_off, V - col0, vv);
-        const float beta = ls_sigmoid(ls_bf2f(PIPE ? nxb.w : p.b[bt * HV + hv]));
-        float gnow[NA]; /* PIPE: this token's raw gates (GDN: the head's; KDA: the lane's rows) */
+        const float beta = ls_sigmoid(ls_bf2f(PIPE ? nxb : p.b[bt * HV + hv]));
+        float gnow[1]; /* PIPE: this token's raw gate (GDN: the head's; KDA: the lane's row) */
         if constexpr (PIPE) {
-            nxq.unpack(qv);
-            nxk.unpack(kv);
-            nxv.unpack(vv);
-            nxa.unpack(gnow);
+            ls_rec::unpack_bf16x4(nxq, qv);
+            ls_rec::unpack_bf16x4(nxk, kv);
+            ls_rec::unpack_bf16x4(nxv, vv);
+            gnow[0] = ls_bf2f(nxa);
             if (t + 1 < T)
                 load_next(bt + 1);
         }
@@ -387,7 +335,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         /* ---- decay */
         if (PER_ROW) {
             float e[RK];
-            kda_decay<LV, RK, FAST, PIPE, L == COL8 || L == COL4>(p.a + (bt * HV + hv) * K + k0,
+            kda_decay<LV, RK, FAST, PIPE>(p.a + (bt * HV + hv) * K + k0,
                                           (const float *)p.dt_bias + (long long)hv * K + k0, k0, K, neg_a, lane, e,
                                           PIPE ? gnow : nullptr);
 #pragma unroll
@@ -545,8 +493,6 @@ static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_
     case LS_K_DELTA_SPLIT: return launch_tiles<ST, PER_ROW, SPLIT>(p, pl, st);
     case LS_K_DELTA_SPLIT2: return launch_tiles<ST, PER_ROW, SPLIT2>(p, pl, st);
     case LS_K_DELTA_NARROW: return launch_tiles<ST, PER_ROW, NARROW>(p, pl, st);
-    case LS_K_DELTA_COL8: return launch_tiles<ST, PER_ROW, COL8>(p, pl, st);
-    case LS_K_DELTA_COL4: return launch_tiles<ST, PER_ROW, COL4>(p, pl, st);
     case LS_K_DELTA_VK4: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, true>(p, pl, st);
     case LS_K_DELTA_VK8: return launch_vk_k<ST, PER_ROW, VK_ROWS_WIDE, true>(p, pl, st);
     case LS_K_DELTA_VK_GENERIC: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, false>(p, pl, st);

@@ -506,25 +506,6 @@ static void test_delta(void)
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "pdl=off").pdl, 0);
 }
 
-/* A value that forces kv vector-path tiles (split, split2, col8, col4) is auto on other shapes:
- * the generic kernel for generic kv shapes, vk4 / vk8 for the vk layout. */
-static void delta_kv_tiles_elsewhere(const char *spec)
-{
-    ls_delta_params p = delta(1, 1);
-    p.dk = 64;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, spec).kernel, LS_K_DELTA_GENERIC);
-    p = delta(1, 2);
-    p.a = (const uint16_t *)((char *)A16 + 8); /* a KDA gate off the vector path */
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, spec).kernel, LS_K_DELTA_GENERIC);
-    p.dk = 128, p.dv = 64;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, spec).kernel, LS_K_DELTA_GENERIC);
-    p = delta(1, 1);
-    p.state_layout = LS_STATE_VK;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, spec).kernel, LS_K_DELTA_VK4);
-    p.batch = 512;
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, spec).kernel, LS_K_DELTA_VK8);
-}
-
 /* SPLIT / SPLIT2 (delta.variant=split / split2): NARROW's 16-column tiles over 4 / 2 warps along
  * K, forced at every batch of the kv vector path; auto takes them for verify in the bands of
  * choose.h (set from the H200 A/B). */
@@ -564,8 +545,21 @@ static void test_delta_split(void)
     LS_CHECK_EQ_INT(pl.grid_x, 8 * 16 * 8 / 2);
     p = delta(512, 1);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_SPLIT2);
-    delta_kv_tiles_elsewhere("delta.variant=split");
-    delta_kv_tiles_elsewhere("delta.variant=split2");
+    /* other shapes ignore it: generic kv shapes, the vk layout */
+    p = delta(1, 1);
+    p.dk = 64;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_GENERIC);
+    p = delta(1, 1);
+    p.a = (const uint16_t *)((char *)A16 + 8); /* a KDA gate off the vector path */
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=split").kernel, LS_K_DELTA_GENERIC);
+    p.dk = 128, p.dv = 64;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_GENERIC);
+    p = delta(1, 1);
+    p.state_layout = LS_STATE_VK;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_VK4);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_VK4);
+    p.batch = 512;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_VK8);
 
     /* auto (limits from the H200 A/B, choose.h), tp 2 shapes (HV 16) on 132 SMs: verify only;
      * SPLIT for KDA at B <= 2, SPLIT2 for GDN and KDA at B = 8..16; decode never */
@@ -608,69 +602,6 @@ static void test_delta_split(void)
     LS_CHECK_EQ_INT(ls_delta_split_auto(4096, 132, 3, 6, 24), 0);  /* B = 32 */
     LS_CHECK_EQ_INT(ls_delta_split_auto(1024, 132, 8, 6, 16), 4);
     LS_CHECK_EQ_INT(ls_delta_split_auto((int64_t)1 << 40, 132, 1 << 30, 0, 1 << 30), 0); /* no overflow */
-}
-
-/* COL8 / COL4 (delta.variant=col8 / col4): one warp per 8- / 4-column tile, the whole K in the
- * warp, forced at every batch of the kv vector path; auto never takes them (no A/B yet). */
-static void test_delta_col(void)
-{
-    LS_CHECK_EQ_INT(LS_DELTA_COL8, 7); /* appended: the older values keep their indices */
-    LS_CHECK_EQ_INT(LS_DELTA_COL4, 8);
-    LS_CHECK_EQ_INT(tune("delta.variant=col8").v[LS_KNOB_DELTA_VARIANT], LS_DELTA_COL8);
-    LS_CHECK_EQ_INT(tune("delta.variant=col4").v[LS_KNOB_DELTA_VARIANT], LS_DELTA_COL4);
-    LS_CHECK(strcmp(ls_kernel_name(LS_K_DELTA_COL8), "delta_rule_col8") == 0);
-    LS_CHECK(strcmp(ls_kernel_name(LS_K_DELTA_COL4), "delta_rule_col4") == 0);
-
-    /* B = 1 at HV 16: 16 * 16 = 256 COL8 warps, fewer than 2 CTAs of 2 per SM: CTAs of 1 warp */
-    ls_delta_params p = delta(1, 1);
-    ls_plan pl = plan_delta(&p, 0, "delta.variant=col8");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_COL8);
-    LS_CHECK_EQ_INT(pl.block, 32);
-    LS_CHECK_EQ_INT(pl.grid_x, 256);
-    LS_CHECK_EQ_INT(pl.pdl, 1);
-    pl = plan_delta(&p, 1, "delta.variant=col4"); /* KDA: 512 warps, still under 2 * 2 per SM */
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_COL4);
-    LS_CHECK_EQ_INT(pl.block, 32);
-    LS_CHECK_EQ_INT(pl.grid_x, 512);
-    p = delta(2, 4); /* verify: 1024 COL4 warps: CTAs of 2 */
-    p.state_dtype = LS_BF16;
-    pl = plan_delta(&p, 1, "delta.variant=col4,pdl=off");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_COL4);
-    LS_CHECK_EQ_INT(pl.block, 64);
-    LS_CHECK_EQ_INT(pl.grid_x, 512);
-    LS_CHECK_EQ_INT(pl.pdl, 0);
-    p = delta(8, 4); /* 2048 COL8 warps: CTAs of 4 */
-    pl = plan_delta(&p, 0, "delta.variant=col8");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_COL8);
-    LS_CHECK_EQ_INT(pl.block, 128);
-    LS_CHECK_EQ_INT(pl.grid_x, 8 * 16 * 16 / 4);
-    /* forced past the WIDE and bulk batches too */
-    p = delta(512, 1);
-    pl = plan_delta(&p, 1, "delta.variant=col8");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_COL8);
-    LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 16 / 4);
-    pl = plan_delta(&p, 0, "delta.variant=col4");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_COL4);
-    LS_CHECK_EQ_INT(pl.block, 128);
-    LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 32 / 4);
-    /* a grid past 2^31 - 1 CTAs is refused, naming the batch */
-    p = delta(0x7fffffff, 1);
-    ls_tuning t = tune("delta.variant=col4");
-    LS_CHECK(ls_choose_delta(&p, 0, &t, &H200, &pl) != 0);
-    LS_CHECK(strstr(ls_last_error(), "batch=2147483647") != NULL);
-    delta_kv_tiles_elsewhere("delta.variant=col8");
-    delta_kv_tiles_elsewhere("delta.variant=col4");
-    /* auto and every other value never take them */
-    static const char *const others[] = {"", "delta.variant=regs", "delta.variant=bulk", "delta.variant=split",
-                                         "delta.variant=split2", "delta.variant=vk4"};
-    for (int b = 1; b <= 1024; b *= 2)
-        for (int tk = 1; tk <= 8; tk *= 2)
-            for (int kda = 0; kda < 2; kda++)
-                for (size_t o = 0; o < sizeof others / sizeof *others; o++) {
-                    p = delta(b, tk);
-                    const ls_kernel_id k = plan_delta(&p, kda, others[o]).kernel;
-                    LS_CHECK(k != LS_K_DELTA_COL8 && k != LS_K_DELTA_COL4);
-                }
 }
 
 /* ------------------------------------------------------------------ SSU */
@@ -1117,9 +1048,6 @@ static void test_describe(void)
     pl = plan_delta(&d, 1, "delta.variant=split");
     ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "delta_rule_split grid=(128,1) block=128 pdl") == 0);
-    pl = plan_delta(&d, 0, "delta.variant=col8");
-    ls_choose_describe(LS_OP_GDN, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "delta_rule_col8 grid=(256,1) block=32 pdl") == 0);
     ls_ssu_params s = ssu(1, 1);
     pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
     ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
@@ -1148,7 +1076,6 @@ int main(void)
     test_conv_wlat();
     test_delta();
     test_delta_split();
-    test_delta_col();
     test_ssu();
     test_ssu_rows();
     test_ssu_rows8();
