@@ -1,15 +1,15 @@
 /*
  * conv_delta.cu — the fused conv update + GDN/KDA recurrence (ls_conv_delta_params, docs/ops.md):
- * one kernel per call, the conv output never leaves the CTA.
+ * one kernel per call, the conv output never leaves the CTA. Two kernels, chosen by
+ * ls_choose_conv_delta (choose.c; knob conv_delta.variant):
  *
- * Work split: one cluster of NS CTAs (NS = 1, 2, 4 or 8; grid (B*H, NS)) per (request row r, key
- * head h). CTA `rank` of it takes a 1/NS slice of the G*V value columns of the G = HV/H value
- * heads sharing h: the conv of those v channels, and the conv of the head's K q and K k channels
- * (every rank needs them all; rank 0 alone stores their windows and state). A conv state element
- * thus has one writer, and the q/k state is stored only after the cluster barrier that follows
- * every rank's read of it, so no CTA reads a conv state another one is updating (decode updates
- * it in place). NS > 1 spreads small batches over the SMs (B*H alone is a few CTAs at B = 1).
- * Phases:
+ * conv_delta_kernel ("cluster"). One cluster of NS CTAs (NS = 1, 2, 4 or 8; grid (B*H, NS)) per
+ * (request row r, key head h). CTA `rank` of it takes a 1/NS slice of the G*V value columns of the
+ * G = HV/H value heads sharing h: the conv of those v channels, and the conv of the head's K q and
+ * K k channels (every rank needs them all; rank 0 alone stores their windows and state). A conv
+ * state element thus has one writer, and the q/k state is stored only after the cluster barrier
+ * that follows every rank's read of it, so no CTA reads a conv state another one is updating
+ * (decode updates it in place). NS > 1 spreads small batches over the SMs. Phases:
  *   1. conv: one thread per channel, the W-1 stored inputs in registers, T outputs SiLU'd and
  *      rounded to bf16 (as the conv op stores them) into shared memory; windows after each
  *      step and the final window stored as the conv half's flags say (q/k state: after the
@@ -18,25 +18,35 @@
  *      shared memory;
  *   3. recurrence: 4 adjacent lanes per (value head, value column j), each holding 32 key rows
  *      of the state column in registers (K <= 128); sums over K in-lane plus two shuffles; o,
- *      per-step states, final state.
- * Padding rows (slot < 0) leave at once: nothing read or written, o included.
+ *      per-step states, final state. Scalar state accesses, a serial K/4 loop per lane.
  *
- * The recurrence keeps a serial K/4 loop per lane and the q/k conv is recomputed by every rank
- * of a cluster. It already moves the fused minimum (no conv output round trip); see docs/bytes.md.
+ * conv_delta_tiles_kernel ("tiles"). The same clusters and the same conv (phase 1, same helper,
+ * same owners of every stored window), but the recurrence is the GDN/KDA op's NARROW tile
+ * (delta_rule.cuh): the G*ceil(V/16) 16-column tiles of the key head are spread over the ranks, one
+ * warp per tile (lanes 4 along V x 8 along K, 16 key rows x 4 columns of state per lane, 16/8-byte
+ * vector state accesses, sums in-lane plus xor shuffles, the norms applied to the reduced sums).
+ * A CTA's prologue convolves the head's q/k channels and its tiles' v channels into shared memory
+ * (q/k rows padded to 128 with zeros and swizzled so the 8 K-lanes' 16-byte reads of a row hit
+ * distinct banks), computes the decays (KDA: per key row) and betas of its value heads, then each
+ * tile warp runs the T tokens from shared memory. CTAs have at least 4 warps (spare warps help the
+ * prologue). FAST (K = V = 128, aligned): vector accesses with immediate offsets; generic: any
+ * K <= 128 and V, predicated accesses.
+ *
+ * Padding rows (slot < 0) leave at once in both: nothing read or written, o included.
  */
 #include "ls_cuda.h"
 #include "cuda_common.cuh"
+#include "delta_rule.cuh" /* the NARROW tile's helpers: ls_rec::load4/store4, ls_delta::sum_k_lanes */
 
 #include <cooperative_groups.h>
 #include <stdio.h>
 
 namespace ls_cd {
 
-constexpr int MAXK = 128;          /* a state column, split over LANES lanes, in registers */
-constexpr int LANES = 4;           /* lanes per value column (adjacent: shuffles xor 1, 2) */
+constexpr int MAXK = LS_DELTA_DIM_FAST; /* a state column, split over LANES lanes, in registers */
+constexpr int LANES = 4;           /* cluster kernel: lanes per value column (adjacent: shuffles xor 1, 2) */
 constexpr int ROWS = MAXK / LANES; /* key rows per lane: S, k and q rows stay in registers */
 constexpr int MAXTHREADS = 256;
-constexpr int MAXSPLIT = 8;      /* the portable cluster size */
 
 static __device__ __forceinline__ float ld_any(const void *p, ls_dtype dt, int64_t i)
 {
@@ -56,11 +66,112 @@ static __device__ __forceinline__ float ld_st(const uint16_t *p, int64_t i) { re
 static __device__ __forceinline__ void st_st(float *p, int64_t i, float v) { p[i] = v; }
 static __device__ __forceinline__ void st_st(uint16_t *p, int64_t i, float v) { p[i] = ls_f2bf(v); }
 
-/* exp(-e^A_log softplus(x)) with full-precision expf/log1pf (as delta_rule.cuh's delta_decay). */
-static __device__ __forceinline__ float decay(float neg_a, float x)
+/* ------------------------------------------------------------------ shared by both kernels */
+
+/*
+ * Conv of channel ch of row r (slot) over the T tokens: output t SiLU'd (c.silu) and rounded to
+ * bf16 as the conv op stores y, at dst[t * stride]; the window after each step into c.inter when
+ * inter (and c.inter is set), the final window into the conv state when state (and the conv half
+ * updates it). The W-1 stored inputs stay in registers.
+ */
+static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int r, int slot, int ch, int T, float *dst,
+                                                    int stride, bool inter, bool state)
 {
-    return expf(neg_a * (x <= 20.0f ? log1pf(expf(x)) : x));
+    const int W = c.width;
+    const int64_t sbase = (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
+    float win[3], wt[4];
+#pragma unroll
+    for (int j = 0; j < 3; j++)
+        win[j] = j < W - 1 ? ld_any(c.state, c.state_dtype, sbase + j * c.state_stride_w) : 0.0f;
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        wt[j] = j < W ? ld_any(c.weight, c.weight_dtype, (int64_t)ch * W + j) : 0.0f;
+    const float bias = c.bias ? ld_any(c.bias, c.weight_dtype, ch) : 0.0f;
+    const float wlast = W == 2 ? wt[1] : W == 3 ? wt[2] : wt[3]; /* constant indices: registers */
+    for (int t = 0; t < T; t++) {
+        const float xt = ls_bf2f(c.x[(int64_t)r * c.x_stride_b + (int64_t)t * c.x_stride_t + (int64_t)ch * c.x_stride_c]);
+        float acc = bias;
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            if (j < W - 1)
+                acc = fmaf(wt[j], win[j], acc);
+        acc = fmaf(wlast, xt, acc);
+        if (c.silu)
+            acc = acc / (1.0f + expf(-acc));
+        dst[t * stride] = ls_bf2f(ls_f2bf(acc)); /* the conv op stores y as bf16 */
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            if (j < W - 1)
+                win[j] = j + 1 < W - 1 ? win[j + 1] : xt;
+        if (c.inter && inter) {
+            const int64_t ib = (int64_t)slot * c.inter_stride_slot + (int64_t)t * c.inter_stride_t +
+                               (int64_t)ch * c.inter_stride_c;
+#pragma unroll
+            for (int j = 0; j < 3; j++)
+                if (j < W - 1)
+                    st_any(c.inter, c.state_dtype, ib + j * c.inter_stride_w, win[j]);
+        }
+    }
+    if (state && !c.disable_state_update)
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            if (j < W - 1)
+                st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
 }
+
+/*
+ * The q/k conv state of key head h: every rank of the cluster read it in its conv, so rank 0
+ * stores it only after the cluster barrier (called by every CTA of the cluster; decode updates it
+ * in place). The new window is the last W-1 inputs u[T .. T+W-2] of u = [old state (W-1), x (T)].
+ */
+static __device__ __forceinline__ void store_qk_state(const ls_conv_params &c, int r, int slot, int h, int H, int K,
+                                                      int T)
+{
+    if (c.disable_state_update)
+        return;
+    if (gridDim.y > 1)
+        cooperative_groups::this_cluster().sync();
+    if (blockIdx.y != 0)
+        return;
+    const int W = c.width;
+    for (int i = threadIdx.x; i < 2 * K; i += blockDim.x) {
+        const int ch = i < K ? h * K + i : H * K + h * K + (i - K);
+        const int64_t sbase = (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
+        float win[3]; /* reloaded (the conv's registers belong to other loop trips) */
+#pragma unroll
+        for (int j = 0; j < 3; j++) {
+            if (j >= W - 1)
+                continue;
+            const int src = T + j; /* index into u */
+            win[j] = src < W - 1 ? ld_any(c.state, c.state_dtype, sbase + src * c.state_stride_w)
+                                 : ls_bf2f(c.x[(int64_t)r * c.x_stride_b + (int64_t)(src - (W - 1)) * c.x_stride_t +
+                                               (int64_t)ch * c.x_stride_c]);
+        }
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            if (j < W - 1)
+                st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
+    }
+}
+
+/* Decay of key row k (KDA; GDN: the head's, k unused) of value head hv at token row bt = r*T + t:
+ * exp(-e^A_log softplus(a + dt_bias)) with the precise softplus of the GDN/KDA op. */
+template <bool KDA>
+static __device__ __forceinline__ float gate(const ls_delta_params &d, int64_t bt, int hv, int k)
+{
+    const float neg_a = -expf(d.A_log[hv]);
+    const int HV = d.heads_v, K = d.dk;
+    if (KDA)
+        return ls_rec::delta_decay(neg_a, ls_bf2f(d.a[(bt * HV + hv) * K + k]) + ((const float *)d.dt_bias)[(int64_t)hv * K + k]);
+    return ls_rec::delta_decay(neg_a, ls_bf2f(d.a[bt * HV + hv]) + ls_bf2f(((const uint16_t *)d.dt_bias)[hv]));
+}
+
+static __device__ __forceinline__ float beta_of(const ls_delta_params &d, int64_t bt, int hv)
+{
+    return 1.0f / (1.0f + expf(-ls_bf2f(d.b[bt * d.heads_v + hv])));
+}
+
+/* ------------------------------------------------------------------ cluster kernel */
 
 /* Shared floats of one CTA of an NS-way split: q, k [T][K], v [T][G*V/NS], gates
  * [T][G][KDA ? K : 1], beta [T][G]. */
@@ -77,7 +188,7 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
     extern __shared__ float sm[];
     const ls_conv_params &c = P.conv;
     const ls_delta_params &d = P.delta;
-    const int H = d.heads_qk, HV = d.heads_v, K = d.dk, V = d.dv, T = d.tokens, W = c.width;
+    const int H = d.heads_qk, HV = d.heads_v, K = d.dk, V = d.dv, T = d.tokens;
     const int G = HV / H, NS = gridDim.y, rank = blockIdx.y;
     const int GVs = G * V / NS, col0 = rank * GVs; /* this CTA's value columns [col0, col0 + GVs) */
     const int r = blockIdx.x / H, h = blockIdx.x % H;
@@ -92,94 +203,24 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
 
     /* ---- 1. conv of the head's 2K q/k channels and this CTA's GVs v channels */
     const int nch = 2 * K + GVs;
-    const bool qk_owner = rank == 0;
     for (int i = threadIdx.x; i < nch; i += blockDim.x) {
-        int ch, stride;
-        float *dst;
-        const bool qk = i < 2 * K;
-        if (i < K) {
-            ch = h * K + i, dst = q_s + i, stride = K;
-        } else if (i < 2 * K) {
-            ch = H * K + h * K + (i - K), dst = k_s + (i - K), stride = K;
-        } else { /* v channels of value heads h*G .. h*G+G-1 are contiguous: column col of the group */
-            ch = 2 * H * K + h * G * V + col0 + (i - 2 * K), dst = v_s + (i - 2 * K), stride = GVs;
-        }
-        const int64_t sbase = (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
-        float win[3], wt[4];
-#pragma unroll
-        for (int j = 0; j < 3; j++)
-            win[j] = j < W - 1 ? ld_any(c.state, c.state_dtype, sbase + j * c.state_stride_w) : 0.0f;
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-            wt[j] = j < W ? ld_any(c.weight, c.weight_dtype, (int64_t)ch * W + j) : 0.0f;
-        const float bias = c.bias ? ld_any(c.bias, c.weight_dtype, ch) : 0.0f;
-        const float wlast = W == 2 ? wt[1] : W == 3 ? wt[2] : wt[3]; /* constant indices: registers */
-        for (int t = 0; t < T; t++) {
-            const float xt = ls_bf2f(c.x[(int64_t)r * c.x_stride_b + (int64_t)t * c.x_stride_t + (int64_t)ch * c.x_stride_c]);
-            float acc = bias;
-#pragma unroll
-            for (int j = 0; j < 3; j++)
-                if (j < W - 1)
-                    acc = fmaf(wt[j], win[j], acc);
-            acc = fmaf(wlast, xt, acc);
-            if (c.silu)
-                acc = acc / (1.0f + expf(-acc));
-            dst[t * stride] = ls_bf2f(ls_f2bf(acc)); /* the conv op stores y as bf16 */
-#pragma unroll
-            for (int j = 0; j < 3; j++)
-                if (j < W - 1)
-                    win[j] = j + 1 < W - 1 ? win[j + 1] : xt;
-            if (c.inter && (!qk || qk_owner)) {
-                const int64_t ib = (int64_t)slot * c.inter_stride_slot + (int64_t)t * c.inter_stride_t +
-                                   (int64_t)ch * c.inter_stride_c;
-#pragma unroll
-                for (int j = 0; j < 3; j++)
-                    if (j < W - 1)
-                        st_any(c.inter, c.state_dtype, ib + j * c.inter_stride_w, win[j]);
-            }
-        }
-        if (!c.disable_state_update && !qk) /* v: this CTA's own channels, read by no other */
-#pragma unroll
-            for (int j = 0; j < 3; j++)
-                if (j < W - 1)
-                    st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
+        if (i < K) /* q/k windows: rank 0 stores them; v: this CTA's own channels, read by no other */
+            conv_channel(c, r, slot, h * K + i, T, q_s + i, K, rank == 0, false);
+        else if (i < 2 * K)
+            conv_channel(c, r, slot, H * K + h * K + (i - K), T, k_s + (i - K), K, rank == 0, false);
+        else /* v channels of value heads h*G .. h*G+G-1 are contiguous: column col of the group */
+            conv_channel(c, r, slot, 2 * H * K + h * G * V + col0 + (i - 2 * K), T, v_s + (i - 2 * K), GVs, true, true);
     }
-    /* q/k state: rank 0 stores it once every rank of the cluster has read it */
-    if (NS > 1 && !c.disable_state_update)
-        cooperative_groups::this_cluster().sync();
-    if (qk_owner && !c.disable_state_update)
-        for (int i = threadIdx.x; i < 2 * K; i += blockDim.x) {
-            const int ch = i < K ? h * K + i : H * K + h * K + (i - K);
-            const int64_t sbase = (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
-            float win[3]; /* reloaded (phase 1's registers belong to other loop trips) */
-            /* the last W-1 inputs u[T .. T+W-2]: the old state's tail, then x */
-#pragma unroll
-            for (int j = 0; j < 3; j++) {
-                if (j >= W - 1)
-                    continue;
-                const int src = T + j; /* index into u = [state(W-1), x(T)] */
-                win[j] = src < W - 1 ? ld_any(c.state, c.state_dtype, sbase + src * c.state_stride_w)
-                                     : ls_bf2f(c.x[(int64_t)r * c.x_stride_b + (int64_t)(src - (W - 1)) * c.x_stride_t +
-                                                   (int64_t)ch * c.x_stride_c]);
-            }
-#pragma unroll
-            for (int j = 0; j < 3; j++)
-                if (j < W - 1)
-                    st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
-        }
+    store_qk_state(c, r, slot, h, H, K, T);
 
     /* ---- 2a. gates and beta per (token, value head [, key row]) */
     const int ng = T * G * (KDA ? K : 1);
     for (int i = threadIdx.x; i < ng; i += blockDim.x) {
         const int k = KDA ? i % K : 0, tg = KDA ? i / K : i, t = tg / G, hv = h * G + tg % G;
         const int64_t bt = (int64_t)r * T + t;
-        const float neg_a = -expf(d.A_log[hv]);
-        if (KDA)
-            g_s[i] = decay(neg_a, ls_bf2f(d.a[(bt * HV + hv) * K + k]) + ((const float *)d.dt_bias)[(int64_t)hv * K + k]);
-        else
-            g_s[i] = decay(neg_a, ls_bf2f(d.a[bt * HV + hv]) + ls_bf2f(((const uint16_t *)d.dt_bias)[hv]));
+        g_s[i] = gate<KDA>(d, bt, hv, k);
         if (k == 0)
-            b_s[tg] = 1.0f / (1.0f + expf(-ls_bf2f(d.b[bt * HV + hv])));
+            b_s[tg] = beta_of(d, bt, hv);
     }
     __syncthreads();
 
@@ -269,15 +310,227 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
     }
 }
 
-/* Launch with a (1, ns, 1) cluster when ns > 1 and the PDL attribute when pdl. */
-template <typename ST, bool KDA>
-static int launch_typed(const ls_conv_delta_params *p, int ns, int threads, size_t smem, cudaStream_t st, int pdl)
+/* ------------------------------------------------------------------ tiles kernel */
+
+constexpr int TW = 16;   /* value columns of a NARROW tile (4 lanes x 4 columns) */
+constexpr int KP = 128;  /* key rows of a shared q/k/decay row: 8 K-lanes x RK, zero (decay: one) past K */
+constexpr int RK = 16;   /* key rows per lane */
+
+/* Shared-memory position of key row k in a KP row: lane group lk = k / 16 reads its rows
+ * i = k % 16 as four 16-byte pieces (i / 4); piece i/4 of the 8 groups is one 128-byte run, so
+ * the 8 K-lanes' reads of a piece hit 32 distinct banks. */
+static __device__ __forceinline__ int kswz(int k) { return ((k & 15) >> 2) * 32 + (k >> 4) * 4 + (k & 3); }
+
+/* Value heads a CTA of wpc consecutive tiles (vb tiles per value head) can touch, at most. */
+static inline int tiles_heads(int wpc, int vb, int G)
 {
-    auto *kern = conv_delta_kernel<ST, KDA>;
+    const int n = (wpc + vb - 2) / vb + 1;
+    return n < G ? n : G;
+}
+
+/* Shared floats of a tiles CTA: q, k [T][KP], v [T][wpc*TW], decays [T][NG][KDA ? KP : 1],
+ * betas [T][NG] (NG = tiles_heads). Every piece a multiple of 4 floats but the last: 16-byte reads. */
+static inline size_t tiles_smem_floats(const ls_conv_delta_params &P, int wpc)
+{
+    const ls_delta_params &d = P.delta;
+    const size_t T = (size_t)d.tokens;
+    const size_t ng = (size_t)tiles_heads(wpc, (d.dv + TW - 1) / TW, d.heads_v / d.heads_qk);
+    return T * (2 * KP + (size_t)wpc * TW + ng * (P.kda ? KP : 4) + ng);
+}
+
+/* 4 consecutive shared floats (16-byte aligned) into out. */
+static __device__ __forceinline__ void lds4(const float *p, float out[4])
+{
+    const float4 w = *reinterpret_cast<const float4 *>(p);
+    out[0] = w.x, out[1] = w.y, out[2] = w.z, out[3] = w.w;
+}
+
+/*
+ * One NARROW tile (value head hv, columns vb*16 ..) of row r over the T tokens, the activations
+ * from shared memory: q_s/k_s rows of KP (kswz order), v_s rows of vstride with the tile's 16
+ * columns at vcol, e_s decay rows (KDA: KP in kswz order; GDN: one float every 4), b_s betas;
+ * estride / bstride: floats between tokens. Per token, as delta_tile: S *= decay; partial sums of
+ * |q|^2, |k|^2, q.k, S^T k, S^T q over the lane's rows, reduced over the 8 K-lanes; the norms
+ * applied to the sums; o = (S + kn u^T)^T qn; S += kn u^T.
+ */
+template <typename ST, bool KDA, bool FAST>
+__device__ __forceinline__ void rec_tile(const ls_delta_params &d, int r, int slot, int hv, int vb, const float *q_s,
+                                         const float *k_s, const float *v_s, int vstride, int vcol, const float *e_s,
+                                         const float *b_s, int estride, int bstride)
+{
+    using ls_delta::COLS;
+    constexpr int LV = ls_delta::shape_of<ls_delta::NARROW>::LV, NSUM = ls_delta::NSUM;
+    const int lane = threadIdx.x & 31, lv = lane % LV, lk = lane / LV;
+    const int K = FAST ? MAXK : d.dk, V = FAST ? MAXK : d.dv, HV = d.heads_v, T = d.tokens;
+    const int j0 = vb * TW + lv * COLS, valid = V - j0, k0 = lk * RK;
+    const int64_t head = (int64_t)hv * K * V;
+
+    float S[RK][COLS];
+    const ST *src = (const ST *)d.state + (int64_t)slot * d.state_stride_slot + head;
+#pragma unroll
+    for (int i = 0; i < RK; i++) {
+        if (FAST || k0 + i < K)
+            ls_rec::load4<FAST>(src + (int64_t)(k0 + i) * V + j0, valid, S[i]);
+        else
+            S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
+    }
+
+    for (int t = 0; t < T; t++) {
+        const float *qr = q_s + t * KP + lk * 4, *kr = k_s + t * KP + lk * 4;
+        float vv[COLS];
+        lds4(v_s + t * vstride + vcol + lv * COLS, vv);
+        const float beta = b_s[t * bstride];
+        const float eg = KDA ? 1.0f : e_s[t * estride];
+        float sum[NSUM];
+#pragma unroll
+        for (int j = 0; j < NSUM; j++)
+            sum[j] = 0.0f;
+#pragma unroll
+        for (int p4 = 0; p4 < RK / 4; p4++) { /* four rows at a time: piece p4 of the lane's rows */
+            float qv[4], kv[4], e[4];
+            lds4(qr + p4 * 32, qv);
+            lds4(kr + p4 * 32, kv);
+            if (KDA)
+                lds4(e_s + t * estride + lk * 4 + p4 * 32, e);
+#pragma unroll
+            for (int m = 0; m < 4; m++) {
+                const int i = p4 * 4 + m;
+#pragma unroll
+                for (int c = 0; c < COLS; c++)
+                    S[i][c] *= KDA ? e[m] : eg;
+                sum[0] = fmaf(qv[m], qv[m], sum[0]);
+                sum[1] = fmaf(kv[m], kv[m], sum[1]);
+                sum[2] = fmaf(qv[m], kv[m], sum[2]);
+#pragma unroll
+                for (int c = 0; c < COLS; c++) {
+                    sum[3 + c] = fmaf(S[i][c], kv[m], sum[3 + c]);
+                    sum[3 + COLS + c] = fmaf(S[i][c], qv[m], sum[3 + COLS + c]);
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < NSUM; j++)
+            sum[j] = ls_delta::sum_k_lanes<LV>(sum[j]);
+        const float rq = rsqrtf(sum[0] + 1e-6f) * d.scale, rk = rsqrtf(sum[1] + 1e-6f);
+        const float kq = sum[2] * rq * rk; /* kn . qn */
+        float uk[COLS], o[COLS];
+#pragma unroll
+        for (int c = 0; c < COLS; c++) {
+            const float u = beta * (vv[c] - sum[3 + c] * rk);
+            o[c] = fmaf(kq, u, sum[3 + COLS + c] * rq); /* (S + kn u^T)^T qn */
+            uk[c] = u * rk;                             /* S += kn u^T == k (rk u)^T */
+        }
+#pragma unroll
+        for (int p4 = 0; p4 < RK / 4; p4++) { /* k re-read from shared memory: fewer live registers */
+            float kv[4];
+            lds4(kr + p4 * 32, kv);
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int c = 0; c < COLS; c++)
+                    S[p4 * 4 + m][c] = fmaf(kv[m], uk[c], S[p4 * 4 + m][c]);
+        }
+        if (lk == 0)
+            ls_rec::store4<FAST>(d.o + (((int64_t)r * T + t) * HV + hv) * V + j0, valid, o);
+        if (d.inter) {
+            ST *dst = (ST *)d.inter + (int64_t)slot * d.inter_stride_slot + (int64_t)t * HV * K * V + head;
+#pragma unroll
+            for (int i = 0; i < RK; i++)
+                if (FAST || k0 + i < K)
+                    ls_rec::store4<FAST>(dst + (int64_t)(k0 + i) * V + j0, valid, S[i]);
+        }
+    }
+    if (!d.disable_state_update) {
+        ST *dst = (ST *)d.state + (int64_t)slot * d.state_stride_slot + head;
+#pragma unroll
+        for (int i = 0; i < RK; i++)
+            if (FAST || k0 + i < K)
+                ls_rec::store4<FAST>(dst + (int64_t)(k0 + i) * V + j0, valid, S[i]);
+    }
+}
+
+/*
+ * Grid (B*H, ns), cluster (1, ns): CTA rank of (row r, key head h) owns tiles rank*wpc ..
+ * (tile = g * VB + vb: value head h*G + g, columns vb*16 ..), one warp each; ng = tiles_heads.
+ */
+template <typename ST, bool KDA, bool FAST>
+__global__ void __launch_bounds__(32 * LS_CONV_DELTA_TILE_WARPS, 2)
+conv_delta_tiles_kernel(const ls_conv_delta_params P, int wpc, int ng)
+{
+    extern __shared__ float4 sm4[];
+    float *sm = reinterpret_cast<float *>(sm4);
+    const ls_conv_params &c = P.conv;
+    const ls_delta_params &d = P.delta;
+    const int H = d.heads_qk, HV = d.heads_v, K = FAST ? MAXK : d.dk, V = FAST ? MAXK : d.dv, T = d.tokens;
+    const int G = HV / H, VB = (V + TW - 1) / TW, tiles = G * VB;
+    const int tile0 = blockIdx.y * wpc, ntl = min(wpc, tiles - tile0); /* ntl <= 0: a rank without tiles */
+    const int g_lo = tile0 / VB;
+    const int r = blockIdx.x / H, h = blockIdx.x % H;
+    ls_pdl_wait();
+    ls_pdl_trigger();
+    const int slot = d.slot_idx[r];
+    if (slot < 0)
+        return; /* padding row: the whole cluster leaves (same row) */
+
+    const int vstride = wpc * TW, estride = ng * (KDA ? KP : 4);
+    float *q_s = sm, *k_s = q_s + T * KP, *v_s = k_s + T * KP;
+    float *e_s = v_s + T * vstride, *b_s = e_s + T * estride;
+
+    /* ---- conv of the head's q/k channels (rows padded to KP) and of this CTA's tiles' v columns */
+    const int nch = ntl > 0 ? 2 * KP + ntl * TW : 0;
+    for (int i = threadIdx.x; i < nch; i += blockDim.x) {
+        if (i < 2 * KP) {
+            const int kk = i % KP;
+            float *dst = (i < KP ? q_s : k_s) + kswz(kk);
+            if (kk < K) /* windows: rank 0 stores them; the state: store_qk_state */
+                conv_channel(c, r, slot, (i < KP ? 0 : H * K) + h * K + kk, T, dst, KP, blockIdx.y == 0, false);
+            else
+                for (int t = 0; t < T; t++)
+                    dst[t * KP] = 0.0f;
+        } else {
+            const int lc = i - 2 * KP, tile = tile0 + lc / TW, j = (tile % VB) * TW + lc % TW;
+            if (j < V) /* this CTA's own channel: read and written by no other */
+                conv_channel(c, r, slot, 2 * H * K + (h * G + tile / VB) * V + j, T, v_s + lc, vstride, true, true);
+            else
+                for (int t = 0; t < T; t++)
+                    v_s[t * vstride + lc] = 0.0f;
+        }
+    }
+    store_qk_state(c, r, slot, h, H, K, T);
+    if (ntl <= 0)
+        return;
+
+    /* ---- decays (KDA: per key row, one past K) and betas of the value heads g_lo .. g_lo+ng-1 */
+    const int nge = T * ng * (KDA ? KP : 1);
+    for (int i = threadIdx.x; i < nge; i += blockDim.x) {
+        const int k = KDA ? i % KP : 0, tg = KDA ? i / KP : i, t = tg / ng, g = g_lo + tg % ng;
+        const int64_t bt = (int64_t)r * T + t;
+        const bool live = g < G && k < K;
+        e_s[t * estride + (tg % ng) * (KDA ? KP : 4) + (KDA ? kswz(k) : 0)] = live ? gate<KDA>(d, bt, h * G + g, k) : 1.0f;
+        if (k == 0)
+            b_s[t * ng + tg % ng] = g < G ? beta_of(d, bt, h * G + g) : 0.0f;
+    }
+    __syncthreads();
+
+    const int w = threadIdx.x >> 5;
+    if (w >= ntl)
+        return; /* the prologue's spare warps */
+    const int tile = tile0 + w, gl = tile / VB - g_lo;
+    rec_tile<ST, KDA, FAST>(d, r, slot, h * G + tile / VB, tile % VB, q_s, k_s, v_s, vstride, w * TW,
+                            e_s + gl * (KDA ? KP : 4), b_s + gl, estride, ng);
+}
+
+/* ------------------------------------------------------------------ launch */
+
+/* Launch kern with grid (grid_x, ns), a (1, ns, 1) cluster when ns > 1 and the PDL attribute when pdl. */
+template <typename... KArgs, typename... Args>
+static int launch_cluster(void (*kern)(KArgs...), const char *name, unsigned grid_x, int ns, int threads,
+                          size_t smem, cudaStream_t st, int pdl, Args &&...args)
+{
     if (smem > 48 * 1024)
         LS_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(p->delta.batch * p->delta.heads_qk), (unsigned)ns, 1);
+    cfg.gridDim = dim3(grid_x, (unsigned)ns, 1);
     cfg.blockDim = dim3((unsigned)threads, 1, 1);
     cfg.dynamicSmemBytes = smem;
     cfg.stream = st;
@@ -293,46 +546,50 @@ static int launch_typed(const ls_conv_delta_params *p, int ns, int threads, size
         n++;
     }
     cfg.attrs = attr, cfg.numAttrs = (unsigned)n;
-    LS_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, *p));
-    LS_CUDA_CHECK_LAUNCH("conv_delta_kernel");
+    LS_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, static_cast<Args &&>(args)...));
+    (void)name;
+    LS_CUDA_CHECK_LAUNCH(name);
     return 0;
 }
 
-/*
- * Ways to split a (row, key head) over a cluster: the largest power of two <= MAXSPLIT that
- * divides G*V into slices of at least 32 columns, while B*H*ns stays within two CTAs per SM —
- * so small batches fill the SMs and large ones keep one CTA per (row, head).
- */
-static int cta_split(const ls_conv_delta_params *p, int sm_count)
+/* Shared bytes of the plan's kernel. */
+static size_t plan_smem(const ls_conv_delta_params &p, const ls_plan &pl)
 {
-    const int gv = p->delta.heads_v / p->delta.heads_qk * p->delta.dv;
-    const long long tiles = (long long)p->delta.batch * p->delta.heads_qk;
-    int ns = 1;
-    while (ns < MAXSPLIT && gv % (2 * ns) == 0 && gv / (2 * ns) >= 32 && tiles * 2 * ns <= 2LL * sm_count)
-        ns *= 2;
-    return ns;
+    return (pl.kernel == LS_K_CONV_DELTA ? smem_floats(p, (int)pl.grid_y) : tiles_smem_floats(p, pl.groups)) *
+           sizeof(float);
 }
 
-/* Threads of a CTA: the recurrence's LANES*G*V/ns lanes rounded up to warps, 64..256 (more
- * trips past 256). */
-static int cta_threads(const ls_conv_delta_params *p, int ns)
+/* The plan's kernel for state type ST and gate KDA. */
+template <typename ST, bool KDA>
+static int launch_typed(const ls_conv_delta_params *p, const ls_plan &pl, size_t smem, cudaStream_t st)
 {
-    const int items = LANES * (p->delta.heads_v / p->delta.heads_qk) * p->delta.dv / ns;
-    const int t = (items + 31) / 32 * 32;
-    return t < 64 ? 64 : t > MAXTHREADS ? MAXTHREADS : t;
+    const int ns = (int)pl.grid_y;
+    if (pl.kernel == LS_K_CONV_DELTA)
+        return launch_cluster(conv_delta_kernel<ST, KDA>, "conv_delta_kernel", pl.grid_x, ns, pl.block, smem, st,
+                              pl.pdl, *p);
+    const int ng = tiles_heads(pl.groups, (p->delta.dv + TW - 1) / TW, p->delta.heads_v / p->delta.heads_qk);
+    if (pl.kernel == LS_K_CONV_DELTA_TILES)
+        return launch_cluster(conv_delta_tiles_kernel<ST, KDA, true>, "conv_delta_tiles_kernel", pl.grid_x, ns,
+                              pl.block, smem, st, pl.pdl, *p, (int)pl.groups, ng);
+    return launch_cluster(conv_delta_tiles_kernel<ST, KDA, false>, "conv_delta_tiles_kernel", pl.grid_x, ns,
+                          pl.block, smem, st, pl.pdl, *p, (int)pl.groups, ng);
 }
 
 } /* namespace ls_cd */
 
-/* One line for explain (the `kernel` column), for a device of sm_count SMs. */
+/* One line for explain (the `kernel` column), for a device of sm_count SMs:
+ * "conv_delta_kda grid=(16,8) cluster=8 block=64 smem=... pdl" (tiles: conv_delta_tiles_kda). */
 extern "C" int ls_cuda_conv_delta_describe(const ls_conv_delta_params *p, const ls_tuning *t, int sm_count,
                                            char *buf, size_t cap)
 {
-    const int ns = ls_cd::cta_split(p, sm_count > 0 ? sm_count : 1);
-    const int n = snprintf(buf, cap, "conv_delta_%s grid=(%d,%d) cluster=%d block=%d smem=%zu%s",
-                           p->kda ? "kda" : "gdn", p->delta.batch * p->delta.heads_qk, ns, ns,
-                           ls_cd::cta_threads(p, ns), ls_cd::smem_floats(*p, ns) * sizeof(float),
-                           ls_tune_get(t, LS_KNOB_PDL) == LS_PDL_ON ? " pdl" : "");
+    const ls_choose_dev dev = {sm_count > 0 ? sm_count : 1, 0};
+    ls_plan pl;
+    if (ls_choose_conv_delta(p, t, &dev, &pl))
+        return -1;
+    const int n = snprintf(buf, cap, "%s_%s grid=(%u,%u) cluster=%u block=%d smem=%zu%s",
+                           pl.kernel == LS_K_CONV_DELTA ? "conv_delta" : ls_kernel_name(pl.kernel),
+                           p->kda ? "kda" : "gdn", pl.grid_x, pl.grid_y, pl.grid_y, pl.block,
+                           ls_cd::plan_smem(*p, pl), pl.pdl ? " pdl" : "");
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
@@ -345,18 +602,20 @@ extern "C" int ls_cuda_conv_delta(const ls_conv_delta_params *p, const ls_tuning
                        ls_state_layout_name(p->delta.state_layout));
     if (p->delta.dk > ls_cd::MAXK)
         return LS_OP_UNSUPPORTED; /* the state column lives in registers: K <= 128 by design */
-    const int ns = ls_cd::cta_split(p, ls_cuda_sm_count());
-    const size_t smem = ls_cd::smem_floats(*p, ns) * sizeof(float);
-    int dev = 0, max_smem = 0;
-    LS_CUDA_TRY(cudaGetDevice(&dev));
-    LS_CUDA_TRY(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    const ls_choose_dev dev = ls_cuda_choose_dev();
+    ls_plan pl;
+    if (ls_choose_conv_delta(p, t, &dev, &pl))
+        return -1;
+    const size_t smem = ls_cd::plan_smem(*p, pl);
+    int id = 0, max_smem = 0;
+    LS_CUDA_TRY(cudaGetDevice(&id));
+    LS_CUDA_TRY(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, id));
     if (smem > (size_t)max_smem)
         return LS_OP_UNSUPPORTED; /* T x (2K + G*V ...) activations do not fit one CTA */
-    const int threads = ls_cd::cta_threads(p, ns), pdl = ls_tune_get(t, LS_KNOB_PDL) == LS_PDL_ON;
     cudaStream_t st = ls_cuda_stream(s);
     if (p->delta.state_dtype == LS_F32)
-        return p->kda ? ls_cd::launch_typed<float, true>(p, ns, threads, smem, st, pdl)
-                      : ls_cd::launch_typed<float, false>(p, ns, threads, smem, st, pdl);
-    return p->kda ? ls_cd::launch_typed<uint16_t, true>(p, ns, threads, smem, st, pdl)
-                  : ls_cd::launch_typed<uint16_t, false>(p, ns, threads, smem, st, pdl);
+        return p->kda ? ls_cd::launch_typed<float, true>(p, pl, smem, st)
+                      : ls_cd::launch_typed<float, false>(p, pl, smem, st);
+    return p->kda ? ls_cd::launch_typed<uint16_t, true>(p, pl, smem, st)
+                  : ls_cd::launch_typed<uint16_t, false>(p, pl, smem, st);
 }
