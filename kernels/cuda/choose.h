@@ -153,7 +153,7 @@ typedef struct ls_choose_dev {
  * warps per CTA (the spare ones help the prologue only). The cluster grows (fewer tiles per CTA,
  * the q/k conv recomputed by more CTAs) while B*H*ns stays within one CTA per SM. */
 #define LS_CONV_DELTA_TILE_WARPS 8
-#define LS_CONV_DELTA_MIN_WARPS 4
+#define LS_CONV_DELTA_MIN_WARPS 8
 #define LS_STATE_THREADS 256
 #define LS_STATE_UNROLL 4
 #define LS_STATE_CHUNK_VECS (LS_STATE_THREADS * LS_STATE_UNROLL)

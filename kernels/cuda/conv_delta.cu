@@ -28,8 +28,9 @@
  * A CTA's prologue convolves the head's q/k channels and its tiles' v channels into shared memory
  * (q/k rows padded to 128 with zeros and swizzled so the 8 K-lanes' 16-byte reads of a row hit
  * distinct banks), computes the decays (KDA: per key row) and betas of its value heads, then each
- * tile warp runs the T tokens from shared memory. CTAs have at least 4 warps (spare warps help the
- * prologue). FAST (K = V = 128, aligned): vector accesses with immediate offsets; generic: any
+ * tile warp runs the T tokens from shared memory (its state loads issued before the prologue, so
+ * their latency overlaps it). CTAs have at least 8 warps (spare warps help the prologue). FAST
+ * (K = V = 128, aligned): vector accesses with immediate offsets; generic: any
  * K <= 128 and V, predicated accesses.
  *
  * Padding rows (slot < 0) leave at once in both: nothing read or written, o included.
@@ -121,8 +122,8 @@ static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int
 
 /*
  * The q/k conv state of key head h: every rank of the cluster read it in its conv, so rank 0
- * stores it only after the cluster barrier (called by every CTA of the cluster; decode updates it
- * in place). The new window is the last W-1 inputs u[T .. T+W-2] of u = [old state (W-1), x (T)].
+ * stores it only after the cluster (or CTA) barrier (called by every thread of the cluster;
+ * decode updates it in place). The new window is the last W-1 inputs u[T .. T+W-2] of u = [old state (W-1), x (T)].
  */
 static __device__ __forceinline__ void store_qk_state(const ls_conv_params &c, int r, int slot, int h, int H, int K,
                                                       int T)
@@ -131,6 +132,8 @@ static __device__ __forceinline__ void store_qk_state(const ls_conv_params &c, i
         return;
     if (gridDim.y > 1)
         cooperative_groups::this_cluster().sync();
+    else /* the tiles kernel's conv may have given a k channel to another thread than below */
+        __syncthreads();
     if (blockIdx.y != 0)
         return;
     const int W = c.width;
@@ -346,34 +349,79 @@ static __device__ __forceinline__ void lds4(const float *p, float out[4])
 }
 
 /*
- * One NARROW tile (value head hv, columns vb*16 ..) of row r over the T tokens, the activations
- * from shared memory: q_s/k_s rows of KP (kswz order), v_s rows of vstride with the tile's 16
- * columns at vcol, e_s decay rows (KDA: KP in kswz order; GDN: one float every 4), b_s betas;
- * estride / bstride: floats between tokens. Per token, as delta_tile: S *= decay; partial sums of
- * |q|^2, |k|^2, q.k, S^T k, S^T q over the lane's rows, reduced over the 8 K-lanes; the norms
- * applied to the sums; o = (S + kn u^T)^T qn; S += kn u^T.
+ * This lane's part of a NARROW tile's state (value head hv, columns vb*16 ..): 16 key rows from
+ * k0 = (lane / 4) * 16, 4 columns from vb*16 + (lane % 4) * 4; zero past K and V. Loaded before
+ * the prologue, held through it, unpacked to fp32 after it: a FAST bf16 state stays in its packed
+ * 8-byte pieces meanwhile (32 registers instead of 64, so the prologue does not spill).
+ */
+template <typename ST, bool FAST>
+struct tile_state {
+    float S[RK][4];
+    __device__ __forceinline__ void load(const ST *src, int k0, int j0, int K, int V)
+    {
+#pragma unroll
+        for (int i = 0; i < RK; i++) {
+            if (FAST || k0 + i < K)
+                ls_rec::load4<FAST>(src + (int64_t)(k0 + i) * V + j0, V - j0, S[i]);
+            else
+                S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
+        }
+    }
+    __device__ __forceinline__ void unpack(float out[RK][4]) const
+    {
+#pragma unroll
+        for (int i = 0; i < RK; i++)
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                out[i][c] = S[i][c];
+    }
+};
+
+template <>
+struct tile_state<uint16_t, true> {
+    uint2 raw[RK];
+    __device__ __forceinline__ void load(const uint16_t *src, int k0, int j0, int, int V)
+    {
+#pragma unroll
+        for (int i = 0; i < RK; i++)
+            raw[i] = *reinterpret_cast<const uint2 *>(src + (int64_t)(k0 + i) * V + j0);
+    }
+    __device__ __forceinline__ void unpack(float out[RK][4]) const
+    {
+#pragma unroll
+        for (int i = 0; i < RK; i++)
+            ls_rec::unpack_bf16x4(raw[i], out[i]);
+    }
+};
+
+template <typename ST, bool FAST>
+__device__ __forceinline__ void load_tile(const ls_delta_params &d, int slot, int hv, int vb, tile_state<ST, FAST> &ts)
+{
+    const int lane = threadIdx.x & 31, K = FAST ? MAXK : d.dk, V = FAST ? MAXK : d.dv;
+    const ST *src = (const ST *)d.state + (int64_t)slot * d.state_stride_slot + (int64_t)hv * K * V;
+    ts.load(src, (lane / 4) * RK, vb * TW + (lane % 4) * 4, K, V);
+}
+
+/*
+ * The T tokens of one NARROW tile (load_tile's S) of row r, the activations from shared memory:
+ * q_s/k_s rows of KP (kswz order), v_s rows of vstride with the tile's 16 columns at vcol, e_s
+ * decay rows (KDA: KP in kswz order; GDN: one float every 4), b_s betas; estride / bstride:
+ * floats between tokens. Per token, as delta_tile: S *= decay; partial sums of |q|^2, |k|^2,
+ * q.k, S^T k, S^T q over the lane's rows, reduced over the 8 K-lanes; the norms applied to the
+ * sums; o = (S + kn u^T)^T qn; S += kn u^T. Then the per-step and final states as flags say.
  */
 template <typename ST, bool KDA, bool FAST>
-__device__ __forceinline__ void rec_tile(const ls_delta_params &d, int r, int slot, int hv, int vb, const float *q_s,
-                                         const float *k_s, const float *v_s, int vstride, int vcol, const float *e_s,
-                                         const float *b_s, int estride, int bstride)
+__device__ __forceinline__ void rec_tile(const ls_delta_params &d, int r, int slot, int hv, int vb, float S[RK][4],
+                                         const float *q_s, const float *k_s, const float *v_s, int vstride, int vcol,
+                                         const float *e_s, const float *b_s, int estride, int bstride)
 {
     using ls_delta::COLS;
     constexpr int LV = ls_delta::shape_of<ls_delta::NARROW>::LV, NSUM = ls_delta::NSUM;
+    static_assert(COLS == 4 && LV * COLS == TW, "a NARROW tile: 4 lanes x 4 columns");
     const int lane = threadIdx.x & 31, lv = lane % LV, lk = lane / LV;
     const int K = FAST ? MAXK : d.dk, V = FAST ? MAXK : d.dv, HV = d.heads_v, T = d.tokens;
     const int j0 = vb * TW + lv * COLS, valid = V - j0, k0 = lk * RK;
     const int64_t head = (int64_t)hv * K * V;
-
-    float S[RK][COLS];
-    const ST *src = (const ST *)d.state + (int64_t)slot * d.state_stride_slot + head;
-#pragma unroll
-    for (int i = 0; i < RK; i++) {
-        if (FAST || k0 + i < K)
-            ls_rec::load4<FAST>(src + (int64_t)(k0 + i) * V + j0, valid, S[i]);
-        else
-            S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
-    }
 
     for (int t = 0; t < T; t++) {
         const float *qr = q_s + t * KP + lk * 4, *kr = k_s + t * KP + lk * 4;
@@ -472,6 +520,13 @@ conv_delta_tiles_kernel(const ls_conv_delta_params P, int wpc, int ng)
     if (slot < 0)
         return; /* padding row: the whole cluster leaves (same row) */
 
+    /* the tile's state loads first: their latency overlaps the prologue (the conv's stores go to
+     * other buffers) */
+    const int w = threadIdx.x >> 5, tile = tile0 + w, gl = tile / VB - g_lo;
+    tile_state<ST, FAST> ts;
+    if (w < ntl)
+        load_tile<ST, FAST>(d, slot, h * G + tile / VB, tile % VB, ts);
+
     const int vstride = wpc * TW, estride = ng * (KDA ? KP : 4);
     float *q_s = sm, *k_s = q_s + T * KP, *v_s = k_s + T * KP;
     float *e_s = v_s + T * vstride, *b_s = e_s + T * estride;
@@ -511,12 +566,11 @@ conv_delta_tiles_kernel(const ls_conv_delta_params P, int wpc, int ng)
             b_s[t * ng + tg % ng] = g < G ? beta_of(d, bt, h * G + g) : 0.0f;
     }
     __syncthreads();
-
-    const int w = threadIdx.x >> 5;
     if (w >= ntl)
         return; /* the prologue's spare warps */
-    const int tile = tile0 + w, gl = tile / VB - g_lo;
-    rec_tile<ST, KDA, FAST>(d, r, slot, h * G + tile / VB, tile % VB, q_s, k_s, v_s, vstride, w * TW,
+    float S[RK][4];
+    ts.unpack(S);
+    rec_tile<ST, KDA, FAST>(d, r, slot, h * G + tile / VB, tile % VB, S, q_s, k_s, v_s, vstride, w * TW,
                             e_s + gl * (KDA ? KP : 4), b_s + gl, estride, ng);
 }
 

@@ -654,7 +654,7 @@ static void test_conv_delta(void)
     }
 
     /* tiles, Kimi-Linear (8 tiles per key head): B = 1 spreads them 1 per CTA over 8 ranks
-     * (128 CTAs <= 132 SMs), CTAs of the minimum 4 warps; from B = 9 one CTA of 8 tile warps */
+     * (128 CTAs <= 132 SMs), CTAs of the minimum 8 warps; from B = 9 one CTA of 8 tile warps */
     ls_conv_delta_params p = conv_delta(1, 4, 16, 1);
     ls_plan pl = plan_cd(&p, "conv_delta.variant=tiles");
     LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_DELTA_TILES);
@@ -684,7 +684,7 @@ static void test_conv_delta(void)
     pl = plan_cd(&p, "conv_delta.variant=tiles");
     LS_CHECK_EQ_INT(pl.grid_y, 8);
     LS_CHECK_EQ_INT(pl.groups, 2);
-    LS_CHECK_EQ_INT(pl.block, 128);
+    LS_CHECK_EQ_INT(pl.block, 256); /* the minimum 8 warps */
 
     /* generic tiles: a misaligned state; uneven tiles: H = 1, HV = 3, V = 48 -> 9 tiles: ns 2
      * (5 and 4 per CTA; 4 would not divide them); 33 tiles: ns 8 (5 per CTA, the last rank none) */
@@ -1044,8 +1044,8 @@ static void test_describe(void)
     LS_CHECK(strcmp(buf, "conv_delta grid=(16,4) block=128 pdl cluster=4") == 0);
     pl = plan_cd(&cd, "conv_delta.variant=tiles");
     ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "conv_delta_tiles grid=(16,8) block=128 pdl cluster=8") == 0);
-    if (strcmp(buf, "conv_delta_tiles grid=(16,8) block=128 pdl cluster=8"))
+    LS_CHECK(strcmp(buf, "conv_delta_tiles grid=(16,8) block=256 pdl cluster=8") == 0);
+    if (strcmp(buf, "conv_delta_tiles grid=(16,8) block=256 pdl cluster=8"))
         fprintf(stderr, "got '%s'\n", buf);
     ls_ssu_params s = ssu(1, 1);
     pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
