@@ -446,28 +446,14 @@ __device__ __forceinline__ void rec_tile(const ls_delta_params &d, int r, int sl
 #pragma unroll
                 for (int c = 0; c < COLS; c++)
                     S[i][c] *= KDA ? e[m] : eg;
-                sum[0] = fmaf(qv[m], qv[m], sum[0]);
-                sum[1] = fmaf(kv[m], kv[m], sum[1]);
-                sum[2] = fmaf(qv[m], kv[m], sum[2]);
-#pragma unroll
-                for (int c = 0; c < COLS; c++) {
-                    sum[3 + c] = fmaf(S[i][c], kv[m], sum[3 + c]);
-                    sum[3 + COLS + c] = fmaf(S[i][c], qv[m], sum[3 + COLS + c]);
-                }
+                ls_delta::add_row_sums(sum, S[i], qv[m], kv[m]);
             }
         }
 #pragma unroll
         for (int j = 0; j < NSUM; j++)
             sum[j] = ls_delta::sum_k_lanes<LV>(sum[j]);
-        const float rq = rsqrtf(sum[0] + 1e-6f) * d.scale, rk = rsqrtf(sum[1] + 1e-6f);
-        const float kq = sum[2] * rq * rk; /* kn . qn */
         float uk[COLS], o[COLS];
-#pragma unroll
-        for (int c = 0; c < COLS; c++) {
-            const float u = beta * (vv[c] - sum[3 + c] * rk);
-            o[c] = fmaf(kq, u, sum[3 + COLS + c] * rq); /* (S + kn u^T)^T qn */
-            uk[c] = u * rk;                             /* S += kn u^T == k (rk u)^T */
-        }
+        ls_delta::token_out(sum, beta, d.scale, vv, o, uk);
 #pragma unroll
         for (int p4 = 0; p4 < RK / 4; p4++) { /* k re-read from shared memory: fewer live registers */
             float kv[4];
