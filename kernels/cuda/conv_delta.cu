@@ -157,22 +157,32 @@ static __device__ __forceinline__ void store_qk_state(const ls_conv_params &c, i
     }
 }
 
-/* Decay of key row k (KDA; GDN: the head's, k unused) of value head hv at token row bt = r*T + t:
- * exp(-e^A_log softplus(a + dt_bias)) with the precise softplus of the GDN/KDA op. */
+/* The raw inputs of one gate: decay of key row k (KDA; GDN: the head's, k unused) of value head
+ * hv at token row bt = r*T + t, and that (token, head)'s beta input. Loaded apart from their use
+ * (gate_of), so the tiles kernel can issue them before its conv. */
+struct gate_in {
+    float x;     /* a + dt_bias */
+    float a_log; /* A_log[hv] */
+    float b;     /* the beta logit */
+};
+
 template <bool KDA>
-static __device__ __forceinline__ float gate(const ls_delta_params &d, int64_t bt, int hv, int k)
+static __device__ __forceinline__ gate_in gate_load(const ls_delta_params &d, int64_t bt, int hv, int k)
 {
-    const float neg_a = -expf(d.A_log[hv]);
     const int HV = d.heads_v, K = d.dk;
+    gate_in g;
+    g.a_log = d.A_log[hv];
     if (KDA)
-        return ls_rec::delta_decay(neg_a, ls_bf2f(d.a[(bt * HV + hv) * K + k]) + ((const float *)d.dt_bias)[(int64_t)hv * K + k]);
-    return ls_rec::delta_decay(neg_a, ls_bf2f(d.a[bt * HV + hv]) + ls_bf2f(((const uint16_t *)d.dt_bias)[hv]));
+        g.x = ls_bf2f(d.a[(bt * HV + hv) * K + k]) + ((const float *)d.dt_bias)[(int64_t)hv * K + k];
+    else
+        g.x = ls_bf2f(d.a[bt * HV + hv]) + ls_bf2f(((const uint16_t *)d.dt_bias)[hv]);
+    g.b = ls_bf2f(d.b[bt * HV + hv]);
+    return g;
 }
 
-static __device__ __forceinline__ float beta_of(const ls_delta_params &d, int64_t bt, int hv)
-{
-    return 1.0f / (1.0f + expf(-ls_bf2f(d.b[bt * d.heads_v + hv])));
-}
+/* exp(-e^A_log softplus(a + dt_bias)) with the precise softplus of the GDN/KDA op. */
+static __device__ __forceinline__ float decay_of(const gate_in &g) { return ls_rec::delta_decay(-expf(g.a_log), g.x); }
+static __device__ __forceinline__ float beta_of(const gate_in &g) { return 1.0f / (1.0f + expf(-g.b)); }
 
 /* ------------------------------------------------------------------ cluster kernel */
 
@@ -220,10 +230,10 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
     const int ng = T * G * (KDA ? K : 1);
     for (int i = threadIdx.x; i < ng; i += blockDim.x) {
         const int k = KDA ? i % K : 0, tg = KDA ? i / K : i, t = tg / G, hv = h * G + tg % G;
-        const int64_t bt = (int64_t)r * T + t;
-        g_s[i] = gate<KDA>(d, bt, hv, k);
+        const gate_in gi = gate_load<KDA>(d, (int64_t)r * T + t, hv, k);
+        g_s[i] = decay_of(gi);
         if (k == 0)
-            b_s[tg] = beta_of(d, bt, hv);
+            b_s[tg] = beta_of(gi);
     }
     __syncthreads();
 
@@ -318,6 +328,8 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
 constexpr int TW = 16;   /* value columns of a NARROW tile (4 lanes x 4 columns) */
 constexpr int KP = 128;  /* key rows of a shared q/k/decay row: 8 K-lanes x RK, zero (decay: one) past K */
 constexpr int RK = 16;   /* key rows per lane */
+/* Gate items per thread whose inputs are loaded before the conv (the generic kernel: 1; 2 spills). */
+constexpr int gate_early(bool fast) { return fast ? 2 : 1; }
 
 /* Shared-memory position of key row k in a KP row: lane group lk = k / 16 reads its rows
  * i = k % 16 as four 16-byte pieces (i / 4); piece i/4 of the 8 groups is one 128-byte run, so
@@ -517,6 +529,31 @@ conv_delta_tiles_kernel(const ls_conv_delta_params P, int wpc, int ng)
     float *q_s = sm, *k_s = q_s + T * KP, *v_s = k_s + T * KP;
     float *e_s = v_s + T * vstride, *b_s = e_s + T * estride;
 
+    /* gate item i: (token t, head g_lo + gl [, key row k]); its decay (one past K or G) and, at
+     * k = 0, its beta (0 past G) into shared memory. The first GU items of each thread have their
+     * inputs loaded now, under the state loads and the conv. */
+    const int nge = ntl > 0 ? T * ng * (KDA ? KP : 1) : 0;
+    const auto gate_live = [&](int i) { return g_lo + (KDA ? i / KP : i) % ng < G && (!KDA || i % KP < K); };
+    const auto gate_fetch = [&](int i) {
+        const int tg = KDA ? i / KP : i;
+        return gate_load<KDA>(d, (int64_t)r * T + tg / ng, h * G + g_lo + tg % ng, KDA ? i % KP : 0);
+    };
+    const auto gate_store = [&](int i, const gate_in &gi) {
+        const int k = KDA ? i % KP : 0, tg = KDA ? i / KP : i, t = tg / ng, gl = tg % ng;
+        const bool live = gate_live(i);
+        e_s[t * estride + gl * (KDA ? KP : 4) + (KDA ? kswz(k) : 0)] = live ? decay_of(gi) : 1.0f;
+        if (k == 0)
+            b_s[t * ng + gl] = g_lo + gl < G ? beta_of(gi) : 0.0f;
+    };
+    constexpr int GU = gate_early(FAST);
+    gate_in gin[GU];
+#pragma unroll
+    for (int u = 0; u < GU; u++) {
+        const int i = threadIdx.x + u * blockDim.x;
+        if (i < nge && gate_live(i))
+            gin[u] = gate_fetch(i);
+    }
+
     /* ---- conv of the head's q/k channels (rows padded to KP) and of this CTA's tiles' v columns */
     const int nch = ntl > 0 ? 2 * KP + ntl * TW : 0;
     for (int i = threadIdx.x; i < nch; i += blockDim.x) {
@@ -541,16 +578,15 @@ conv_delta_tiles_kernel(const ls_conv_delta_params P, int wpc, int ng)
     if (ntl <= 0)
         return;
 
-    /* ---- decays (KDA: per key row, one past K) and betas of the value heads g_lo .. g_lo+ng-1 */
-    const int nge = T * ng * (KDA ? KP : 1);
-    for (int i = threadIdx.x; i < nge; i += blockDim.x) {
-        const int k = KDA ? i % KP : 0, tg = KDA ? i / KP : i, t = tg / ng, g = g_lo + tg % ng;
-        const int64_t bt = (int64_t)r * T + t;
-        const bool live = g < G && k < K;
-        e_s[t * estride + (tg % ng) * (KDA ? KP : 4) + (KDA ? kswz(k) : 0)] = live ? gate<KDA>(d, bt, h * G + g, k) : 1.0f;
-        if (k == 0)
-            b_s[t * ng + tg % ng] = g < G ? beta_of(d, bt, h * G + g) : 0.0f;
+    /* ---- decays (KDA: per key row) and betas of the value heads g_lo .. g_lo+ng-1 */
+#pragma unroll
+    for (int u = 0; u < GU; u++) {
+        const int i = threadIdx.x + u * blockDim.x;
+        if (i < nge)
+            gate_store(i, gin[u]);
     }
+    for (int i = threadIdx.x + GU * blockDim.x; i < nge; i += blockDim.x)
+        gate_store(i, gate_live(i) ? gate_fetch(i) : gate_in{});
     __syncthreads();
     if (w >= ntl)
         return; /* the prologue's spare warps */
