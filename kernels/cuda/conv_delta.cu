@@ -73,14 +73,19 @@ static __device__ __forceinline__ void st_st(uint16_t *p, int64_t i, float v) { 
  * Conv of channel ch of row r (slot) over the T tokens: output t SiLU'd (c.silu) and rounded to
  * bf16 as the conv op stores y, at dst[t * stride]; the window after each step into c.inter when
  * inter (and c.inter is set), the final window into the conv state when state (and the conv half
- * updates it). The W-1 stored inputs stay in registers.
+ * updates it). The W-1 stored inputs stay in registers. XT > 0: the first XT tokens' x are loaded
+ * with the window, weights and bias, before the first store (the stores could alias the inputs as
+ * far as the compiler knows, so a load after one waits a round trip of its own); XT = 0: each
+ * token's x at its step (fewer registers: the cluster kernel, the generic tiles kernel).
  */
+template <int XT>
 static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int r, int slot, int ch, int T, float *dst,
                                                     int stride, bool inter, bool state)
 {
     const int W = c.width;
     const int64_t sbase = (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
-    float win[3], wt[4];
+    const uint16_t *xr = c.x + (int64_t)r * c.x_stride_b + (int64_t)ch * c.x_stride_c;
+    float win[3], wt[4], xs[XT > 0 ? XT : 1];
 #pragma unroll
     for (int j = 0; j < 3; j++)
         win[j] = j < W - 1 ? ld_any(c.state, c.state_dtype, sbase + j * c.state_stride_w) : 0.0f;
@@ -88,9 +93,11 @@ static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int
     for (int j = 0; j < 4; j++)
         wt[j] = j < W ? ld_any(c.weight, c.weight_dtype, (int64_t)ch * W + j) : 0.0f;
     const float bias = c.bias ? ld_any(c.bias, c.weight_dtype, ch) : 0.0f;
+#pragma unroll
+    for (int t = 0; t < XT; t++)
+        xs[t] = t < T ? ls_bf2f(xr[(int64_t)t * c.x_stride_t]) : 0.0f;
     const float wlast = W == 2 ? wt[1] : W == 3 ? wt[2] : wt[3]; /* constant indices: registers */
-    for (int t = 0; t < T; t++) {
-        const float xt = ls_bf2f(c.x[(int64_t)r * c.x_stride_b + (int64_t)t * c.x_stride_t + (int64_t)ch * c.x_stride_c]);
+    const auto step = [&](int t, float xt) {
         float acc = bias;
 #pragma unroll
         for (int j = 0; j < 3; j++)
@@ -112,7 +119,13 @@ static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int
                 if (j < W - 1)
                     st_any(c.inter, c.state_dtype, ib + j * c.inter_stride_w, win[j]);
         }
-    }
+    };
+#pragma unroll
+    for (int t = 0; t < XT; t++)
+        if (t < T)
+            step(t, xs[t]);
+    for (int t = XT; t < T; t++)
+        step(t, ls_bf2f(xr[(int64_t)t * c.x_stride_t]));
     if (state && !c.disable_state_update)
 #pragma unroll
         for (int j = 0; j < 3; j++)
@@ -218,11 +231,11 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
     const int nch = 2 * K + GVs;
     for (int i = threadIdx.x; i < nch; i += blockDim.x) {
         if (i < K) /* q/k windows: rank 0 stores them; v: this CTA's own channels, read by no other */
-            conv_channel(c, r, slot, h * K + i, T, q_s + i, K, rank == 0, false);
+            conv_channel<0>(c, r, slot, h * K + i, T, q_s + i, K, rank == 0, false);
         else if (i < 2 * K)
-            conv_channel(c, r, slot, H * K + h * K + (i - K), T, k_s + (i - K), K, rank == 0, false);
+            conv_channel<0>(c, r, slot, H * K + h * K + (i - K), T, k_s + (i - K), K, rank == 0, false);
         else /* v channels of value heads h*G .. h*G+G-1 are contiguous: column col of the group */
-            conv_channel(c, r, slot, 2 * H * K + h * G * V + col0 + (i - 2 * K), T, v_s + (i - 2 * K), GVs, true, true);
+            conv_channel<0>(c, r, slot, 2 * H * K + h * G * V + col0 + (i - 2 * K), T, v_s + (i - 2 * K), GVs, true, true);
     }
     store_qk_state(c, r, slot, h, H, K, T);
 
@@ -554,21 +567,23 @@ conv_delta_tiles_kernel(const ls_conv_delta_params P, int wpc, int ng)
             gin[u] = gate_fetch(i);
     }
 
-    /* ---- conv of the head's q/k channels (rows padded to KP) and of this CTA's tiles' v columns */
+    /* ---- conv of the head's q/k channels (rows padded to KP) and of this CTA's tiles' v columns;
+     * FAST: the first 8 tokens' x loaded up front (the generic kernel would spill) */
+    constexpr int XH = FAST ? 8 : 0;
     const int nch = ntl > 0 ? 2 * KP + ntl * TW : 0;
     for (int i = threadIdx.x; i < nch; i += blockDim.x) {
         if (i < 2 * KP) {
             const int kk = i % KP;
             float *dst = (i < KP ? q_s : k_s) + kswz(kk);
             if (kk < K) /* windows: rank 0 stores them; the state: store_qk_state */
-                conv_channel(c, r, slot, (i < KP ? 0 : H * K) + h * K + kk, T, dst, KP, blockIdx.y == 0, false);
+                conv_channel<XH>(c, r, slot, (i < KP ? 0 : H * K) + h * K + kk, T, dst, KP, blockIdx.y == 0, false);
             else
                 for (int t = 0; t < T; t++)
                     dst[t * KP] = 0.0f;
         } else {
             const int lc = i - 2 * KP, tile = tile0 + lc / TW, j = (tile % VB) * TW + lc % TW;
             if (j < V) /* this CTA's own channel: read and written by no other */
-                conv_channel(c, r, slot, 2 * H * K + (h * G + tile / VB) * V + j, T, v_s + lc, vstride, true, true);
+                conv_channel<XH>(c, r, slot, 2 * H * K + (h * G + tile / VB) * V + j, T, v_s + lc, vstride, true, true);
             else
                 for (int t = 0; t < T; t++)
                     v_s[t * vstride + lc] = 0.0f;
