@@ -28,9 +28,10 @@
  * A CTA's prologue convolves the head's q/k channels and its tiles' v channels into shared memory
  * (q/k rows padded to 128 with zeros and swizzled so the 8 K-lanes' 16-byte reads of a row hit
  * distinct banks), computes the decays (KDA: per key row) and betas of its value heads, then each
- * tile warp runs the T tokens from shared memory (its state loads issued before the prologue, so
- * their latency overlaps it). CTAs have at least 8 warps (spare warps help the prologue). FAST
- * (K = V = 128, aligned): vector accesses with immediate offsets; generic: any
+ * tile warp runs the T tokens from shared memory. The prologue's round trips overlap: the tile's
+ * state loads, the inputs of each thread's first gates and (FAST) each conv channel's first 8
+ * tokens of x are issued before any of them is used. CTAs have at least 8 warps (spare warps help
+ * the prologue). FAST (K = V = 128, aligned): vector accesses with immediate offsets; generic: any
  * K <= 128 and V, predicated accesses.
  *
  * Padding rows (slot < 0) leave at once in both: nothing read or written, o included.
