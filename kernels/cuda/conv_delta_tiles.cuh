@@ -25,8 +25,9 @@ static inline int tiles_heads(int wpc, int vb, int G)
     return n < G ? n : G;
 }
 
-/* Shared floats of a tiles CTA: q, k [T][KP], v [T][wpc*TW], decays [T][NG][KDA ? KP : 1],
- * betas [T][NG] (NG = tiles_heads). Every piece a multiple of 4 floats but the last: 16-byte reads. */
+/* Shared floats of a tiles CTA: q, k [T][KP], v [T][wpc*TW], decays [T][NG][KDA ? KP : 4] (GDN:
+ * one per head, padded), betas [T][NG] (NG = tiles_heads). Every piece a multiple of 4 floats but
+ * the last: 16-byte reads. */
 static inline size_t tiles_smem_floats(const ls_conv_delta_params &P, int wpc)
 {
     const ls_delta_params &d = P.delta;
@@ -221,11 +222,10 @@ conv_delta_tiles_kernel(const ls_conv_delta_params P, int wpc, int ng)
         return gate_load<KDA>(d, (int64_t)r * T + tg / ng, h * G + g_lo + tg % ng, KDA ? i % KP : 0);
     };
     const auto gate_store = [&](int i, const gate_in &gi) {
-        const int k = KDA ? i % KP : 0, tg = KDA ? i / KP : i, t = tg / ng, gl = tg % ng;
-        const bool live = gate_live(i);
-        e_s[t * estride + gl * (KDA ? KP : 4) + (KDA ? kswz(k) : 0)] = live ? decay_of(gi) : 1.0f;
+        const int k = KDA ? i % KP : 0, tg = KDA ? i / KP : i, t = tg / ng, hl = tg % ng;
+        e_s[t * estride + hl * (KDA ? KP : 4) + (KDA ? kswz(k) : 0)] = gate_live(i) ? decay_of(gi) : 1.0f;
         if (k == 0)
-            b_s[t * ng + gl] = g_lo + gl < G ? beta_of(gi) : 0.0f;
+            b_s[t * ng + hl] = g_lo + hl < G ? beta_of(gi) : 0.0f;
     };
     constexpr int GU = gate_early(FAST);
     gate_in gin[GU];
