@@ -46,6 +46,12 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_SSU_BLOCK] = {"ssu.block", "auto|32|64|128",
                            "SSU rows / rows8 kernels: threads per CTA (auto: 128, halved while the grid would not "
                            "give every SM two CTAs); the tiles and the generic kernel ignore it"},
+    [LS_KNOB_CONV_DELTA_VARIANT] = {"conv_delta.variant", "auto|cluster|tiles",
+                                    "fused conv + GDN/KDA kernel: cluster = a cluster of CTAs per (row, key head), 4 "
+                                    "lanes per value column; tiles = the same clusters, the conv in a per-CTA prologue "
+                                    "into shared memory, then 1 warp per 16-column NARROW tile of the GDN/KDA op "
+                                    "(vector state accesses; K <= 128, G*V/16 tiles per key head at most 64, else "
+                                    "cluster) (auto: cluster)"},
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -424,6 +430,59 @@ int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_de
     return 0;
 }
 
+/* ------------------------------------------------------------------ conv + delta rule */
+
+int ls_conv_delta_tiles_ok(const ls_conv_delta_params *p)
+{
+    const ls_delta_params *d = &p->delta;
+    const int64_t tiles = (int64_t)(d->heads_v / d->heads_qk) * ceil_div(d->dv, 16);
+    return d->dk <= LS_DELTA_DIM_FAST && tiles <= LS_CONV_DELTA_MAX_SPLIT * LS_CONV_DELTA_TILE_WARPS;
+}
+
+/*
+ * Both kernels run a cluster of ns CTAs per (row r, key head h): grid (B*H, ns).
+ * cluster: the largest power of two ns <= LS_CONV_DELTA_MAX_SPLIT that cuts the G*V value columns
+ * into slices of at least 32 while B*H*ns stays within two CTAs per SM (small batches fill the
+ * SMs, large ones keep one CTA per (row, head)); threads: 4 lanes per column of the slice, rounded
+ * up to warps, 64..256 (more trips past 256).
+ * tiles: the G*ceil(V/16) NARROW tiles of the key head spread over the ranks, at most
+ * LS_CONV_DELTA_TILE_WARPS per CTA (an uneven count may leave the last ranks fewer tiles, or
+ * none); ns then doubles while it divides the tiles evenly and B*H*ns stays within one CTA per SM.
+ */
+int ls_choose_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
+{
+    plan_init(out, t);
+    const ls_delta_params *d = &p->delta;
+    if (d->dk > LS_DELTA_DIM_FAST)
+        return ls_fail("cuda conv_delta: dk=%d: the state column lives in registers, K <= %d", (int)d->dk,
+                       LS_DELTA_DIM_FAST);
+    const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
+    const int64_t heads = (int64_t)d->batch * d->heads_qk;
+    const int G = d->heads_v / d->heads_qk;
+    int ns = 1;
+    out->grid_x = (uint32_t)heads;
+    if (ls_tune_get(t, LS_KNOB_CONV_DELTA_VARIANT) == LS_CD_TILES && ls_conv_delta_tiles_ok(p)) {
+        const int tiles = G * (int)ceil_div(d->dv, 16);
+        while (ceil_div(tiles, ns) > LS_CONV_DELTA_TILE_WARPS)
+            ns *= 2;
+        while (ns < LS_CONV_DELTA_MAX_SPLIT && tiles % (2 * ns) == 0 && heads * 2 * ns <= sms)
+            ns *= 2;
+        const int wpc = (int)ceil_div(tiles, ns);
+        out->kernel = ls_delta_fast_ok(d, 0) ? LS_K_CONV_DELTA_TILES : LS_K_CONV_DELTA_TILES_GENERIC;
+        out->groups = wpc;
+        out->block = 32 * (wpc > LS_CONV_DELTA_MIN_WARPS ? wpc : LS_CONV_DELTA_MIN_WARPS);
+    } else {
+        const int gv = G * d->dv;
+        while (ns < LS_CONV_DELTA_MAX_SPLIT && gv % (2 * ns) == 0 && gv / (2 * ns) >= 32 && heads * 2 * ns <= 2LL * sms)
+            ns *= 2;
+        const int threads = (int)ceil_div(4LL * gv / ns, 32) * 32;
+        out->kernel = LS_K_CONV_DELTA;
+        out->block = threads < 64 ? 64 : threads > 256 ? 256 : threads;
+    }
+    out->grid_y = (uint32_t)ns;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ state ops */
 
 /* Widest vector (bytes) dividing every item and aligning every pointer the op touches. */
@@ -488,6 +547,7 @@ int ls_choose(ls_op op, const void *params, const ls_tuning *t, const ls_choose_
     case LS_OP_GDN: return ls_choose_delta((const ls_delta_params *)params, 0, t, dev, out);
     case LS_OP_KDA: return ls_choose_delta((const ls_delta_params *)params, 1, t, dev, out);
     case LS_OP_SSU: return ls_choose_ssu((const ls_ssu_params *)params, t, dev, out);
+    case LS_OP_CONV_DELTA: return ls_choose_conv_delta((const ls_conv_delta_params *)params, t, dev, out);
     case LS_OP_STATE_COPY:
     case LS_OP_STATE_ACCEPT:
     case LS_OP_STATE_ZERO: return ls_choose_state((const ls_state_params *)params, op, t, dev, out);
@@ -521,6 +581,9 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_STATE_OP] = "state_op",
         [LS_K_SSU_ROWS] = "ssu_rows",
         [LS_K_SSU_ROWS8] = "ssu_rows8",
+        [LS_K_CONV_DELTA] = "conv_delta",
+        [LS_K_CONV_DELTA_TILES] = "conv_delta_tiles",
+        [LS_K_CONV_DELTA_TILES_GENERIC] = "conv_delta_tiles_generic",
     };
     return (unsigned)k < LS_K_COUNT ? names[k] : "?";
 }
@@ -536,6 +599,9 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
     char extra[64] = "";
     if (op == LS_OP_SSU)
         snprintf(extra, sizeof extra, " rows/lane=%d", plan->rows_per_lane);
+    else if (plan->kernel == LS_K_CONV_DELTA || plan->kernel == LS_K_CONV_DELTA_TILES ||
+             plan->kernel == LS_K_CONV_DELTA_TILES_GENERIC)
+        snprintf(extra, sizeof extra, " cluster=%u", plan->grid_y);
     else if (plan->kernel == LS_K_STATE_OP)
         snprintf(extra, sizeof extra, " vec=%dB chunks=%lld", plan->vec_bytes, (long long)plan->chunks);
     else if ((plan->kernel == LS_K_CONV_VEC8 || plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD ||

@@ -32,6 +32,7 @@ enum {
     LS_KNOB_SSU_SPECULATE,
     LS_KNOB_SSU_VARIANT,
     LS_KNOB_SSU_BLOCK,
+    LS_KNOB_CONV_DELTA_VARIANT,
     LS_KNOB_COUNT
 };
 
@@ -44,6 +45,7 @@ enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_V
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS, LS_SSU_ROWS8 };
 enum { LS_SBLK_AUTO = 0, LS_SBLK_32, LS_SBLK_64, LS_SBLK_128 }; /* ssu.block: threads per CTA */
+enum { LS_CD_AUTO = 0, LS_CD_CLUSTER, LS_CD_TILES }; /* conv_delta.variant */
 
 extern const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT];
 
@@ -83,6 +85,9 @@ typedef enum ls_kernel_id {
     LS_K_STATE_OP,        /* state_op_kernel (copy / accept / zero) */
     LS_K_SSU_ROWS,        /* ssu_rows_kernel: vector path, 32 lanes along ds, 4 rows per warp */
     LS_K_SSU_ROWS8,       /* ssu_rows_kernel: vector path, 32 lanes along ds, 8 rows per warp */
+    LS_K_CONV_DELTA,      /* conv_delta_kernel: cluster of CTAs per (row, key head), 4 lanes per value column */
+    LS_K_CONV_DELTA_TILES,/* conv_delta_tiles_kernel, vector path: NARROW tiles (1 warp per 16 columns) */
+    LS_K_CONV_DELTA_TILES_GENERIC, /* conv_delta_tiles_kernel, generic (any K <= 128, V) */
     LS_K_COUNT
 } ls_kernel_id;
 
@@ -93,7 +98,8 @@ typedef struct ls_plan {
     int32_t pdl;          /* 1: launched with programmatic dependent launch */
     int32_t prefetch;     /* conv tile / wlat: prefetch what the rows read into L2 before the PDL wait */
     int32_t spec;         /* an ls_spec: the slot guess of conv_vec2 / vec8 / pair / quad / wlat, ssu (vector) */
-    int32_t groups;       /* conv: channel groups per row (C/2 vec2 / pair / wlat, C/4 quad, C/8, tiles of 256, or C) */
+    int32_t groups;       /* conv: channel groups per row (C/2 vec2 / pair / wlat, C/4 quad, C/8, tiles of 256, or C);
+                           * conv_delta tiles: tile warps per CTA */
     int32_t state_wmaj;   /* conv vector kernels: the state is window-major */
     int32_t inter_wmaj;   /* conv vector kernels: the inter windows are window-major */
     int32_t nch;          /* ssu: 32-column chunks per lane (4 or 8; 8 for the generic kernel);
@@ -143,6 +149,14 @@ typedef struct ls_choose_dev {
 #define LS_DELTA_SPLIT_MAX_WARPS_PER_SM 3
 #define LS_DELTA_SPLIT2_MIN_WARPS_PER_SM 6
 #define LS_DELTA_SPLIT2_MAX_WARPS_PER_SM 24
+/* conv_delta (both kernels): a cluster of at most this many CTAs per (row, key head). */
+#define LS_CONV_DELTA_MAX_SPLIT 8
+/* conv_delta tiles kernel: at most this many tile warps per CTA (the q/k/v prologue is shared by
+ * a CTA's warps; more tiles per head take a larger cluster), and at least LS_CONV_DELTA_MIN_WARPS
+ * warps per CTA (the spare ones help the prologue only). The cluster grows (fewer tiles per CTA,
+ * the q/k conv recomputed by more CTAs) while B*H*ns stays within one CTA per SM. */
+#define LS_CONV_DELTA_TILE_WARPS 8
+#define LS_CONV_DELTA_MIN_WARPS 8
 #define LS_STATE_THREADS 256
 #define LS_STATE_UNROLL 4
 #define LS_STATE_CHUNK_VECS (LS_STATE_THREADS * LS_STATE_UNROLL)
@@ -184,6 +198,16 @@ int ls_delta_bulk_ok(const ls_delta_params *p, int per_row);
  * <= 0 never holds. ls_choose_delta passes the LS_DELTA_SPLIT* limits for verify (max4 for KDA
  * only) and nothing for decode; the tests pass others. */
 int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int max2);
+
+/* The fused conv + delta rule (conv_delta.cu). Kernels: conv_delta_kernel (LS_K_CONV_DELTA,
+ * grid (B*H, ns), cluster (1, ns)) or the NARROW-tile kernel (LS_K_CONV_DELTA_TILES[_GENERIC],
+ * same grid and clusters, plan.groups = tile warps per CTA). conv_delta.variant: auto (the cluster
+ * kernel until the H200 A/B sets a rule), cluster, tiles (where it does not fit: the cluster
+ * kernel). -1 with ls_last_error() when no kernel serves the shape (K > 128). */
+int ls_choose_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out);
+/* 1 when the tiles kernel serves the shape: K <= 128 and G*ceil(V/16) tiles per key head within
+ * LS_CONV_DELTA_MAX_SPLIT * LS_CONV_DELTA_TILE_WARPS. */
+int ls_conv_delta_tiles_ok(const ls_conv_delta_params *p);
 
 /* One line: "conv_vec2 grid=(64,1) block=128 pdl spec=on". Returns the length written (cut to
  * cap - 1), or -1 when cap is 0. */

@@ -1,15 +1,15 @@
 /*
  * conv_delta.cu — the fused conv update + GDN/KDA recurrence (ls_conv_delta_params, docs/ops.md):
- * one kernel per call, the conv output never leaves the CTA.
+ * one kernel per call, the conv output never leaves the CTA. Two kernels, chosen by
+ * ls_choose_conv_delta (choose.c; knob conv_delta.variant):
  *
- * Work split: one cluster of NS CTAs (NS = 1, 2, 4 or 8; grid (B*H, NS)) per (request row r, key
- * head h). CTA `rank` of it takes a 1/NS slice of the G*V value columns of the G = HV/H value
- * heads sharing h: the conv of those v channels, and the conv of the head's K q and K k channels
- * (every rank needs them all; rank 0 alone stores their windows and state). A conv state element
- * thus has one writer, and the q/k state is stored only after the cluster barrier that follows
- * every rank's read of it, so no CTA reads a conv state another one is updating (decode updates
- * it in place). NS > 1 spreads small batches over the SMs (B*H alone is a few CTAs at B = 1).
- * Phases:
+ * conv_delta_kernel ("cluster"). One cluster of NS CTAs (NS = 1, 2, 4 or 8; grid (B*H, NS)) per
+ * (request row r, key head h). CTA `rank` of it takes a 1/NS slice of the G*V value columns of the
+ * G = HV/H value heads sharing h: the conv of those v channels, and the conv of the head's K q and
+ * K k channels (every rank needs them all; rank 0 alone stores their windows and state). A conv
+ * state element thus has one writer, and the q/k state is stored only after the cluster barrier
+ * that follows every rank's read of it, so no CTA reads a conv state another one is updating
+ * (decode updates it in place). NS > 1 spreads small batches over the SMs. Phases:
  *   1. conv: one thread per channel, the W-1 stored inputs in registers, T outputs SiLU'd and
  *      rounded to bf16 (as the conv op stores them) into shared memory; windows after each
  *      step and the final window stored as the conv half's flags say (q/k state: after the
@@ -18,25 +18,37 @@
  *      shared memory;
  *   3. recurrence: 4 adjacent lanes per (value head, value column j), each holding 32 key rows
  *      of the state column in registers (K <= 128); sums over K in-lane plus two shuffles; o,
- *      per-step states, final state.
- * Padding rows (slot < 0) leave at once: nothing read or written, o included.
+ *      per-step states, final state. Scalar state accesses, a serial K/4 loop per lane.
  *
- * The recurrence keeps a serial K/4 loop per lane and the q/k conv is recomputed by every rank
- * of a cluster. It already moves the fused minimum (no conv output round trip); see docs/bytes.md.
+ * conv_delta_tiles_kernel ("tiles", conv_delta_tiles.cuh). The same clusters and the same conv
+ * (phase 1, same helper, same owners of every stored window), but the recurrence is the GDN/KDA
+ * op's NARROW tile (delta_rule.cuh): the G*ceil(V/16) 16-column tiles of the key head are spread
+ * over the ranks, one warp per tile (lanes 4 along V x 8 along K, 16 key rows x 4 columns of state per lane, 16/8-byte
+ * vector state accesses, sums in-lane plus xor shuffles, the norms applied to the reduced sums).
+ * A CTA's prologue convolves the head's q/k channels and its tiles' v channels into shared memory
+ * (q/k rows padded to 128 with zeros and swizzled so the 8 K-lanes' 16-byte reads of a row hit
+ * distinct banks), computes the decays (KDA: per key row) and betas of its value heads, then each
+ * tile warp runs the T tokens from shared memory. The prologue's round trips overlap: the tile's
+ * state loads, the inputs of each thread's first gates and (FAST) each conv channel's first 8
+ * tokens of x are issued before any of them is used. CTAs have at least 8 warps (spare warps help
+ * the prologue). FAST (K = V = 128, aligned): vector accesses with immediate offsets; generic: any
+ * K <= 128 and V, predicated accesses.
+ *
+ * Padding rows (slot < 0) leave at once in both: nothing read or written, o included.
  */
 #include "ls_cuda.h"
 #include "cuda_common.cuh"
+#include "delta_rule.cuh" /* the NARROW tile's helpers: ls_rec::load4/store4, ls_delta::sum_k_lanes */
 
 #include <cooperative_groups.h>
 #include <stdio.h>
 
 namespace ls_cd {
 
-constexpr int MAXK = 128;          /* a state column, split over LANES lanes, in registers */
-constexpr int LANES = 4;           /* lanes per value column (adjacent: shuffles xor 1, 2) */
+constexpr int MAXK = LS_DELTA_DIM_FAST; /* a state column, split over LANES lanes, in registers */
+constexpr int LANES = 4;           /* cluster kernel: lanes per value column (adjacent: shuffles xor 1, 2) */
 constexpr int ROWS = MAXK / LANES; /* key rows per lane: S, k and q rows stay in registers */
 constexpr int MAXTHREADS = 256;
-constexpr int MAXSPLIT = 8;      /* the portable cluster size */
 
 static __device__ __forceinline__ float ld_any(const void *p, ls_dtype dt, int64_t i)
 {
@@ -56,11 +68,138 @@ static __device__ __forceinline__ float ld_st(const uint16_t *p, int64_t i) { re
 static __device__ __forceinline__ void st_st(float *p, int64_t i, float v) { p[i] = v; }
 static __device__ __forceinline__ void st_st(uint16_t *p, int64_t i, float v) { p[i] = ls_f2bf(v); }
 
-/* exp(-e^A_log softplus(x)) with full-precision expf/log1pf (as delta_rule.cuh's delta_decay). */
-static __device__ __forceinline__ float decay(float neg_a, float x)
+/* ------------------------------------------------------------------ shared by both kernels */
+
+/*
+ * Conv of channel ch of row r (slot) over the T tokens: output t SiLU'd (c.silu) and rounded to
+ * bf16 as the conv op stores y, at dst[t * stride]; the window after each step into c.inter when
+ * inter (and c.inter is set), the final window into the conv state when state (and the conv half
+ * updates it). The W-1 stored inputs stay in registers. XT > 0: the first XT tokens' x are loaded
+ * with the window, weights and bias, before the first store (the stores could alias the inputs as
+ * far as the compiler knows, so a load after one waits a round trip of its own); XT = 0: each
+ * token's x at its step (fewer registers: the cluster kernel, the generic tiles kernel).
+ */
+template <int XT>
+static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int r, int slot, int ch, int T, float *dst,
+                                                    int stride, bool inter, bool state)
 {
-    return expf(neg_a * (x <= 20.0f ? log1pf(expf(x)) : x));
+    const int W = c.width;
+    const int64_t sbase = (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
+    const uint16_t *xr = c.x + (int64_t)r * c.x_stride_b + (int64_t)ch * c.x_stride_c;
+    float win[3], wt[4], xs[XT > 0 ? XT : 1];
+#pragma unroll
+    for (int j = 0; j < 3; j++)
+        win[j] = j < W - 1 ? ld_any(c.state, c.state_dtype, sbase + j * c.state_stride_w) : 0.0f;
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        wt[j] = j < W ? ld_any(c.weight, c.weight_dtype, (int64_t)ch * W + j) : 0.0f;
+    const float bias = c.bias ? ld_any(c.bias, c.weight_dtype, ch) : 0.0f;
+#pragma unroll
+    for (int t = 0; t < XT; t++)
+        xs[t] = t < T ? ls_bf2f(xr[(int64_t)t * c.x_stride_t]) : 0.0f;
+    const float wlast = W == 2 ? wt[1] : W == 3 ? wt[2] : wt[3]; /* constant indices: registers */
+    const auto step = [&](int t, float xt) {
+        float acc = bias;
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            if (j < W - 1)
+                acc = fmaf(wt[j], win[j], acc);
+        acc = fmaf(wlast, xt, acc);
+        if (c.silu)
+            acc = acc / (1.0f + expf(-acc));
+        dst[t * stride] = ls_bf2f(ls_f2bf(acc)); /* the conv op stores y as bf16 */
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            if (j < W - 1)
+                win[j] = j + 1 < W - 1 ? win[j + 1] : xt;
+        if (c.inter && inter) {
+            const int64_t ib = (int64_t)slot * c.inter_stride_slot + (int64_t)t * c.inter_stride_t +
+                               (int64_t)ch * c.inter_stride_c;
+#pragma unroll
+            for (int j = 0; j < 3; j++)
+                if (j < W - 1)
+                    st_any(c.inter, c.state_dtype, ib + j * c.inter_stride_w, win[j]);
+        }
+    };
+#pragma unroll
+    for (int t = 0; t < XT; t++)
+        if (t < T)
+            step(t, xs[t]);
+    for (int t = XT; t < T; t++)
+        step(t, ls_bf2f(xr[(int64_t)t * c.x_stride_t]));
+    if (state && !c.disable_state_update)
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            if (j < W - 1)
+                st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
 }
+
+/*
+ * The q/k conv state of key head h: every rank of the cluster read it in its conv, so rank 0
+ * stores it only after the cluster (or CTA) barrier (called by every thread of the cluster;
+ * decode updates it in place). The new window is the last W-1 inputs u[T .. T+W-2] of
+ * u = [old state (W-1), x (T)].
+ */
+static __device__ __forceinline__ void store_qk_state(const ls_conv_params &c, int r, int slot, int h, int H, int K,
+                                                      int T)
+{
+    if (c.disable_state_update)
+        return;
+    if (gridDim.y > 1)
+        cooperative_groups::this_cluster().sync();
+    else /* the tiles kernel's conv may have given a k channel to another thread than below */
+        __syncthreads();
+    if (blockIdx.y != 0)
+        return;
+    const int W = c.width;
+    for (int i = threadIdx.x; i < 2 * K; i += blockDim.x) {
+        const int ch = i < K ? h * K + i : H * K + h * K + (i - K);
+        const int64_t sbase = (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
+        float win[3]; /* reloaded (the conv's registers belong to other loop trips) */
+#pragma unroll
+        for (int j = 0; j < 3; j++) {
+            if (j >= W - 1)
+                continue;
+            const int src = T + j; /* index into u */
+            win[j] = src < W - 1 ? ld_any(c.state, c.state_dtype, sbase + src * c.state_stride_w)
+                                 : ls_bf2f(c.x[(int64_t)r * c.x_stride_b + (int64_t)(src - (W - 1)) * c.x_stride_t +
+                                               (int64_t)ch * c.x_stride_c]);
+        }
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            if (j < W - 1)
+                st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
+    }
+}
+
+/* The raw inputs of one gate: decay of key row k (KDA; GDN: the head's, k unused) of value head
+ * hv at token row bt = r*T + t, and that (token, head)'s beta input. Loaded apart from their use
+ * (decay_of, beta_of), so the tiles kernel can issue them before its conv. */
+struct gate_in {
+    float x;     /* a + dt_bias */
+    float a_log; /* A_log[hv] */
+    float b;     /* the beta logit */
+};
+
+template <bool KDA>
+static __device__ __forceinline__ gate_in gate_load(const ls_delta_params &d, int64_t bt, int hv, int k)
+{
+    const int HV = d.heads_v, K = d.dk;
+    gate_in g;
+    g.a_log = d.A_log[hv];
+    if (KDA)
+        g.x = ls_bf2f(d.a[(bt * HV + hv) * K + k]) + ((const float *)d.dt_bias)[(int64_t)hv * K + k];
+    else
+        g.x = ls_bf2f(d.a[bt * HV + hv]) + ls_bf2f(((const uint16_t *)d.dt_bias)[hv]);
+    g.b = ls_bf2f(d.b[bt * HV + hv]);
+    return g;
+}
+
+/* exp(-e^A_log softplus(a + dt_bias)) with the precise softplus of the GDN/KDA op. */
+static __device__ __forceinline__ float decay_of(const gate_in &g) { return ls_rec::delta_decay(-expf(g.a_log), g.x); }
+static __device__ __forceinline__ float beta_of(const gate_in &g) { return 1.0f / (1.0f + expf(-g.b)); }
+
+/* ------------------------------------------------------------------ cluster kernel */
 
 /* Shared floats of one CTA of an NS-way split: q, k [T][K], v [T][G*V/NS], gates
  * [T][G][KDA ? K : 1], beta [T][G]. */
@@ -77,7 +216,7 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
     extern __shared__ float sm[];
     const ls_conv_params &c = P.conv;
     const ls_delta_params &d = P.delta;
-    const int H = d.heads_qk, HV = d.heads_v, K = d.dk, V = d.dv, T = d.tokens, W = c.width;
+    const int H = d.heads_qk, HV = d.heads_v, K = d.dk, V = d.dv, T = d.tokens;
     const int G = HV / H, NS = gridDim.y, rank = blockIdx.y;
     const int GVs = G * V / NS, col0 = rank * GVs; /* this CTA's value columns [col0, col0 + GVs) */
     const int r = blockIdx.x / H, h = blockIdx.x % H;
@@ -92,94 +231,25 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
 
     /* ---- 1. conv of the head's 2K q/k channels and this CTA's GVs v channels */
     const int nch = 2 * K + GVs;
-    const bool qk_owner = rank == 0;
     for (int i = threadIdx.x; i < nch; i += blockDim.x) {
-        int ch, stride;
-        float *dst;
-        const bool qk = i < 2 * K;
-        if (i < K) {
-            ch = h * K + i, dst = q_s + i, stride = K;
-        } else if (i < 2 * K) {
-            ch = H * K + h * K + (i - K), dst = k_s + (i - K), stride = K;
-        } else { /* v channels of value heads h*G .. h*G+G-1 are contiguous: column col of the group */
-            ch = 2 * H * K + h * G * V + col0 + (i - 2 * K), dst = v_s + (i - 2 * K), stride = GVs;
-        }
-        const int64_t sbase = (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
-        float win[3], wt[4];
-#pragma unroll
-        for (int j = 0; j < 3; j++)
-            win[j] = j < W - 1 ? ld_any(c.state, c.state_dtype, sbase + j * c.state_stride_w) : 0.0f;
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-            wt[j] = j < W ? ld_any(c.weight, c.weight_dtype, (int64_t)ch * W + j) : 0.0f;
-        const float bias = c.bias ? ld_any(c.bias, c.weight_dtype, ch) : 0.0f;
-        const float wlast = W == 2 ? wt[1] : W == 3 ? wt[2] : wt[3]; /* constant indices: registers */
-        for (int t = 0; t < T; t++) {
-            const float xt = ls_bf2f(c.x[(int64_t)r * c.x_stride_b + (int64_t)t * c.x_stride_t + (int64_t)ch * c.x_stride_c]);
-            float acc = bias;
-#pragma unroll
-            for (int j = 0; j < 3; j++)
-                if (j < W - 1)
-                    acc = fmaf(wt[j], win[j], acc);
-            acc = fmaf(wlast, xt, acc);
-            if (c.silu)
-                acc = acc / (1.0f + expf(-acc));
-            dst[t * stride] = ls_bf2f(ls_f2bf(acc)); /* the conv op stores y as bf16 */
-#pragma unroll
-            for (int j = 0; j < 3; j++)
-                if (j < W - 1)
-                    win[j] = j + 1 < W - 1 ? win[j + 1] : xt;
-            if (c.inter && (!qk || qk_owner)) {
-                const int64_t ib = (int64_t)slot * c.inter_stride_slot + (int64_t)t * c.inter_stride_t +
-                                   (int64_t)ch * c.inter_stride_c;
-#pragma unroll
-                for (int j = 0; j < 3; j++)
-                    if (j < W - 1)
-                        st_any(c.inter, c.state_dtype, ib + j * c.inter_stride_w, win[j]);
-            }
-        }
-        if (!c.disable_state_update && !qk) /* v: this CTA's own channels, read by no other */
-#pragma unroll
-            for (int j = 0; j < 3; j++)
-                if (j < W - 1)
-                    st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
+        if (i < K) /* q/k windows: rank 0 stores them; v: this CTA's own channels, read by no other */
+            conv_channel<0>(c, r, slot, h * K + i, T, q_s + i, K, rank == 0, false);
+        else if (i < 2 * K)
+            conv_channel<0>(c, r, slot, H * K + h * K + (i - K), T, k_s + (i - K), K, rank == 0, false);
+        else /* v channels of value heads h*G .. h*G+G-1 are contiguous: column col of the group */
+            conv_channel<0>(c, r, slot, 2 * H * K + h * G * V + col0 + (i - 2 * K), T, v_s + (i - 2 * K), GVs, true,
+                            true);
     }
-    /* q/k state: rank 0 stores it once every rank of the cluster has read it */
-    if (NS > 1 && !c.disable_state_update)
-        cooperative_groups::this_cluster().sync();
-    if (qk_owner && !c.disable_state_update)
-        for (int i = threadIdx.x; i < 2 * K; i += blockDim.x) {
-            const int ch = i < K ? h * K + i : H * K + h * K + (i - K);
-            const int64_t sbase = (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
-            float win[3]; /* reloaded (phase 1's registers belong to other loop trips) */
-            /* the last W-1 inputs u[T .. T+W-2]: the old state's tail, then x */
-#pragma unroll
-            for (int j = 0; j < 3; j++) {
-                if (j >= W - 1)
-                    continue;
-                const int src = T + j; /* index into u = [state(W-1), x(T)] */
-                win[j] = src < W - 1 ? ld_any(c.state, c.state_dtype, sbase + src * c.state_stride_w)
-                                     : ls_bf2f(c.x[(int64_t)r * c.x_stride_b + (int64_t)(src - (W - 1)) * c.x_stride_t +
-                                                   (int64_t)ch * c.x_stride_c]);
-            }
-#pragma unroll
-            for (int j = 0; j < 3; j++)
-                if (j < W - 1)
-                    st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
-        }
+    store_qk_state(c, r, slot, h, H, K, T);
 
     /* ---- 2a. gates and beta per (token, value head [, key row]) */
     const int ng = T * G * (KDA ? K : 1);
     for (int i = threadIdx.x; i < ng; i += blockDim.x) {
         const int k = KDA ? i % K : 0, tg = KDA ? i / K : i, t = tg / G, hv = h * G + tg % G;
-        const int64_t bt = (int64_t)r * T + t;
-        const float neg_a = -expf(d.A_log[hv]);
-        if (KDA)
-            g_s[i] = decay(neg_a, ls_bf2f(d.a[(bt * HV + hv) * K + k]) + ((const float *)d.dt_bias)[(int64_t)hv * K + k]);
-        else
-            g_s[i] = decay(neg_a, ls_bf2f(d.a[bt * HV + hv]) + ls_bf2f(((const uint16_t *)d.dt_bias)[hv]));
+        const gate_in gi = gate_load<KDA>(d, (int64_t)r * T + t, hv, k);
+        g_s[i] = decay_of(gi);
         if (k == 0)
-            b_s[tg] = 1.0f / (1.0f + expf(-ls_bf2f(d.b[bt * HV + hv])));
+            b_s[tg] = beta_of(gi);
     }
     __syncthreads();
 
@@ -269,15 +339,19 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
     }
 }
 
-/* Launch with a (1, ns, 1) cluster when ns > 1 and the PDL attribute when pdl. */
-template <typename ST, bool KDA>
-static int launch_typed(const ls_conv_delta_params *p, int ns, int threads, size_t smem, cudaStream_t st, int pdl)
+#include "conv_delta_tiles.cuh"
+
+/* ------------------------------------------------------------------ launch */
+
+/* Launch kern with grid (grid_x, ns), a (1, ns, 1) cluster when ns > 1 and the PDL attribute when pdl. */
+template <typename... KArgs, typename... Args>
+static int launch_cluster(void (*kern)(KArgs...), const char *name, unsigned grid_x, int ns, int threads,
+                          size_t smem, cudaStream_t st, int pdl, Args &&...args)
 {
-    auto *kern = conv_delta_kernel<ST, KDA>;
     if (smem > 48 * 1024)
         LS_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(p->delta.batch * p->delta.heads_qk), (unsigned)ns, 1);
+    cfg.gridDim = dim3(grid_x, (unsigned)ns, 1);
     cfg.blockDim = dim3((unsigned)threads, 1, 1);
     cfg.dynamicSmemBytes = smem;
     cfg.stream = st;
@@ -293,46 +367,50 @@ static int launch_typed(const ls_conv_delta_params *p, int ns, int threads, size
         n++;
     }
     cfg.attrs = attr, cfg.numAttrs = (unsigned)n;
-    LS_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, *p));
-    LS_CUDA_CHECK_LAUNCH("conv_delta_kernel");
+    LS_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, static_cast<Args &&>(args)...));
+    (void)name;
+    LS_CUDA_CHECK_LAUNCH(name);
     return 0;
 }
 
-/*
- * Ways to split a (row, key head) over a cluster: the largest power of two <= MAXSPLIT that
- * divides G*V into slices of at least 32 columns, while B*H*ns stays within two CTAs per SM —
- * so small batches fill the SMs and large ones keep one CTA per (row, head).
- */
-static int cta_split(const ls_conv_delta_params *p, int sm_count)
+/* Shared bytes of the plan's kernel. */
+static size_t plan_smem(const ls_conv_delta_params &p, const ls_plan &pl)
 {
-    const int gv = p->delta.heads_v / p->delta.heads_qk * p->delta.dv;
-    const long long tiles = (long long)p->delta.batch * p->delta.heads_qk;
-    int ns = 1;
-    while (ns < MAXSPLIT && gv % (2 * ns) == 0 && gv / (2 * ns) >= 32 && tiles * 2 * ns <= 2LL * sm_count)
-        ns *= 2;
-    return ns;
+    return (pl.kernel == LS_K_CONV_DELTA ? smem_floats(p, (int)pl.grid_y) : tiles_smem_floats(p, pl.groups)) *
+           sizeof(float);
 }
 
-/* Threads of a CTA: the recurrence's LANES*G*V/ns lanes rounded up to warps, 64..256 (more
- * trips past 256). */
-static int cta_threads(const ls_conv_delta_params *p, int ns)
+/* The plan's kernel for state type ST and gate KDA. */
+template <typename ST, bool KDA>
+static int launch_typed(const ls_conv_delta_params *p, const ls_plan &pl, size_t smem, cudaStream_t st)
 {
-    const int items = LANES * (p->delta.heads_v / p->delta.heads_qk) * p->delta.dv / ns;
-    const int t = (items + 31) / 32 * 32;
-    return t < 64 ? 64 : t > MAXTHREADS ? MAXTHREADS : t;
+    const int ns = (int)pl.grid_y;
+    if (pl.kernel == LS_K_CONV_DELTA)
+        return launch_cluster(conv_delta_kernel<ST, KDA>, "conv_delta_kernel", pl.grid_x, ns, pl.block, smem, st,
+                              pl.pdl, *p);
+    const int ng = tiles_heads(pl.groups, (p->delta.dv + TW - 1) / TW, p->delta.heads_v / p->delta.heads_qk);
+    if (pl.kernel == LS_K_CONV_DELTA_TILES)
+        return launch_cluster(conv_delta_tiles_kernel<ST, KDA, true>, "conv_delta_tiles_kernel", pl.grid_x, ns,
+                              pl.block, smem, st, pl.pdl, *p, (int)pl.groups, ng);
+    return launch_cluster(conv_delta_tiles_kernel<ST, KDA, false>, "conv_delta_tiles_kernel", pl.grid_x, ns,
+                          pl.block, smem, st, pl.pdl, *p, (int)pl.groups, ng);
 }
 
 } /* namespace ls_cd */
 
-/* One line for explain (the `kernel` column), for a device of sm_count SMs. */
+/* One line for explain (the `kernel` column), for a device of sm_count SMs:
+ * "conv_delta_kda grid=(16,8) cluster=8 block=64 smem=... pdl" (tiles: conv_delta_tiles_kda). */
 extern "C" int ls_cuda_conv_delta_describe(const ls_conv_delta_params *p, const ls_tuning *t, int sm_count,
                                            char *buf, size_t cap)
 {
-    const int ns = ls_cd::cta_split(p, sm_count > 0 ? sm_count : 1);
-    const int n = snprintf(buf, cap, "conv_delta_%s grid=(%d,%d) cluster=%d block=%d smem=%zu%s",
-                           p->kda ? "kda" : "gdn", p->delta.batch * p->delta.heads_qk, ns, ns,
-                           ls_cd::cta_threads(p, ns), ls_cd::smem_floats(*p, ns) * sizeof(float),
-                           ls_tune_get(t, LS_KNOB_PDL) == LS_PDL_ON ? " pdl" : "");
+    const ls_choose_dev dev = {sm_count > 0 ? sm_count : 1, 0};
+    ls_plan pl;
+    if (ls_choose_conv_delta(p, t, &dev, &pl))
+        return -1;
+    const int n = snprintf(buf, cap, "%s_%s grid=(%u,%u) cluster=%u block=%d smem=%zu%s",
+                           pl.kernel == LS_K_CONV_DELTA ? "conv_delta" : ls_kernel_name(pl.kernel),
+                           p->kda ? "kda" : "gdn", pl.grid_x, pl.grid_y, pl.grid_y, pl.block,
+                           ls_cd::plan_smem(*p, pl), pl.pdl ? " pdl" : "");
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
@@ -345,18 +423,20 @@ extern "C" int ls_cuda_conv_delta(const ls_conv_delta_params *p, const ls_tuning
                        ls_state_layout_name(p->delta.state_layout));
     if (p->delta.dk > ls_cd::MAXK)
         return LS_OP_UNSUPPORTED; /* the state column lives in registers: K <= 128 by design */
-    const int ns = ls_cd::cta_split(p, ls_cuda_sm_count());
-    const size_t smem = ls_cd::smem_floats(*p, ns) * sizeof(float);
-    int dev = 0, max_smem = 0;
-    LS_CUDA_TRY(cudaGetDevice(&dev));
-    LS_CUDA_TRY(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    const ls_choose_dev dev = ls_cuda_choose_dev();
+    ls_plan pl;
+    if (ls_choose_conv_delta(p, t, &dev, &pl))
+        return -1;
+    const size_t smem = ls_cd::plan_smem(*p, pl);
+    int id = 0, max_smem = 0;
+    LS_CUDA_TRY(cudaGetDevice(&id));
+    LS_CUDA_TRY(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, id));
     if (smem > (size_t)max_smem)
         return LS_OP_UNSUPPORTED; /* T x (2K + G*V ...) activations do not fit one CTA */
-    const int threads = ls_cd::cta_threads(p, ns), pdl = ls_tune_get(t, LS_KNOB_PDL) == LS_PDL_ON;
     cudaStream_t st = ls_cuda_stream(s);
     if (p->delta.state_dtype == LS_F32)
-        return p->kda ? ls_cd::launch_typed<float, true>(p, ns, threads, smem, st, pdl)
-                      : ls_cd::launch_typed<float, false>(p, ns, threads, smem, st, pdl);
-    return p->kda ? ls_cd::launch_typed<uint16_t, true>(p, ns, threads, smem, st, pdl)
-                  : ls_cd::launch_typed<uint16_t, false>(p, ns, threads, smem, st, pdl);
+        return p->kda ? ls_cd::launch_typed<float, true>(p, pl, smem, st)
+                      : ls_cd::launch_typed<float, false>(p, pl, smem, st);
+    return p->kda ? ls_cd::launch_typed<uint16_t, true>(p, pl, smem, st)
+                  : ls_cd::launch_typed<uint16_t, false>(p, pl, smem, st);
 }

@@ -233,6 +233,36 @@ constexpr int min_ctas(int layout, bool fast, bool one_token)
 /* Partial sums a lane contributes per token before the cross-warp combine (WIDE, SPLIT(2)). */
 constexpr int NSUM = 3 + 2 * COLS; /* qq, kk, qk, sk[4], sq[4] */
 
+/* One key row's part of a token's partial sums: row s of the (decayed) state, its raw q and k. */
+__device__ __forceinline__ void add_row_sums(float sum[NSUM], const float s[COLS], float q, float k)
+{
+    sum[0] = fmaf(q, q, sum[0]);
+    sum[1] = fmaf(k, k, sum[1]);
+    sum[2] = fmaf(q, k, sum[2]);
+#pragma unroll
+    for (int c = 0; c < COLS; c++) {
+        sum[3 + c] = fmaf(s[c], k, sum[3 + c]);
+        sum[3 + COLS + c] = fmaf(s[c], q, sum[3 + COLS + c]);
+    }
+}
+
+/* A token's outputs from its sums reduced over K (raw q, k: the norms applied here): the lane's
+ * o columns, (S + kn u^T)^T qn with u = beta (v - S^T kn), and uk = u / |k|, so that the state
+ * update S += kn u^T is S += k uk^T on the raw k rows. */
+__device__ __forceinline__ void token_out(const float sum[NSUM], float beta, float scale, const float vv[COLS],
+                                          float o[COLS], float uk[COLS])
+{
+    const float rq = rsqrtf(sum[0] + 1e-6f) * scale;
+    const float rk = rsqrtf(sum[1] + 1e-6f);
+    const float kq = sum[2] * rq * rk; /* kn . qn */
+#pragma unroll
+    for (int c = 0; c < COLS; c++) {
+        const float u = beta * (vv[c] - sum[3 + c] * rk);
+        o[c] = fmaf(kq, u, sum[3 + COLS + c] * rq); /* (S + kn u^T)^T qn */
+        uk[c] = u * rk;                             /* S += kn u^T == k (rk u)^T */
+    }
+}
+
 /*
  * One tile: the kernel body. ST: float (fp32 state) or uint16_t (bf16 state). PER_ROW: KDA gate.
  * L: layout (above). FAST: see the file comment (the generic path is NARROW only). ONE_TOKEN:
@@ -364,16 +394,8 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         for (int j = 0; j < NSUM; j++)
             sum[j] = 0.0f;
 #pragma unroll
-        for (int i = 0; i < RK; i++) {
-            sum[0] = fmaf(qv[i], qv[i], sum[0]);
-            sum[1] = fmaf(kv[i], kv[i], sum[1]);
-            sum[2] = fmaf(qv[i], kv[i], sum[2]);
-#pragma unroll
-            for (int c = 0; c < COLS; c++) {
-                sum[3 + c] = fmaf(S[i][c], kv[i], sum[3 + c]);
-                sum[3 + COLS + c] = fmaf(S[i][c], qv[i], sum[3 + COLS + c]);
-            }
-        }
+        for (int i = 0; i < RK; i++)
+            add_row_sums(sum, S[i], qv[i], kv[i]);
 #pragma unroll
         for (int j = 0; j < NSUM; j++)
             sum[j] = sum_k_lanes<LV>(sum[j]);
@@ -402,17 +424,8 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
                     sum[j] = (buf[g][lv][j] + buf[g + 1][lv][j]) + (buf[g + 2][lv][j] + buf[g + 3][lv][j]);
             }
         }
-        const float rq = rsqrtf(sum[0] + 1e-6f) * p.scale;
-        const float rk = rsqrtf(sum[1] + 1e-6f);
-        const float kq = sum[2] * rq * rk; /* kn . qn */
-
         float uk[COLS], o[COLS];
-#pragma unroll
-        for (int c = 0; c < COLS; c++) {
-            const float u = beta * (vv[c] - sum[3 + c] * rk);
-            o[c] = fmaf(kq, u, sum[3 + COLS + c] * rq); /* (S + kn u^T)^T qn */
-            uk[c] = u * rk;                             /* S += kn u^T == k (rk u)^T */
-        }
+        token_out(sum, beta, p.scale, vv, o, uk);
 #pragma unroll
         for (int i = 0; i < RK; i++)
 #pragma unroll

@@ -15,7 +15,7 @@ static int linstate_explain(ls_op op, const void *params, const ls_tuning *t, co
     if (!buf || !cap)
         return ls_fail("explain: no buffer");
     buf[0] = 0;
-    if (op == LS_OP_CONV_DELTA) /* one kernel, no plan choice (conv_delta.cu) */
+    if (op == LS_OP_CONV_DELTA) /* its plan (ls_choose_conv_delta) with cluster and shared bytes (conv_delta.cu) */
         return ls_cuda_conv_delta_describe((const ls_conv_delta_params *)params, t,
                                            dev && dev->sm_count > 0 ? dev->sm_count : 1, buf, cap);
     ls_choose_dev d;

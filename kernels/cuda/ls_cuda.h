@@ -24,7 +24,7 @@ int ls_cuda_state_accept(const ls_state_params *p, const ls_tuning *t, ls_stream
 int ls_cuda_state_zero(const ls_state_params *p, const ls_tuning *t, ls_stream s);
 int ls_cuda_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, ls_stream s);
 /* conv_delta's launch on a device of sm_count SMs as one line ("conv_delta_gdn grid=(8,8)
- * cluster=8 block=64 smem=... pdl"). */
+ * cluster=8 block=64 smem=... pdl"; conv_delta.variant=tiles: "conv_delta_tiles_kda ..."). */
 int ls_cuda_conv_delta_describe(const ls_conv_delta_params *p, const ls_tuning *t, int sm_count, char *buf,
                                 size_t cap);
 

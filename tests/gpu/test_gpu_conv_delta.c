@@ -19,14 +19,19 @@
  * Matrix: every GDN/KDA preset at tp 2 with B in {1, 3, 64}, T in {1, 2, 4, 8} (B = 64: T in
  * {1, 4}), fp32 and bf16 state; tp 1 and tp 8 with B = 3, T in {1, 4}; B = 200 T = 1 at tp 2;
  * odd shapes (H = 2, HV = 6, K = 64, V = 48, W = 3, both conv orientations; H = 1, HV = 3,
- * K = 100, V = 36, W = 2, no bias). T = 1: decode (both states written); T = 2: windows, steps and
- * both final states; T >= 4: verify (windows and steps, neither state written). Then PDL off on
- * a few cases. LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
+ * K = 100, V = 36, W = 2, no bias; H = 1, HV = 11, K = 32, V = 48: 33 tiles, a cluster rank
+ * without one). T = 1: decode (both states written); T = 2: windows, steps and both final states;
+ * T >= 4: verify (windows and steps, neither state written). Then PDL off on a few cases.
+ * LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
+ *
+ * Everything runs twice: conv_delta.variant=cluster (conv_delta_kernel) and =tiles (the NARROW-tile
+ * kernel; where it fits, explain must name it, so the run cannot pass on the cluster kernel).
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda/choose.h"
 #include "gpu_test.h"
 #include "ls_pool.h"
 #include "ls_test.h"
@@ -41,6 +46,7 @@ typedef struct ccase {
 } ccase;
 
 static double g_worst;
+static int g_tiles; /* the runs ask for conv_delta.variant=tiles */
 
 static void run_case(const ccase *c, uint64_t seed)
 {
@@ -129,6 +135,12 @@ static void run_case(const ccase *c, uint64_t seed)
     if (rc)
         fprintf(stderr, "cuda op failed (rc %d): %s\n", rc, ls_last_error());
     LS_CHECK_EQ_INT(rc, 0);
+    if (gt_impl()->explain) { /* the kernel the variant asked for is the one planned */
+        char kb[256];
+        LS_CHECK_EQ_INT(gt_impl()->explain(LS_OP_CONV_DELTA, &pd, gt_tuning(), NULL, kb, sizeof kb), 0);
+        const int tiles = strncmp(kb, "conv_delta_tiles", 16) == 0;
+        LS_CHECK_EQ_INT(tiles, g_tiles && ls_conv_delta_tiles_ok(&pd));
+    }
     for (size_t i = 0; i < sizeof poisoned / sizeof *poisoned; i++)
         gt_download(poisoned[i]);
     const gt_tol exact = {0, 0, 0, 0};
@@ -191,6 +203,9 @@ static void run_matrix(int quick, uint64_t seed)
             ccase d = {.kda = kda, .name = "custom", .H = 1, .HV = 3, .K = 100, .V = 36, .W = 2, .B = 4, .T = 1,
                        .sdt = dts[di], .wdt = LS_BF16, .bias = 0, .window_major = kda};
             run_case(&d, ls_test_rand_u64(&seed));
+            ccase e = {.kda = kda, .name = "custom", .H = 1, .HV = 11, .K = 32, .V = 48, .W = 4, .B = 3,
+                       .T = di ? 1 : 2, .sdt = dts[di], .wdt = LS_BF16, .bias = 1, .window_major = !kda};
+            run_case(&e, ls_test_rand_u64(&seed));
         }
 }
 
@@ -227,17 +242,24 @@ int main(void)
         check_bad_input(be);
     const int quick = gt_quick();
     const uint64_t seed = 0xc0dede17a0002ull;
-    gt_set_tuning("pdl=off");
-    for (int mi = 0; mi < ls_model_count(); mi++) {
-        const ls_model *m = ls_model_at(mi);
-        if (m->mechanism == LS_MECH_GDN || m->mechanism == LS_MECH_KDA) {
-            uint64_t s = seed + 1 + (uint64_t)mi;
-            preset_case(m, 2, 3, 1, LS_F32, &s);
-            preset_case(m, 2, 3, 4, LS_BF16, &s);
+    static const char *const variants[] = {"conv_delta.variant=cluster", "conv_delta.variant=tiles"};
+    for (int vi = 0; vi < 2; vi++) {
+        char spec[96];
+        g_tiles = vi == 1;
+        printf("== %s\n", variants[vi]);
+        snprintf(spec, sizeof spec, "pdl=off,%s", variants[vi]);
+        gt_set_tuning(spec);
+        for (int mi = 0; mi < ls_model_count(); mi++) {
+            const ls_model *m = ls_model_at(mi);
+            if (m->mechanism == LS_MECH_GDN || m->mechanism == LS_MECH_KDA) {
+                uint64_t s = seed + 1 + (uint64_t)mi;
+                preset_case(m, 2, 3, 1, LS_F32, &s);
+                preset_case(m, 2, 3, 4, LS_BF16, &s);
+            }
         }
+        gt_set_tuning(variants[vi]);
+        run_matrix(quick, seed);
     }
-    gt_set_tuning("");
-    run_matrix(quick, seed);
     printf("worst error / tolerance: %.3g\n", g_worst);
     return ls_test_exit();
 }

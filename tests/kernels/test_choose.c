@@ -604,6 +604,124 @@ static void test_delta_split(void)
     LS_CHECK_EQ_INT(ls_delta_split_auto((int64_t)1 << 40, 132, 1 << 30, 0, 1 << 30), 0); /* no overflow */
 }
 
+/* ------------------------------------------------------------------ conv + delta rule */
+
+/* A conv_delta call: the delta(B, T) shapes above with H key heads (tp 2: Qwen3-Next H = 8,
+ * HV = 16; Kimi-Linear H = HV = 16), q/k/v NULL (the conv output feeds them). */
+static ls_conv_delta_params conv_delta(int B, int T, int H, int kda)
+{
+    ls_conv_delta_params p;
+    memset(&p, 0, sizeof p);
+    p.kda = kda;
+    p.delta = delta(B, T);
+    p.delta.heads_qk = H;
+    p.delta.q = p.delta.k = p.delta.v = NULL;
+    p.conv.batch = B, p.conv.tokens = T, p.conv.width = 4, p.conv.channels = 2 * H * 128 + 16 * 128;
+    return p;
+}
+
+static ls_plan plan_cd(const ls_conv_delta_params *p, const char *spec)
+{
+    ls_tuning t = tune(spec);
+    ls_plan pl;
+    LS_CHECK_EQ_INT(ls_choose_conv_delta(p, &t, &H200, &pl), 0);
+    return pl;
+}
+
+static void test_conv_delta(void)
+{
+    /* auto and cluster: the cluster kernel; ns doubles while B*H*ns <= 2 SMs' worth (264) and the
+     * G*V = 128 columns give slices of >= 32: 4 at B = 1 (16 heads), 1 from B = 9 */
+    for (int v = 0; v < 2; v++) {
+        const char *spec = v ? "conv_delta.variant=cluster" : "";
+        ls_conv_delta_params p = conv_delta(1, 4, 16, 1);
+        ls_plan pl = plan_cd(&p, spec);
+        LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_DELTA);
+        LS_CHECK_EQ_INT(pl.grid_x, 16);
+        LS_CHECK_EQ_INT(pl.grid_y, 4);
+        LS_CHECK_EQ_INT(pl.block, 128); /* 4 lanes x 32 columns */
+        LS_CHECK_EQ_INT(pl.pdl, 1);
+        p = conv_delta(512, 4, 16, 1);
+        pl = plan_cd(&p, spec);
+        LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_DELTA);
+        LS_CHECK_EQ_INT(pl.grid_x, 512 * 16);
+        LS_CHECK_EQ_INT(pl.grid_y, 1);
+        LS_CHECK_EQ_INT(pl.block, 256); /* 512 lanes: two trips */
+        p = conv_delta(1, 1, 8, 0);     /* Qwen3-Next: G = 2, 256 columns: ns 8 (32 each) */
+        pl = plan_cd(&p, spec);
+        LS_CHECK_EQ_INT(pl.grid_y, 8);
+        LS_CHECK_EQ_INT(pl.block, 128);
+    }
+
+    /* tiles, Kimi-Linear (8 tiles per key head): B = 1 spreads them 1 per CTA over 8 ranks
+     * (128 CTAs <= 132 SMs), CTAs of the minimum 8 warps; from B = 9 one CTA of 8 tile warps */
+    ls_conv_delta_params p = conv_delta(1, 4, 16, 1);
+    ls_plan pl = plan_cd(&p, "conv_delta.variant=tiles");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_DELTA_TILES);
+    LS_CHECK_EQ_INT(pl.grid_x, 16);
+    LS_CHECK_EQ_INT(pl.grid_y, 8);
+    LS_CHECK_EQ_INT(pl.groups, 1);
+    LS_CHECK_EQ_INT(pl.block, 32 * LS_CONV_DELTA_MIN_WARPS);
+    p = conv_delta(2, 4, 16, 1); /* 32 heads: ns 4 (128 CTAs), 2 tiles each */
+    pl = plan_cd(&p, "conv_delta.variant=tiles");
+    LS_CHECK_EQ_INT(pl.grid_y, 4);
+    LS_CHECK_EQ_INT(pl.groups, 2);
+    p = conv_delta(9, 1, 16, 1); /* 144 heads > 132 SMs: no split */
+    pl = plan_cd(&p, "conv_delta.variant=tiles,pdl=off");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_DELTA_TILES);
+    LS_CHECK_EQ_INT(pl.grid_x, 144);
+    LS_CHECK_EQ_INT(pl.grid_y, 1);
+    LS_CHECK_EQ_INT(pl.groups, 8);
+    LS_CHECK_EQ_INT(pl.block, 256);
+    LS_CHECK_EQ_INT(pl.pdl, 0);
+
+    /* Qwen3-Next (G = 2: 16 tiles): at least 2 ranks (8 tile warps per CTA at most) */
+    p = conv_delta(512, 4, 8, 0);
+    pl = plan_cd(&p, "conv_delta.variant=tiles");
+    LS_CHECK_EQ_INT(pl.grid_y, 2);
+    LS_CHECK_EQ_INT(pl.groups, 8);
+    p = conv_delta(1, 4, 8, 0); /* 8 heads: ns 8 (64 CTAs; 16 would pass 8), 2 tiles each */
+    pl = plan_cd(&p, "conv_delta.variant=tiles");
+    LS_CHECK_EQ_INT(pl.grid_y, 8);
+    LS_CHECK_EQ_INT(pl.groups, 2);
+    LS_CHECK_EQ_INT(pl.block, 256); /* the minimum 8 warps */
+
+    /* generic tiles: a misaligned state; uneven tiles: H = 1, HV = 3, V = 48 -> 9 tiles: ns 2
+     * (5 and 4 per CTA; 4 would not divide them); 33 tiles: ns 8 (5 per CTA, the last rank none) */
+    p = conv_delta(1, 1, 16, 1);
+    p.delta.state = (void *)((uintptr_t)A16 + 4);
+    LS_CHECK_EQ_INT(plan_cd(&p, "conv_delta.variant=tiles").kernel, LS_K_CONV_DELTA_TILES_GENERIC);
+    p = conv_delta(1, 3, 1, 0);
+    p.delta.heads_v = 3, p.delta.dk = 64, p.delta.dv = 48;
+    pl = plan_cd(&p, "conv_delta.variant=tiles");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_DELTA_TILES_GENERIC);
+    LS_CHECK_EQ_INT(pl.grid_y, 2);
+    LS_CHECK_EQ_INT(pl.groups, 5);
+    LS_CHECK_EQ_INT(ls_conv_delta_tiles_ok(&p), 1);
+    p.delta.heads_v = 11;
+    pl = plan_cd(&p, "conv_delta.variant=tiles");
+    LS_CHECK_EQ_INT(pl.grid_y, 8);
+    LS_CHECK_EQ_INT(pl.groups, 5);
+
+    /* tiles that do not fit (more than 8 x 8 tiles per key head): the cluster kernel */
+    p = conv_delta(1, 1, 1, 0);
+    p.delta.heads_v = 9; /* 72 tiles */
+    LS_CHECK_EQ_INT(ls_conv_delta_tiles_ok(&p), 0);
+    LS_CHECK_EQ_INT(plan_cd(&p, "conv_delta.variant=tiles").kernel, LS_K_CONV_DELTA);
+    p.delta.heads_v = 8; /* 64 tiles: 8 ranks of 8 */
+    pl = plan_cd(&p, "conv_delta.variant=tiles");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_DELTA_TILES);
+    LS_CHECK_EQ_INT(pl.grid_y, 8);
+    LS_CHECK_EQ_INT(pl.groups, 8);
+
+    /* K > 128: no kernel, an error naming dk */
+    p = conv_delta(1, 1, 16, 1);
+    p.delta.dk = 200;
+    ls_tuning t = tune("");
+    LS_CHECK(ls_choose_conv_delta(&p, &t, &H200, &pl) != 0);
+    LS_CHECK(strstr(ls_last_error(), "dk=200") != NULL);
+}
+
 /* ------------------------------------------------------------------ SSU */
 
 /* Nemotron-H-8B-like SSU at tp 2: nheads 64, head_dim 64, dstate 128, 4 groups, fp32 state. */
@@ -921,6 +1039,8 @@ static void test_state(void)
 static void test_knobs(void)
 {
     const ls_impl *im = impl();
+    ls_tuning t0;
+    ls_tuning_default(im, &t0);
     LS_CHECK_EQ_INT(ls_knob_index(im, "pdl"), LS_KNOB_PDL);
     LS_CHECK_EQ_INT(ls_knob_index(im, "conv.variant"), LS_KNOB_CONV_VARIANT);
     LS_CHECK_EQ_INT(ls_knob_index(im, "conv.prefetch"), LS_KNOB_CONV_PREFETCH);
@@ -935,6 +1055,11 @@ static void test_knobs(void)
     LS_CHECK_EQ_INT(tune("ssu.block=32").v[LS_KNOB_SSU_BLOCK], LS_SBLK_32);
     LS_CHECK_EQ_INT(tune("ssu.block=64").v[LS_KNOB_SSU_BLOCK], LS_SBLK_64);
     LS_CHECK_EQ_INT(tune("ssu.block=128").v[LS_KNOB_SSU_BLOCK], LS_SBLK_128);
+    LS_CHECK_EQ_INT(ls_knob_index(im, "conv_delta.variant"), LS_KNOB_CONV_DELTA_VARIANT);
+    LS_CHECK_EQ_INT(tune("conv_delta.variant=cluster").v[LS_KNOB_CONV_DELTA_VARIANT], LS_CD_CLUSTER);
+    LS_CHECK_EQ_INT(tune("conv_delta.variant=tiles").v[LS_KNOB_CONV_DELTA_VARIANT], LS_CD_TILES);
+    LS_CHECK(ls_tuning_parse(im, "conv_delta.variant=narrow", &t0) != 0);
+    LS_CHECK(strstr(ls_last_error(), "conv_delta.variant") != NULL);
 
     /* value indices match the enums of choose.h */
     ls_tuning t = tune("conv.variant=scalar,delta.variant=bulk,ssu.speculate=miss,conv.speculate=miss,pdl=off");
@@ -967,7 +1092,7 @@ static void test_knobs(void)
     ls_tuning_default(im, &d);
     LS_CHECK(ls_tuning_string(im, &d, buf, sizeof buf) > 0);
     LS_CHECK(strcmp(buf, "pdl=on,conv.variant=auto,conv.prefetch=auto,conv.speculate=on,delta.variant=auto,"
-                         "ssu.speculate=auto,ssu.variant=auto,ssu.block=auto") == 0);
+                         "ssu.speculate=auto,ssu.variant=auto,ssu.block=auto,conv_delta.variant=auto") == 0);
 
     /* unknown values and removed variants fail, naming them */
     ls_tuning_default(im, &t);
@@ -1048,6 +1173,15 @@ static void test_describe(void)
     pl = plan_delta(&d, 1, "delta.variant=split");
     ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "delta_rule_split grid=(128,1) block=128 pdl") == 0);
+    ls_conv_delta_params cd = conv_delta(1, 4, 16, 1);
+    LS_CHECK_EQ_INT(ls_choose(LS_OP_CONV_DELTA, &cd, NULL, &H200, &pl), 0);
+    ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "conv_delta grid=(16,4) block=128 pdl cluster=4") == 0);
+    pl = plan_cd(&cd, "conv_delta.variant=tiles");
+    ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "conv_delta_tiles grid=(16,8) block=256 pdl cluster=8") == 0);
+    if (strcmp(buf, "conv_delta_tiles grid=(16,8) block=256 pdl cluster=8"))
+        fprintf(stderr, "got '%s'\n", buf);
     ls_ssu_params s = ssu(1, 1);
     pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
     ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
@@ -1076,6 +1210,7 @@ int main(void)
     test_conv_wlat();
     test_delta();
     test_delta_split();
+    test_conv_delta();
     test_ssu();
     test_ssu_rows();
     test_ssu_rows8();
