@@ -41,11 +41,12 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_SSU_VARIANT] = {"ssu.variant", "auto|tiles|rows|rows8",
                              "SSU kernel on the vector path (ds = 128 or 256, aligned): tiles = the wide / narrow "
                              "register tiles; rows = ssu_rows, 4 rows per warp with the next token's inputs loaded "
-                             "ahead, decode and verify; rows8 = the same with 8 rows per warp (auto: rows for "
-                             "verify up to B = 128, tiles otherwise; never rows8)"},
+                             "ahead, decode and verify; rows8 = the same with 8 rows per warp (auto: rows8 up "
+                             "to B = 128, decode with the slot guess on, verify in CTAs of 2 warps; tiles above)"},
     [LS_KNOB_SSU_BLOCK] = {"ssu.block", "auto|32|64|128",
-                           "SSU rows / rows8 kernels: threads per CTA (auto: 128, halved while the grid would not "
-                           "give every SM two CTAs); the tiles and the generic kernel ignore it"},
+                           "SSU rows / rows8 kernels: threads per CTA (auto: 128, 64 for auto's rows8 verify, "
+                           "halved while the grid would not give every SM two CTAs); the tiles and the generic "
+                           "kernel ignore it"},
     [LS_KNOB_CONV_DELTA_VARIANT] = {"conv_delta.variant", "auto|cluster|tiles",
                                     "fused conv + GDN/KDA kernel: cluster = a cluster of CTAs per (row, key head), 4 "
                                     "lanes per value column; tiles = the same clusters, the conv in a per-CTA prologue "
@@ -359,14 +360,15 @@ static int64_t ssu_warps(const ls_ssu_params *p, int wr)
 
 int ls_ssu_rows_auto(const ls_ssu_params *p, int max_batch)
 {
-    return ssu_fast_chunks(p) && p->tokens > 1 && p->batch <= max_batch;
+    return ssu_fast_chunks(p) && p->batch <= max_batch;
 }
 
 /*
- * ssu_rows (ssu.variant=rows, or auto through ls_ssu_rows_auto) on the vector path: 4 rows per
- * warp, 4x the warps of the wide tiles, for the small batches whose verify is latency per token.
- * ssu_rows8 (ssu.variant=rows8 only; auto never takes it until an A/B says where): the same
- * kernel with 8 rows per warp, SGLang's program shape. Otherwise:
+ * ssu_rows8 (ssu.variant=rows8, or auto through ls_ssu_rows_auto up to LS_SSU_ROWS8_MAX_BATCH,
+ * decode and verify) on the vector path: 8 rows per warp (SGLang's program shape), twice the
+ * warps of the wide tiles; auto runs its verify in CTAs of at most LS_SSU_ROWS8_VERIFY_WARPS
+ * warps and its decode with the slot guess on (ssu.block / ssu.speculate, when set, win). ssu_rows
+ * (ssu.variant=rows only): the same kernel with 4 rows per warp. Otherwise:
  * Narrow tiles (half the rows per lane, twice the warps) while wide ones would give the SMs fewer
  * than 4 warps each (B = 1: narrow faster; at large B the two are level, so wide is kept:
  * results/h200/kernels.md). 1-4 warps per CTA, fewer while the grid would not give every SM two
@@ -388,12 +390,12 @@ int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_de
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
     const int nch = ssu_fast_chunks(p);
     const int v = ls_tune_get(t, LS_KNOB_SSU_VARIANT);
-    const int rows = nch && (v == LS_SSU_ROWS || v == LS_SSU_ROWS8 ||
-                             (v == LS_SSU_AUTO && ls_ssu_rows_auto(p, LS_SSU_ROWS_VERIFY_MAX_BATCH)));
+    const int auto8 = nch && v == LS_SSU_AUTO && ls_ssu_rows_auto(p, LS_SSU_ROWS8_MAX_BATCH);
+    const int rows = nch && (v == LS_SSU_ROWS || v == LS_SSU_ROWS8 || auto8);
     const int narrow = nch && ssu_warps(p, 4 * 16 / nch) < 4LL * sms;
     int wr; /* rows of a head per warp */
     if (rows) {
-        const int eight = v == LS_SSU_ROWS8;
+        const int eight = v == LS_SSU_ROWS8 || auto8;
         out->kernel = eight ? LS_K_SSU_ROWS8 : LS_K_SSU_ROWS;
         out->nch = p->dstate / 128;
         out->rows_per_lane = wr = eight ? 8 : 4;
@@ -405,7 +407,7 @@ int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_de
     }
     const int64_t warps_total = ssu_warps(p, wr);
     const int blk = rows ? ls_tune_get(t, LS_KNOB_SSU_BLOCK) : LS_SBLK_AUTO;
-    int warps = 4;
+    int warps = auto8 && p->tokens > 1 ? LS_SSU_ROWS8_VERIFY_WARPS : 4;
     if (blk != LS_SBLK_AUTO)
         warps = 1 << (blk - LS_SBLK_32); /* 32, 64, 128 threads */
     else
@@ -424,7 +426,7 @@ int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_de
     case LS_SSPEC_MISS: out->spec = LS_SPEC_MISS; break;
     default: {
         const int64_t slots = (int64_t)(dev ? dev->resident_per_sm : 0) * sms;
-        out->spec = slots > 0 && 2 * blocks <= slots ? LS_SPEC_ON : LS_SPEC_OFF;
+        out->spec = (auto8 && p->tokens == 1) || (slots > 0 && 2 * blocks <= slots) ? LS_SPEC_ON : LS_SPEC_OFF;
     }
     }
     return 0;

@@ -134,11 +134,16 @@ typedef struct ls_choose_dev {
 #define LS_DELTA_DIM_FAST 128      /* delta vector path: K = V = 128 */
 #define LS_DELTA_BULK_MIN_CTAS_PER_SM 16 /* auto: bulk kernel from this many heads per SM */
 #define LS_DELTA_VK8_MIN_WARPS_PER_SM 8  /* auto, vk layout: 8 rows per warp from this many warps per SM */
-/* auto, SSU verify (T > 1, vector path): ssu_rows up to this batch, the wide / narrow tiles
- * above. H200 A/B (results/h200/variants-08b9550/, nemotron-h tp 2): rows won verify at B = 1
- * (-27 to -37 %), 8 (-11 to -14 %) and every batch to 128 but B = 4 T = 8 (+3 %); decode mixed
- * (B = 2, 4: +10, +6 %), so decode keeps the tiles. B = 512 not measured. */
-#define LS_SSU_ROWS_VERIFY_MAX_BATCH 128
+/* auto, SSU on the vector path, decode and verify: ssu_rows8 up to this batch, the wide / narrow
+ * tiles above; decode with the slot guess on, verify in CTAs of at most LS_SSU_ROWS8_VERIFY_WARPS
+ * warps. H200 A/B (results/h200/variants-4db0dd1/, nemotron-h tp 2, ds = 128, against the auto of
+ * 4db0dd1: rows for verify up to 128, tiles for decode): verify, rows8 in CTAs of 2 warps won at
+ * B = 2-8 (-8 to -18 %) and was level or ahead at every other batch to 128 (-3 to +0.5 %; B = 1:
+ * -3 to -4 %); decode, rows8 with the guess forced on won at B = 4 (-14 %), 8 (-10 %), 16 (-11 %),
+ * 32 (-7 %), 128 (-3 %) and B = 1 / 2 (-7 / -5 %). B = 512 not measured: the tiles. (Before:
+ * rows for verify up to 128, results/h200/variants-08b9550/.) */
+#define LS_SSU_ROWS8_MAX_BATCH 128
+#define LS_SSU_ROWS8_VERIFY_WARPS 2
 /* auto, kv vector path, verify only (T > 1; decode lost at every batch): the SPLIT tiles (4 warps
  * each) for KDA while NARROW would give the SMs fewer than LS_DELTA_SPLIT_MAX_WARPS_PER_SM warps
  * each, the SPLIT2 tiles (2 warps) for GDN and KDA from LS_DELTA_SPLIT2_MIN_ to below
@@ -184,9 +189,8 @@ int ls_choose_ssu(const ls_ssu_params *p, const ls_tuning *t, const ls_choose_de
 int ls_choose_state(const ls_state_params *p, ls_op op, const ls_tuning *t, const ls_choose_dev *dev,
                     ls_plan *out);
 
-/* The SSU auto rule between ssu_rows and the tiles (ls_choose_ssu passes
- * LS_SSU_ROWS_VERIFY_MAX_BATCH; the tests pass others): 1 for verify (T > 1) on the vector path
- * up to max_batch. */
+/* The SSU auto rule between ssu_rows8 and the tiles (ls_choose_ssu passes LS_SSU_ROWS8_MAX_BATCH;
+ * the tests pass others): 1 on the vector path up to max_batch, decode and verify. */
 int ls_ssu_rows_auto(const ls_ssu_params *p, int max_batch);
 
 /* The delta vector-path and bulk-kernel conditions (shape and alignment). */

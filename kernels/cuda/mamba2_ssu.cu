@@ -24,7 +24,7 @@
  * at the top of token t, before any of its stores, so that latency hides under token t's math
  * and stores; its state stores are explicit vector stores (st_vec4). y of the 4 rows: 2 + 1
  * halving shuffles leave each lane one row (lane / 8), 3 more finish it.
- * ROWS8 (the same kernel with WR = 8 rows per warp, ssu.variant=rows8; forced only): SGLang's
+ * ROWS8 (the same kernel with WR = 8 rows per warp, ssu.variant=rows8; auto up to B = 128): SGLang's
  * program shape (BLOCK_SIZE_M = 8 rows x all of ds per warp). Each lane holds 8 rows x 4 columns
  * (32 state floats at ds = 128), so a warp keeps twice the state bytes in flight per token and
  * one set of dt / B / C loads serves 8 rows; half the warps of rows, 127 / 167 registers at fp32

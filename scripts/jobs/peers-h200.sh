@@ -10,7 +10,7 @@
 #                (fidelity-mamba2.csv) and scripts/fidelity_check.py over OUT_DIR/fidelity-*.csv
 #   beforeafter  two SGLang trees in one run: the pinned one and a copy whose SSU wrapper launches
 #                num_warps 4 instead of 1 (before-after.csv, before-after.md)
-#   sidebyside   every impl over the default models, B 1, 8, 32, 128, 512, T 1, 2, 4 and 8
+#   sidebyside   every impl over the default models, B 1, 8, 32, 128, 512, T 1 and 4
 #                (side-by-side.csv; side-by-side.md: scripts/side_by_side.py)
 # Needs .peers/src (and .peers/aot for FlashInfer's GDN) carried; LS_GIT_COMMIT set.
 set -uo pipefail
@@ -57,7 +57,7 @@ for s in $steps; do
     sidebyside)
       "$B" --impl linstate,sglang,py_sglang,py_vllm,fla,flashinfer,sglang_cuda \
         --model qwen3-next-80b-a3b,kimi-linear-48b-a3b,nemotron-h-8b --family conv1d_update,gdn,kda,mamba2_ssu \
-        --batch 1,8,32,128,512 --draft 1,2,4,8 --out "$out/side-by-side.csv" >"$out/side-by-side.txt" \
+        --batch 1,8,32,128,512 --draft 1,4 --out "$out/side-by-side.csv" >"$out/side-by-side.txt" \
         2>"$out/side-by-side.log" || rc=1
       python3 scripts/side_by_side.py "$out/side-by-side.csv" --out "$out/side-by-side.md" || rc=1
       tail -2 "$out/side-by-side.md" >&2 ;;

@@ -84,20 +84,12 @@ for s in $steps; do
       done <<'CASES'
 kda-verify-B1-T4|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4
 kda-verify-B1-T4|fused_recurrent_kda_fwd|py_vllm|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4
-kda-verify-B1-T4-col4|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4 --tune linstate:delta.variant=col4
-kda-verify-B8-T4|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 8 --draft 4
-kda-verify-B8-T4-col8|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 8 --draft 4 --tune linstate:delta.variant=col8
-kda-verify-B8-T4|fused_recurrent_kda_fwd|py_vllm|--family kda/verify --model kimi-linear-48b-a3b --batch 8 --draft 4
 gdn-verify-B16-T4|delta_rule|linstate|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
-gdn-verify-B16-T4-col8|delta_rule|linstate|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4 --tune linstate:delta.variant=col8
 gdn-verify-B16-T4|fused_sigmoid_gating|sglang|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
-ssu-verify-B4-T4|ssu_|linstate|--family mamba2_ssu/verify --model nemotron-h-8b --batch 4 --draft 4
-ssu-verify-B4-T4-rows8|ssu_|linstate|--family mamba2_ssu/verify --model nemotron-h-8b --batch 4 --draft 4 --tune linstate:ssu.variant=rows8
-ssu-verify-B4-T4|selective_scan_update|sglang|--family mamba2_ssu/verify --model nemotron-h-8b --batch 4 --draft 4
-ssu-decode-B16|ssu_|linstate|--family mamba2_ssu/decode --model nemotron-h-8b --batch 16
-ssu-decode-B16|selective_scan_update|sglang|--family mamba2_ssu/decode --model nemotron-h-8b --batch 16
 gdn-decode-B128|delta_|linstate|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
 gdn-decode-B128|gdn_decode|flashinfer|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
+fused-kda-verify-B128-T4-tiles|conv_delta|linstate|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4 --tune linstate:conv_delta.variant=tiles
+fused-kda-verify-B128-T4|fused_kda|sglang|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4
 CASES
       ;;
     fidelity)

@@ -751,9 +751,10 @@ static ls_plan plan_ssu(const ls_ssu_params *p, const char *spec, int sms, int r
 
 static void test_ssu(void)
 {
+    /* the tiles (auto takes rows8 up to B = 128: test_ssu_rows8_auto) */
     /* wide tiles give 256 warps per row: narrow while that is below 4 per SM (528 on 132 SMs) */
     ls_ssu_params p = ssu(1, 1);
-    ls_plan pl = plan_ssu(&p, "", 132, 16);
+    ls_plan pl = plan_ssu(&p, "ssu.variant=tiles", 132, 16);
     LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_NARROW);
     LS_CHECK_EQ_INT(pl.nch, 4);
     LS_CHECK_EQ_INT(pl.rows_per_lane, 2);
@@ -761,13 +762,13 @@ static void test_ssu(void)
     LS_CHECK_EQ_INT(pl.grid_x, 512);
     LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON); /* 512 CTAs <= half of 16 x 132 */
     p = ssu(2, 1);
-    LS_CHECK_EQ_INT(plan_ssu(&p, "", 132, 16).kernel, LS_K_SSU_NARROW);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles", 132, 16).kernel, LS_K_SSU_NARROW);
     p = ssu(3, 1);
-    pl = plan_ssu(&p, "", 132, 16);
+    pl = plan_ssu(&p, "ssu.variant=tiles", 132, 16);
     LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_WIDE);
     LS_CHECK_EQ_INT(pl.rows_per_lane, 4);
     p = ssu(512, 1);
-    pl = plan_ssu(&p, "", 132, 16);
+    pl = plan_ssu(&p, "ssu.variant=tiles", 132, 16);
     LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_WIDE);
     LS_CHECK_EQ_INT(pl.block, 128);
     LS_CHECK_EQ_INT(pl.grid_x, 512 * 256 / 4);
@@ -776,36 +777,36 @@ static void test_ssu(void)
     /* ds = 256: 8 chunks */
     p = ssu(1, 1);
     p.dstate = 256, p.state_stride_slot = 64 * 64 * 256;
-    pl = plan_ssu(&p, "", 132, 16);
+    pl = plan_ssu(&p, "ssu.variant=tiles", 132, 16);
     LS_CHECK_EQ_INT(pl.nch, 8);
     LS_CHECK_EQ_INT(pl.rows_per_lane, 1);
 
     /* the slot-guess rule at its edge, on 128 SMs: B = 1 narrow is 512 warps in 256 CTAs of 2
      * warps; on with 4 resident CTAs per SM (512 slots, the grid takes half), off with 3 */
     p = ssu(1, 1);
-    pl = plan_ssu(&p, "", 128, 4);
+    pl = plan_ssu(&p, "ssu.variant=tiles", 128, 4);
     LS_CHECK_EQ_INT(pl.grid_x, 256);
     LS_CHECK_EQ_INT(pl.block, 64);
     LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON);
-    LS_CHECK_EQ_INT(plan_ssu(&p, "", 128, 3).spec, LS_SPEC_OFF);
-    LS_CHECK_EQ_INT(plan_ssu(&p, "", 128, 0).spec, LS_SPEC_OFF); /* unknown residency: no guess */
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles", 128, 3).spec, LS_SPEC_OFF);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles", 128, 0).spec, LS_SPEC_OFF); /* unknown residency: no guess */
 
     /* forced modes; none without a slot count or on the generic kernel */
     p = ssu(512, 1);
-    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.speculate=on", 132, 0).spec, LS_SPEC_ON);
-    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.speculate=miss", 132, 0).spec, LS_SPEC_MISS);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles,ssu.speculate=on", 132, 0).spec, LS_SPEC_ON);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles,ssu.speculate=miss", 132, 0).spec, LS_SPEC_MISS);
     p = ssu(1, 1);
-    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.speculate=off", 132, 16).spec, LS_SPEC_OFF);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles,ssu.speculate=off", 132, 16).spec, LS_SPEC_OFF);
     p.slots = 0;
-    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.speculate=on", 132, 16).spec, LS_SPEC_OFF);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles,ssu.speculate=on", 132, 16).spec, LS_SPEC_OFF);
     p = ssu(1, 1);
     p.dstate = 64, p.state_stride_slot = 64 * 64 * 64;
-    pl = plan_ssu(&p, "ssu.speculate=on", 132, 16);
+    pl = plan_ssu(&p, "ssu.variant=tiles,ssu.speculate=on", 132, 16);
     LS_CHECK_EQ_INT(pl.kernel, LS_K_SSU_GENERIC);
     LS_CHECK_EQ_INT(pl.spec, LS_SPEC_OFF);
     p = ssu(1, 1);
     p.Bm = (const uint16_t *)((char *)A16 + 4); /* B not 8-byte aligned: generic */
-    LS_CHECK_EQ_INT(plan_ssu(&p, "", 132, 16).kernel, LS_K_SSU_GENERIC);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles", 132, 16).kernel, LS_K_SSU_GENERIC);
 
     p = ssu(1, 1);
     p.dstate = 512;
@@ -860,20 +861,17 @@ static void test_ssu_rows(void)
     LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 16).grid_x, 8 * 64 * 16 / 4);
     rows_shapes("ssu.variant=rows", LS_K_SSU_ROWS);
 
-    /* auto (H200 A/B, choose.h): rows for verify up to B = 128, the tiles for decode and above;
-     * tiles never takes rows */
-    LS_CHECK_EQ_INT(LS_SSU_ROWS_VERIFY_MAX_BATCH, 128);
-    for (int b = 1; b <= 512; b *= 2) {
-        p = ssu(b, 4);
-        LS_CHECK_EQ_INT(plan_ssu(&p, "", 132, 16).kernel == LS_K_SSU_ROWS, b <= 128);
-        LS_CHECK(plan_ssu(&p, "ssu.variant=tiles", 132, 16).kernel != LS_K_SSU_ROWS);
-        p = ssu(b, 1);
-        LS_CHECK(plan_ssu(&p, "", 132, 16).kernel != LS_K_SSU_ROWS);
-    }
+    /* auto never takes rows (rows8 took its place: test_ssu_rows8_auto); tiles never takes rows */
+    for (int b = 1; b <= 512; b *= 2)
+        for (int T = 1; T <= 4; T *= 4) {
+            p = ssu(b, T);
+            LS_CHECK(plan_ssu(&p, "", 132, 16).kernel != LS_K_SSU_ROWS);
+            LS_CHECK(plan_ssu(&p, "ssu.variant=tiles", 132, 16).kernel != LS_K_SSU_ROWS);
+        }
     p = ssu(1, 4);
     LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles", 132, 16).kernel, LS_K_SSU_NARROW);
 
-    /* the rule at a threshold of 8: verify up to B = 8 on the vector path, never decode */
+    /* the rule at a threshold of 8: up to B = 8 on the vector path, decode and verify */
     p = ssu(8, 4);
     LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 8), 1);
     p = ssu(9, 4);
@@ -882,6 +880,8 @@ static void test_ssu_rows(void)
     LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 8), 1);
     LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 0), 0);
     p = ssu(1, 1);
+    LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 8), 1);
+    p = ssu(9, 1);
     LS_CHECK_EQ_INT(ls_ssu_rows_auto(&p, 8), 0);
     p = ssu(1, 4);
     p.dstate = 64, p.state_stride_slot = 64 * 64 * 64, p.inter_stride_slot = 4LL * 64 * 64 * 64;
@@ -927,13 +927,48 @@ static void test_ssu_rows8(void)
     LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows8", 132, 16).grid_x, 16 * 64 * 8 / 4);
     rows_shapes("ssu.variant=rows8", LS_K_SSU_ROWS8);
 
-    /* auto and rows never take it */
+    /* rows and tiles never take it */
     for (int b = 1; b <= 512; b *= 2)
         for (int T = 1; T <= 8; T *= 2) {
             p = ssu(b, T);
-            LS_CHECK(plan_ssu(&p, "", 132, 16).kernel != LS_K_SSU_ROWS8);
             LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=rows", 132, 16).kernel, LS_K_SSU_ROWS);
+            LS_CHECK(plan_ssu(&p, "ssu.variant=tiles", 132, 16).kernel != LS_K_SSU_ROWS8);
         }
+}
+
+/* auto (H200 A/B, choose.h): rows8 up to B = 128, decode and verify, the tiles above; decode with
+ * the slot guess on whatever the residency, verify in CTAs of at most 2 warps (halved while the
+ * grid would not give every SM two CTAs); ssu.block and ssu.speculate, when set, win. */
+static void test_ssu_rows8_auto(void)
+{
+    LS_CHECK_EQ_INT(LS_SSU_ROWS8_MAX_BATCH, 128);
+    LS_CHECK_EQ_INT(LS_SSU_ROWS8_VERIFY_WARPS, 2);
+    for (int b = 1; b <= 512; b *= 2)
+        for (int T = 1; T <= 8; T *= 2) {
+            ls_ssu_params p = ssu(b, T);
+            const ls_plan pl = plan_ssu(&p, "", 132, 1);
+            LS_CHECK_EQ_INT(pl.kernel == LS_K_SSU_ROWS8, b <= 128);
+            if (b > 128)
+                continue;
+            const int64_t warps = (int64_t)b * 64 * 8;
+            if (T == 1) {
+                LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON); /* 1 resident CTA per SM: the guess is forced */
+                LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.speculate=off", 132, 1).spec, LS_SPEC_OFF);
+            } else {
+                LS_CHECK_EQ_INT(pl.block, warps < 2 * 2 * 132 ? 32 : 64);
+                LS_CHECK_EQ_INT(pl.spec, LS_SPEC_OFF); /* by residency: 1 per SM here */
+                LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=128", 132, 1).block, 128);
+            }
+        }
+    /* B = 4 verify: 2048 warps in 1024 CTAs of 64 threads; decode keeps 128-thread CTAs */
+    ls_ssu_params p = ssu(4, 4);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "", 132, 16).grid_x, 1024);
+    p = ssu(4, 1);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "", 132, 16).block, 128);
+    /* the generic shapes stay generic */
+    p = ssu(1, 4);
+    p.dstate = 64, p.state_stride_slot = 64 * 64 * 64, p.inter_stride_slot = 4LL * 64 * 64 * 64;
+    LS_CHECK_EQ_INT(plan_ssu(&p, "", 132, 16).kernel, LS_K_SSU_GENERIC);
 }
 
 /* ssu.speculate=on / miss reach both rows kernels at every batch, decode and verify, whatever the
@@ -970,8 +1005,8 @@ static void test_ssu_block(void)
     LS_CHECK_EQ_INT(pl.block, 32);
     LS_CHECK_EQ_INT(pl.grid_x, 1024);
     LS_CHECK_EQ_INT(pl.spec, LS_SPEC_OFF); /* 1024 CTAs > half of 7 x 132 */
-    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=64", 132, 16).block, 64); /* auto takes rows here */
-    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=32", 132, 16).kernel, LS_K_SSU_ROWS);
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=64", 132, 16).block, 64); /* auto takes rows8 here */
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=32", 132, 16).kernel, LS_K_SSU_ROWS8);
     LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=32", 132, 16).block, 32);
     /* rows8, B = 8: 4096 warps; auto 128 threads */
     p = ssu(8, 4);
@@ -992,7 +1027,7 @@ static void test_ssu_block(void)
     LS_CHECK_EQ_INT(pl.grid_x, 2);
     /* the tiles and the generic kernel ignore it */
     p = ssu(1, 1);
-    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=128", 132, 16).block, 32); /* narrow, one warp per CTA */
+    LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.variant=tiles,ssu.block=128", 132, 16).block, 32); /* narrow, one warp per CTA */
     p = ssu(512, 1);
     LS_CHECK_EQ_INT(plan_ssu(&p, "ssu.block=32", 132, 16).block, 128);
     p = ssu(1, 4);
@@ -1183,7 +1218,7 @@ static void test_describe(void)
     if (strcmp(buf, "conv_delta_tiles grid=(16,8) block=256 pdl cluster=8"))
         fprintf(stderr, "got '%s'\n", buf);
     ls_ssu_params s = ssu(1, 1);
-    pl = plan_ssu(&s, "ssu.speculate=miss", 132, 0);
+    pl = plan_ssu(&s, "ssu.variant=tiles,ssu.speculate=miss", 132, 0);
     ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "ssu_narrow grid=(512,1) block=32 pdl spec=miss rows/lane=2") == 0);
     s = ssu(1, 4);
@@ -1214,6 +1249,7 @@ int main(void)
     test_ssu();
     test_ssu_rows();
     test_ssu_rows8();
+    test_ssu_rows8_auto();
     test_ssu_rows_forced_guess();
     test_ssu_block();
     test_state();
