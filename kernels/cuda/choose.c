@@ -52,7 +52,7 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                                     "lanes per value column; tiles = the same clusters, the conv in a per-CTA prologue "
                                     "into shared memory, then 1 warp per 16-column NARROW tile of the GDN/KDA op "
                                     "(vector state accesses; K <= 128, G*V/16 tiles per key head at most 64, else "
-                                    "cluster) (auto: cluster)"},
+                                    "cluster) (auto: tiles on its vector path, K = V = 128 aligned; cluster otherwise)"},
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -463,7 +463,9 @@ int ls_choose_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, cons
     const int G = d->heads_v / d->heads_qk;
     int ns = 1;
     out->grid_x = (uint32_t)heads;
-    if (ls_tune_get(t, LS_KNOB_CONV_DELTA_VARIANT) == LS_CD_TILES && ls_conv_delta_tiles_ok(p)) {
+    const int cv = ls_tune_get(t, LS_KNOB_CONV_DELTA_VARIANT);
+    const int tiles_auto = cv == LS_CD_AUTO && ls_delta_fast_ok(d, 0); /* measured on the vector path only */
+    if ((cv == LS_CD_TILES || tiles_auto) && ls_conv_delta_tiles_ok(p)) {
         const int tiles = G * (int)ceil_div(d->dv, 16);
         while (ceil_div(tiles, ns) > LS_CONV_DELTA_TILE_WARPS)
             ns *= 2;

@@ -154,7 +154,11 @@ typedef struct ls_choose_dev {
 #define LS_DELTA_SPLIT_MAX_WARPS_PER_SM 3
 #define LS_DELTA_SPLIT2_MIN_WARPS_PER_SM 6
 #define LS_DELTA_SPLIT2_MAX_WARPS_PER_SM 24
-/* conv_delta (both kernels): a cluster of at most this many CTAs per (row, key head). */
+/* conv_delta (both kernels): a cluster of at most this many CTAs per (row, key head). auto takes
+ * the tiles kernel wherever its vector path serves (ls_conv_delta_tiles_ok, K = V = 128 aligned),
+ * the cluster kernel otherwise: H200 A/B (results/h200/variants-ebc4333/ab-fused.csv, graph
+ * replays, kimi-linear and qwen3-next tp 2, B 1-512, decode and T = 4) tiles took 0.33-0.89x the
+ * cluster kernel's time in every one of the 20 cases. */
 #define LS_CONV_DELTA_MAX_SPLIT 8
 /* conv_delta tiles kernel: at most this many tile warps per CTA (the q/k/v prologue is shared by
  * a CTA's warps; more tiles per head take a larger cluster), and at least LS_CONV_DELTA_MIN_WARPS

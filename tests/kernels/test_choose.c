@@ -630,10 +630,10 @@ static ls_plan plan_cd(const ls_conv_delta_params *p, const char *spec)
 
 static void test_conv_delta(void)
 {
-    /* auto and cluster: the cluster kernel; ns doubles while B*H*ns <= 2 SMs' worth (264) and the
-     * G*V = 128 columns give slices of >= 32: 4 at B = 1 (16 heads), 1 from B = 9 */
+    /* cluster: ns doubles while B*H*ns <= 2 SMs' worth (264) and the G*V = 128 columns give
+     * slices of >= 32: 4 at B = 1 (16 heads), 1 from B = 9 */
     for (int v = 0; v < 2; v++) {
-        const char *spec = v ? "conv_delta.variant=cluster" : "";
+        const char *spec = v ? "conv_delta.variant=cluster" : "conv_delta.variant=cluster,pdl=on";
         ls_conv_delta_params p = conv_delta(1, 4, 16, 1);
         ls_plan pl = plan_cd(&p, spec);
         LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_DELTA);
@@ -652,6 +652,17 @@ static void test_conv_delta(void)
         LS_CHECK_EQ_INT(pl.grid_y, 8);
         LS_CHECK_EQ_INT(pl.block, 128);
     }
+
+    /* auto (H200 A/B, choose.h): the tiles kernel on its vector path, the cluster kernel where only
+     * the generic tiles would serve (a misaligned state) and where the tiles do not fit */
+    for (int b = 1; b <= 512; b *= 2)
+        for (int T = 1; T <= 4; T *= 4)
+            for (int kda = 0; kda < 2; kda++) {
+                ls_conv_delta_params q = conv_delta(b, T, kda ? 16 : 8, kda);
+                LS_CHECK_EQ_INT(plan_cd(&q, "").kernel, LS_K_CONV_DELTA_TILES);
+                q.delta.state = (void *)((uintptr_t)A16 + 4);
+                LS_CHECK_EQ_INT(plan_cd(&q, "").kernel, LS_K_CONV_DELTA);
+            }
 
     /* tiles, Kimi-Linear (8 tiles per key head): B = 1 spreads them 1 per CTA over 8 ranks
      * (128 CTAs <= 132 SMs), CTAs of the minimum 8 warps; from B = 9 one CTA of 8 tile warps */
@@ -1209,7 +1220,10 @@ static void test_describe(void)
     ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "delta_rule_split grid=(128,1) block=128 pdl") == 0);
     ls_conv_delta_params cd = conv_delta(1, 4, 16, 1);
-    LS_CHECK_EQ_INT(ls_choose(LS_OP_CONV_DELTA, &cd, NULL, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(ls_choose(LS_OP_CONV_DELTA, &cd, NULL, &H200, &pl), 0); /* auto: the tiles */
+    ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "conv_delta_tiles grid=(16,8) block=256 pdl cluster=8") == 0);
+    pl = plan_cd(&cd, "conv_delta.variant=cluster");
     ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "conv_delta grid=(16,4) block=128 pdl cluster=4") == 0);
     pl = plan_cd(&cd, "conv_delta.variant=tiles");
