@@ -35,7 +35,8 @@
  * vk4 up to B = 4, vk8 above, generic for the odd shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
  * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
  * value is rejected, naming it, is a host test: tests/kernels/test_choose.c.) Every case gives the
- * pool's slot count (p.slots).
+ * pool's slot count (p.slots). The default tuning (test_gpu_delta) and the forced ones
+ * (test_gpu_delta_forced) are two binaries of this file (LS_DELTA_TEST_PART).
  */
 #include <math.h>
 #include <stdio.h>
@@ -254,13 +255,20 @@ static void run_large(const ls_runtime *be, int quick, uint64_t seed, ls_state_l
     }
 }
 
+/* The two halves of the run, two binaries of this file (CMake: test_gpu_delta = the default tuning,
+ * test_gpu_delta_forced = the forced kernels), so that ctest -j runs them side by side within its
+ * timeout; a build without LS_DELTA_TEST_PART runs both. */
+#ifndef LS_DELTA_TEST_PART
+#define LS_DELTA_TEST_PART 0
+#endif
+
 int main(void)
 {
     const ls_runtime *be = gt_init();
     const int quick = gt_quick();
     const uint64_t seed = 0x5eedde17a0001ull;
     /* the forced kernels of the large batches, PDL off, per layout; split (every batch of the kv
-     * vector path, made for the small ones): the small batches too; then the default tuning last */
+     * vector path, made for the small ones): the small batches too */
     static const struct {
         ls_state_layout lay;
         const char *tuning;
@@ -269,7 +277,7 @@ int main(void)
                   {LS_STATE_KV, "pdl=off", 0},            {LS_STATE_VK, "delta.variant=vk4", 0},
                   {LS_STATE_VK, "delta.variant=vk8", 0},  {LS_STATE_VK, "pdl=off", 0},
                   {LS_STATE_KV, "delta.variant=split", 1}, {LS_STATE_KV, "delta.variant=split2", 0}};
-    for (size_t i = 0; i < sizeof forced / sizeof *forced; i++) {
+    for (size_t i = 0; LS_DELTA_TEST_PART != 1 && i < sizeof forced / sizeof *forced; i++) {
         gt_set_tuning(forced[i].tuning);
         const uint64_t s = seed + 1 + (uint64_t)i; /* a different draw per tuning */
         if (forced[i].small)
@@ -278,11 +286,13 @@ int main(void)
         printf("%s %s: worst error / tolerance: state %.3g, o %.3g\n", ls_state_layout_name(forced[i].lay),
                forced[i].tuning, g_worst_state_ratio, g_worst_o_ratio);
     }
-    gt_set_tuning("");
-    if (be == ls_runtime_cuda()) /* the cuda launcher's limits (the host reference has others) */
-        check_bad_input(be);
-    run_full(be, quick, 0, seed, LS_STATE_KV);
-    run_full(be, quick, 0, seed + 16, LS_STATE_VK);
-    printf("default: worst error / tolerance: state %.3g, o %.3g\n", g_worst_state_ratio, g_worst_o_ratio);
+    if (LS_DELTA_TEST_PART != 2) {
+        gt_set_tuning("");
+        if (be == ls_runtime_cuda()) /* the cuda launcher's limits (the host reference has others) */
+            check_bad_input(be);
+        run_full(be, quick, 0, seed, LS_STATE_KV);
+        run_full(be, quick, 0, seed + 16, LS_STATE_VK);
+        printf("default: worst error / tolerance: state %.3g, o %.3g\n", g_worst_state_ratio, g_worst_o_ratio);
+    }
     return ls_test_exit();
 }

@@ -17,14 +17,16 @@
  * 136) for the generic kernel. T = 1 decode; T = 2 inter + final; T >= 4 verify (no final write).
  * LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
  *
- * The default tuning runs everything above. Every case gives the pool's slot count (p.slots), so
- * the fast kernels of small grids guess the slot before the PDL wait; the quick matrices then run
- * again with that guess off, forced on at every batch, and always wrong (ssu.speculate=off, on,
- * miss: the reload path), and the large-batch cases with PDL off (gt_set_tuning). Last, the
- * ssu_rows kernel (ssu.variant=rows) runs the full matrix and the large batches, then the quick
- * ones with its slot guess forced on and always wrong; ssu_rows8 (ssu.variant=rows8) the same;
- * then each forced CTA size (ssu.block=32, 128) of both rows kernels on the quick matrices (grids
- * whose last CTA is partly past the batch). Besides the presets (ds = 128: hd 64 and 80; ds =
+ * The default tuning (auto: ssu_rows8 up to B = 128, the tiles above) and the tiles forced
+ * (ssu.variant=tiles) run everything above. Every case gives the pool's slot count (p.slots), so
+ * the fast kernels of small grids guess the slot before the PDL wait; the tiles' quick matrices
+ * then run again with that guess off, forced on at every batch, and always wrong
+ * (ssu.speculate=off, on, miss: the reload path), and the large-batch cases with PDL off
+ * (gt_set_tuning). The ssu_rows kernel (ssu.variant=rows) runs the full matrix and the large
+ * batches, then the quick ones with its slot guess forced on and always wrong; ssu_rows8
+ * (ssu.variant=rows8) the same; then each forced CTA size (ssu.block=32, 128) of both rows kernels
+ * on the quick matrices (grids whose last CTA is partly past the batch). The first half (auto and
+ * the tiles) and the second (the rows kernels) are two binaries (LS_SSU_TEST_PART). Besides the presets (ds = 128: hd 64 and 80; ds =
  * 256: hd 128), hd = 22 / 18 with ds = 128 / 256 put a partial row block on the vector path
  * (for every kernel: 4, 8 and 16 rows per warp).
  */
@@ -240,19 +242,28 @@ static void run_large(const ls_runtime *be, int quick, uint64_t seed)
     }
 }
 
-int main(void)
+/* The two halves of the run, two binaries of this file (CMake: test_gpu_ssu = part 1,
+ * test_gpu_ssu_rows = part 2), so that ctest -j runs them side by side within its timeout; a build
+ * without LS_SSU_TEST_PART runs both. */
+#ifndef LS_SSU_TEST_PART
+#define LS_SSU_TEST_PART 0
+#endif
+
+/* Part 1: auto (ssu_rows8 up to B = 128, the tiles above), then the tiles forced over the whole
+ * matrix, with their slot guess off, on and always wrong, and PDL off. */
+static void part_auto_tiles(const ls_runtime *be, int quick, uint64_t seed)
 {
-    const ls_runtime *be = gt_init();
-    const int quick = gt_quick();
-    const uint64_t seed = 0x55a0000c0ffeeull;
     gt_set_tuning("");
     if (be == ls_runtime_cuda()) /* the cuda launcher's limits (the host reference has others) */
         check_bad_input(be);
     run_full(be, quick, seed);
+    gt_set_tuning("ssu.variant=tiles");
+    run_full(be, quick, seed + 7);
     /* the slot guess (by default only for grids that take at most half of the GPU, B <= 3 here)
      * off, forced on, then always wrong (the reload path), over the small-batch matrix (narrow
      * tiles) and B = 64 (wide tiles, several waves); then PDL off */
-    static const char *const tunings[] = {"ssu.speculate=off", "ssu.speculate=on", "ssu.speculate=miss"};
+    static const char *const tunings[] = {"ssu.variant=tiles,ssu.speculate=off", "ssu.variant=tiles,ssu.speculate=on",
+                                          "ssu.variant=tiles,ssu.speculate=miss"};
     for (int i = 0; i < 3; i++) {
         gt_set_tuning(tunings[i]);
         run_full(be, 1, seed + 17 + (uint64_t)i);
@@ -260,29 +271,29 @@ int main(void)
     }
     gt_set_tuning("pdl=off");
     run_large(be, quick, seed + 41);
-    /* ssu_rows (ssu.variant=rows) over the whole matrix, large batches included, with the slot
-     * guess by its default rule; then forced on and always wrong (quick matrices) */
-    gt_set_tuning("ssu.variant=rows");
-    run_full(be, quick, seed + 53);
-    run_large(be, quick, seed + 59);
-    static const char *const rows_spec[] = {"ssu.variant=rows,ssu.speculate=on", "ssu.variant=rows,ssu.speculate=miss"};
-    for (int i = 0; i < 2; i++) {
-        gt_set_tuning(rows_spec[i]);
-        run_full(be, 1, seed + 61 + (uint64_t)i);
-        run_large(be, 1, seed + 67 + (uint64_t)i);
+    gt_set_tuning("ssu.variant=tiles,pdl=off");
+    run_large(be, 1, seed + 43);
+}
+
+/* Part 2: ssu_rows and ssu_rows8 forced over the whole matrix and the large batches with the
+ * slot guess by its default rule, then forced on and always wrong, then each forced CTA size
+ * (quick matrices). */
+static void part_rows(const ls_runtime *be, int quick, uint64_t seed)
+{
+    static const char *const variant[] = {"ssu.variant=rows", "ssu.variant=rows8"};
+    static const char *const spec[][2] = {{"ssu.variant=rows,ssu.speculate=on", "ssu.variant=rows,ssu.speculate=miss"},
+                                          {"ssu.variant=rows8,ssu.speculate=on", "ssu.variant=rows8,ssu.speculate=miss"}};
+    for (int k = 0; k < 2; k++) {
+        const uint64_t s = seed + 53 + 18 * (uint64_t)k;
+        gt_set_tuning(variant[k]);
+        run_full(be, quick, s);
+        run_large(be, quick, s + 6);
+        for (int i = 0; i < 2; i++) {
+            gt_set_tuning(spec[k][i]);
+            run_full(be, 1, s + 8 + (uint64_t)i);
+            run_large(be, 1, s + 14 + (uint64_t)i);
+        }
     }
-    /* ssu_rows8 (ssu.variant=rows8) the same way */
-    gt_set_tuning("ssu.variant=rows8");
-    run_full(be, quick, seed + 71);
-    run_large(be, quick, seed + 73);
-    static const char *const rows8_spec[] = {"ssu.variant=rows8,ssu.speculate=on",
-                                             "ssu.variant=rows8,ssu.speculate=miss"};
-    for (int i = 0; i < 2; i++) {
-        gt_set_tuning(rows8_spec[i]);
-        run_full(be, 1, seed + 79 + (uint64_t)i);
-        run_large(be, 1, seed + 83 + (uint64_t)i);
-    }
-    /* forced CTA sizes of the rows kernels (quick matrices) */
     static const char *const blocks[] = {"ssu.variant=rows,ssu.block=32", "ssu.variant=rows,ssu.block=128",
                                          "ssu.variant=rows8,ssu.block=32", "ssu.variant=rows8,ssu.block=128"};
     for (int i = 0; i < 4; i++) {
@@ -290,6 +301,17 @@ int main(void)
         run_full(be, 1, seed + 89 + (uint64_t)i);
         run_large(be, 1, seed + 97 + (uint64_t)i);
     }
+}
+
+int main(void)
+{
+    const ls_runtime *be = gt_init();
+    const int quick = gt_quick();
+    const uint64_t seed = 0x55a0000c0ffeeull;
+    if (LS_SSU_TEST_PART != 2)
+        part_auto_tiles(be, quick, seed);
+    if (LS_SSU_TEST_PART != 1)
+        part_rows(be, quick, seed);
     printf("worst error / tolerance: state %.3g, y %.3g\n", g_worst_state_ratio, g_worst_y_ratio);
     return ls_test_exit();
 }
