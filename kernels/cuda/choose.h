@@ -138,8 +138,8 @@ typedef struct ls_choose_dev {
  * tiles above; decode with the slot guess on, verify in CTAs of at most LS_SSU_ROWS8_VERIFY_WARPS
  * warps. H200 A/B (results/h200/variants-4db0dd1/, nemotron-h tp 2, ds = 128, against the auto of
  * 4db0dd1: rows for verify up to 128, tiles for decode): verify, rows8 in CTAs of 2 warps won at
- * B = 2-8 (-8 to -18 %) and was level or ahead at every other batch to 128 (-3 to +0.5 %; B = 1:
- * -3 to -4 %); decode, rows8 with the guess forced on won at B = 4 (-14 %), 8 (-10 %), 16 (-11 %),
+ * B = 2-8 (-8 to -23 %), B = 1 (-3 to -4 %) and was level or ahead from 16 to 128 (-4.4 to
+ * +0.1 %); decode, rows8 with the guess forced on won at B = 4 (-14 %), 8 (-10 %), 16 (-11 %),
  * 32 (-7 %), 128 (-3 %) and B = 1 / 2 (-7 / -5 %). B = 512 not measured: the tiles. (Before:
  * rows for verify up to 128, results/h200/variants-08b9550/.) */
 #define LS_SSU_ROWS8_MAX_BATCH 128
@@ -157,7 +157,7 @@ typedef struct ls_choose_dev {
 /* conv_delta (both kernels): a cluster of at most this many CTAs per (row, key head). auto takes
  * the tiles kernel wherever its vector path serves (ls_conv_delta_tiles_ok, K = V = 128 aligned),
  * the cluster kernel otherwise: H200 A/B (results/h200/variants-ebc4333/ab-fused.csv, graph
- * replays, kimi-linear and qwen3-next tp 2, B 1-512, decode and T = 4) tiles took 0.33-0.89x the
+ * replays, kimi-linear and qwen3-next tp 2, B 1-512, decode and T = 4) tiles took 0.29-0.73x the
  * cluster kernel's time in every one of the 20 cases. */
 #define LS_CONV_DELTA_MAX_SPLIT 8
 /* conv_delta tiles kernel: at most this many tile warps per CTA (the q/k/v prologue is shared by
