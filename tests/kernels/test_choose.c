@@ -62,13 +62,16 @@ static ls_conv_params conv(int B, int T)
     return p;
 }
 
-static ls_plan plan_conv(const ls_conv_params *p, const char *spec)
+/* The plan of op for params p under tuning spec on the H200 (ls_choose, which the impl calls). */
+static ls_plan plan_op(ls_op op, const void *p, const char *spec)
 {
     ls_tuning t = tune(spec);
     ls_plan pl;
-    LS_CHECK_EQ_INT(ls_choose_conv(p, &t, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(ls_choose(op, p, &t, &H200, &pl), 0);
     return pl;
 }
+
+static ls_plan plan_conv(const ls_conv_params *p, const char *spec) { return plan_op(LS_OP_CONV_UPDATE, p, spec); }
 
 /* The auto choice for a window-major state that conv_wlat serves: conv_wlat up to the batch
  * limits of choose.h (0 today: never), else pair below B = 64, quad from it. */
@@ -620,13 +623,7 @@ static ls_conv_delta_params conv_delta(int B, int T, int H, int kda)
     return p;
 }
 
-static ls_plan plan_cd(const ls_conv_delta_params *p, const char *spec)
-{
-    ls_tuning t = tune(spec);
-    ls_plan pl;
-    LS_CHECK_EQ_INT(ls_choose_conv_delta(p, &t, &H200, &pl), 0);
-    return pl;
-}
+static ls_plan plan_cd(const ls_conv_delta_params *p, const char *spec) { return plan_op(LS_OP_CONV_DELTA, p, spec); }
 
 static void test_conv_delta(void)
 {
