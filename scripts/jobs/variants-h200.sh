@@ -6,7 +6,8 @@
 # and .peers/aot carried, LS_GIT_COMMIT set. Steps (default: ab fused profile checks; in order):
 #   ab        one run per family, linstate under auto and under each variant forced, beside the
 #             peers, tp 2, T 1, 2, 4, 8 (B 1, 2, 4, 8, 16, 32, 128):
-#               ab-delta.csv  delta.variant=split, split2, col8, col4 (GDN qwen3-next, KDA kimi-linear)
+#               ab-delta.csv  delta.variant=split, split2 (GDN qwen3-next, KDA kimi-linear; col8 / col4
+#                             of variants-4db0dd1 lost and were removed)
 #               ab-ssu.csv    ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot
 #                             guess forced on (Mamba2 nemotron-h)
 #               ab-convcm.csv channel-major conv decode (qwen3-next) B 128, 512 under every conv kernel
@@ -51,8 +52,8 @@ for s in $steps; do
       P=(--impl linstate,sglang,py_vllm --tp 2 --draft 1,2,4,8 --batch 1,2,4,8,16,32,128)
       run ab-delta "${P[@]}" --family gdn,kda --model qwen3-next-80b-a3b,kimi-linear-48b-a3b \
         --tune linstate:delta.variant=auto --tune linstate:delta.variant=split \
-        --tune linstate:delta.variant=split2 --tune linstate:delta.variant=col8 --tune linstate:delta.variant=col4
-      for v in split split2 col8 col4; do vs ab-delta delta.variant=auto delta.variant=$v $v; done
+        --tune linstate:delta.variant=split2
+      for v in split split2; do vs ab-delta delta.variant=auto delta.variant=$v $v; done
       run ab-ssu "${P[@]}" --family mamba2_ssu --model nemotron-h-8b \
         --tune linstate:ssu.variant=auto --tune linstate:ssu.variant=rows --tune linstate:ssu.variant=rows8 \
         --tune linstate:ssu.variant=rows8,linstate:ssu.block=32 --tune linstate:ssu.variant=rows8,linstate:ssu.block=64 \
