@@ -1,0 +1,178 @@
+/*
+ * delta_hoist.cuh — HOIST: the SPLIT tiles' verify (delta_rule.cuh: a 16-column tile over 4 warps
+ * along K, 4 key rows x 4 value columns of fp32 state per lane) with everything that does not
+ * depend on the state taken out of the serial token chain. Included by delta_rule.cuh only,
+ * inside namespace ls_delta, after delta_tile. Kernel delta_rule_kernel<..., SPLIT, ..., HOIST>
+ * (plan name delta_rule_hoist; delta.variant=hoist, 2 <= T <= LS_DELTA_HOIST_MAX_TOKENS, vector
+ * path), SPLIT's grid and CTAs of 4 warps (one tile).
+ *
+ * At small batches a warp's time is its T-token chain (latency-bound: a few warps per SM, DRAM
+ * almost idle). SPLIT runs per token: decay (expf, log1pf, expf: the costliest math), the q/k
+ * norms (sums in the same shuffles and exchange as S^T k, S^T q), then u, o, the update. None of
+ * the decays, norms, kn . qn or beta depends on the state, so HOIST computes them for every token
+ * before the first: all T tokens' inputs are loaded at once (under the state loads), their math
+ * is independent across tokens (ILP), and the chain of a token is only
+ *   S *= decay; S^T k, S^T q (in-lane, xor-shuffles over the warp's K-lanes, the 4-warp
+ *   exchange: 8 sums instead of SPLIT's 11); u = beta (v - sk rk); o; S += kn u^T; stores.
+ * The norms: each warp reduces the whole 128-element q and k rows itself (4 elements per lane,
+ * a 5-step butterfly), so all 4 warps hold bit-identical rq, rk, kq without an exchange.
+ * The math is the ls_delta_params contract in fp32, the identities of delta_tile (token_out);
+ * sums are taken in another order than SPLIT's, so results match it to rounding, not bits.
+ *
+ * Registers: per token the raw q, k and v pieces (3 x 8 bytes), beta, rq, rk, kq and the lane's
+ * 4 row decays (KDA; GDN: 1): 14 (11) per token, about 110 at T = 8, beside 16 of state; the
+ * kernel asks for <= 168 (3 CTAs of 4 warps per SM: the batches it is for give ~1-2).
+ */
+#ifndef LS_DELTA_HOIST_CUH
+#define LS_DELTA_HOIST_CUH
+
+constexpr int HOIST_TMAX = LS_DELTA_HOIST_MAX_TOKENS;
+constexpr int HOIST_MIN_CTAS = 3; /* <= 168 registers (see above) */
+
+/* Sum over all 32 lanes; every lane receives the total (same order in every warp). */
+__device__ __forceinline__ float sum_warp(float x)
+{
+#pragma unroll
+    for (int m = 1; m < 32; m *= 2)
+        x += __shfl_xor_sync(0xffffffffu, x, m);
+    return x;
+}
+
+/* One SPLIT tile (r, hv, vb), warp kw of 4, verify with 2 <= T <= HOIST_TMAX (the plan's bound). */
+template <typename ST, bool PER_ROW>
+__device__ __forceinline__ void delta_tile_hoist(const ls_delta_params &p, int r, int hv, int vb, int kw)
+{
+    constexpr int LV = shape_of<SPLIT>::LV, KW = shape_of<SPLIT>::KW, LK = 32 / LV;
+    constexpr int RK = DIM_FAST / (LK * KW), K = DIM_FAST, V = DIM_FAST, NE = PER_ROW ? RK : 1;
+    static_assert(RK == 4 && LV == 4, "one 8-byte q, k, v piece and one row decay per lane and token");
+    __shared__ float xchg[2][MAX_WARPS_PER_CTA][LV][2 * COLS];
+
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int lv = lane % LV, lk = lane / LV;
+    const int HV = p.heads_v, T = p.tokens;
+    const int h = hv / (HV / p.heads_qk);
+    const int col0 = vb * LV * COLS + lv * COLS;
+    const int k0 = (kw * LK + lk) * RK;
+    const int slot = p.slot_idx[r];
+    const long long head = (long long)hv * K * V;
+
+    /* ---- state tile: its loads first */
+    float S[RK][COLS];
+    const ST *src = slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr;
+#pragma unroll
+    for (int i = 0; i < RK; i++) {
+        if (src)
+            ls_rec::load4<true>(src + (long long)(k0 + i) * V + col0, 4, S[i]);
+        else
+            S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
+    }
+
+    /* ---- every token's inputs, all loads in flight at once: the lane's q / k rows and v columns
+     * (raw bf16, kept), its 4 elements of the whole q / k rows (for the norms), b, the gate (KDA:
+     * of row k0 + lv, kda_decay's split of the work; GDN: the head's). Tokens >= T read nothing. */
+    uint2 qr[HOIST_TMAX], kr[HOIST_TMAX], vr[HOIST_TMAX], qf[HOIST_TMAX], kf[HOIST_TMAX];
+    float braw[HOIST_TMAX], graw[HOIST_TMAX];
+#pragma unroll
+    for (int t = 0; t < HOIST_TMAX; t++) {
+        qr[t] = kr[t] = vr[t] = qf[t] = kf[t] = make_uint2(0u, 0u);
+        braw[t] = graw[t] = 0.0f;
+        if (t < T) {
+            const long long bt = (long long)r * T + t, row = (bt * p.heads_qk + h) * K;
+            qr[t] = *reinterpret_cast<const uint2 *>(p.q + row + k0);
+            kr[t] = *reinterpret_cast<const uint2 *>(p.k + row + k0);
+            qf[t] = *reinterpret_cast<const uint2 *>(p.q + row + COLS * lane);
+            kf[t] = *reinterpret_cast<const uint2 *>(p.k + row + COLS * lane);
+            vr[t] = *reinterpret_cast<const uint2 *>(p.v + (bt * HV + hv) * V + col0);
+            braw[t] = ls_bf2f(p.b[bt * HV + hv]);
+            graw[t] = ls_bf2f(PER_ROW ? p.a[(bt * HV + hv) * K + k0 + lv] : p.a[bt * HV + hv]);
+        }
+    }
+
+    /* ---- what depends on the inputs only, every token: beta, the norms, kn . qn, the decays */
+    const float neg_a = -expf(p.A_log[hv]);
+    const float dtb = PER_ROW ? ((const float *)p.dt_bias)[(long long)hv * K + k0 + lv]
+                              : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
+    float beta[HOIST_TMAX], rq[HOIST_TMAX], rk[HOIST_TMAX], kq[HOIST_TMAX], e[HOIST_TMAX][NE];
+#pragma unroll
+    for (int t = 0; t < HOIST_TMAX; t++) {
+        beta[t] = rq[t] = rk[t] = kq[t] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < NE; i++)
+            e[t][i] = 1.0f;
+        if (t < T) { /* T is uniform: every lane of the warp takes the shuffles */
+            beta[t] = ls_sigmoid(braw[t]);
+            float qa[COLS], ka[COLS];
+            ls_rec::unpack_bf16x4(qf[t], qa);
+            ls_rec::unpack_bf16x4(kf[t], ka);
+            float qq = 0.0f, kk = 0.0f, qk = 0.0f;
+#pragma unroll
+            for (int j = 0; j < COLS; j++) {
+                qq = fmaf(qa[j], qa[j], qq);
+                kk = fmaf(ka[j], ka[j], kk);
+                qk = fmaf(qa[j], ka[j], qk);
+            }
+            rq[t] = rsqrtf(sum_warp(qq) + 1e-6f) * p.scale;
+            rk[t] = rsqrtf(sum_warp(kk) + 1e-6f);
+            kq[t] = sum_warp(qk) * rq[t] * rk[t];
+            const float mine = ls_rec::delta_decay(neg_a, graw[t] + dtb);
+            if constexpr (PER_ROW) /* row k0 + i's decay from lane (lk, i) */
+#pragma unroll
+                for (int i = 0; i < RK; i++)
+                    e[t][i] = __shfl_sync(0xffffffffu, mine, (lane & ~(LV - 1)) | i);
+            else
+                e[t][0] = mine;
+        }
+    }
+
+    /* ---- the chain: state-dependent work only */
+#pragma unroll
+    for (int t = 0; t < HOIST_TMAX; t++) {
+        if (t >= T)
+            break;
+        const long long bt = (long long)r * T + t;
+        float qv[RK], kv[RK], vv[COLS];
+        ls_rec::unpack_bf16x4(qr[t], qv);
+        ls_rec::unpack_bf16x4(kr[t], kv);
+        ls_rec::unpack_bf16x4(vr[t], vv);
+        float sum[2 * COLS]; /* S^T k, S^T q of the decayed state, raw q and k */
+#pragma unroll
+        for (int j = 0; j < 2 * COLS; j++)
+            sum[j] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < RK; i++) {
+#pragma unroll
+            for (int c = 0; c < COLS; c++)
+                S[i][c] *= e[t][PER_ROW ? i : 0];
+            add_state_sums(sum, sum + COLS, S[i], qv[i], kv[i]);
+        }
+#pragma unroll
+        for (int j = 0; j < 2 * COLS; j++)
+            sum[j] = sum_k_lanes<LV>(sum[j]);
+        combine_warps<KW, LV, 2 * COLS>(sum, xchg[t & 1], warp, lv, lk);
+        float uk[COLS], o[COLS];
+        token_out_normed(sum, sum + COLS, rq[t], rk[t], kq[t], beta[t], vv, o, uk);
+#pragma unroll
+        for (int i = 0; i < RK; i++)
+#pragma unroll
+            for (int c = 0; c < COLS; c++)
+                S[i][c] = fmaf(kv[i], uk[c], S[i][c]);
+
+        if (lk == 0 && kw == 0)
+            ls_rec::store4<true>(p.o + (bt * HV + hv) * V + col0, 4, o);
+        if (p.inter && slot >= 0) {
+            ST *dst = (ST *)p.inter + slot * p.inter_stride_slot + (long long)t * HV * K * V + head;
+#pragma unroll
+            for (int i = 0; i < RK; i++)
+                ls_rec::store4<true>(dst + (long long)(k0 + i) * V + col0, 4, S[i]);
+        }
+    }
+
+    if (!p.disable_state_update && slot >= 0) {
+        ST *dst = (ST *)p.state + slot * p.state_stride_slot + head;
+#pragma unroll
+        for (int i = 0; i < RK; i++)
+            ls_rec::store4<true>(dst + (long long)(k0 + i) * V + col0, 4, S[i]);
+    }
+}
+
+#endif /* LS_DELTA_HOIST_CUH */
