@@ -29,10 +29,12 @@
  * any V: scalar predicated accesses).
  *
  * Large batches take the head-per-CTA bulk-copy kernel instead (delta_bulk.cuh); the vk state
- * layout ([V, K] per head) takes its own kernel (delta_vk.cuh). Which kernel
- * serves a launch, with which CTA size, is decided by ls_choose_delta (choose.c); the knob
- * delta.variant can force the register tiles or the bulk kernel for the WIDE batches, or SPLIT /
- * SPLIT2 for every batch.
+ * layout ([V, K] per head) takes its own kernel (delta_vk.cuh). HOIST (delta_hoist.cuh, the
+ * kernel below with HOIST set) is SPLIT's verify with every token's state-independent math
+ * (decays, norms, kn . qn, beta) done before the token chain. Which kernel serves a launch,
+ * with which CTA size, is decided by ls_choose_delta (choose.c); the knob delta.variant can
+ * force the register tiles or the bulk kernel for the WIDE batches, SPLIT / SPLIT2 for every
+ * batch, or HOIST for every verify batch with T <= 8.
  */
 #ifndef LS_DELTA_RULE_CUH
 #define LS_DELTA_RULE_CUH
