@@ -14,29 +14,23 @@
  * is independent across tokens (ILP), and the chain of a token is only
  *   S *= decay; S^T k, S^T q (in-lane, xor-shuffles over the warp's K-lanes, the 4-warp
  *   exchange: 8 sums instead of SPLIT's 11); u = beta (v - sk rk); o; S += kn u^T; stores.
- * The norms: each warp reduces the whole 128-element q and k rows itself (4 elements per lane,
- * a 5-step butterfly), so all 4 warps hold bit-identical rq, rk, kq without an exchange.
- * The math is the ls_delta_params contract in fp32, the identities of delta_tile (token_out);
- * sums are taken in another order than SPLIT's, so results match it to rounding, not bits.
+ * The norms of all T tokens take one exchange among the tile's 4 warps before the chain (in the
+ * order of SPLIT's per-token sums: the same rq, rk, kq). The math is the ls_delta_params
+ * contract in fp32, the identities of delta_tile (token_out_normed); S^T k and S^T q are summed
+ * as SPLIT sums them, so results should match SPLIT's to the bit (not a contract: the tests
+ * compare with the float64 reference).
  *
  * Registers: per token the raw q, k and v pieces (3 x 8 bytes), beta, rq, rk, kq and the lane's
- * 4 row decays (KDA; GDN: 1): 14 (11) per token, about 110 at T = 8, beside 16 of state; the
- * kernel asks for <= 168 (3 CTAs of 4 warps per SM: the batches it is for give ~1-2).
+ * 4 row decays (KDA; GDN: 1): 14 (11) per token, about 110 at T = 8, beside 16 of state and the
+ * norms' 24 partial sums before their exchange; the kernel asks for <= 255 (2 CTAs of 4 warps per
+ * SM: B <= 2 at tp 2 gives 1-2 per SM). At 168 (3 CTAs) KDA spilled; sm_90, CUDA 13.0: KDA 188 /
+ * 185 registers (fp32 / bf16 state), GDN 163 / 168, no spills.
  */
 #ifndef LS_DELTA_HOIST_CUH
 #define LS_DELTA_HOIST_CUH
 
 constexpr int HOIST_TMAX = LS_DELTA_HOIST_MAX_TOKENS;
-constexpr int HOIST_MIN_CTAS = 3; /* <= 168 registers (see above) */
-
-/* Sum over all 32 lanes; every lane receives the total (same order in every warp). */
-__device__ __forceinline__ float sum_warp(float x)
-{
-#pragma unroll
-    for (int m = 1; m < 32; m *= 2)
-        x += __shfl_xor_sync(0xffffffffu, x, m);
-    return x;
-}
+constexpr int HOIST_MIN_CTAS = 2; /* <= 255 registers (see above) */
 
 /* One SPLIT tile (r, hv, vb), warp kw of 4, verify with 2 <= T <= HOIST_TMAX (the plan's bound). */
 template <typename ST, bool PER_ROW>
@@ -68,60 +62,73 @@ __device__ __forceinline__ void delta_tile_hoist(const ls_delta_params &p, int r
     }
 
     /* ---- every token's inputs, all loads in flight at once: the lane's q / k rows and v columns
-     * (raw bf16, kept), its 4 elements of the whole q / k rows (for the norms), b, the gate (KDA:
-     * of row k0 + lv, kda_decay's split of the work; GDN: the head's). Tokens >= T read nothing. */
-    uint2 qr[HOIST_TMAX], kr[HOIST_TMAX], vr[HOIST_TMAX], qf[HOIST_TMAX], kf[HOIST_TMAX];
+     * (raw bf16, kept), b, the gate (KDA: of row k0 + lv, kda_decay's split of the work; GDN: the
+     * head's). Tokens >= T read nothing. */
+    uint2 qr[HOIST_TMAX], kr[HOIST_TMAX], vr[HOIST_TMAX];
     float braw[HOIST_TMAX], graw[HOIST_TMAX];
 #pragma unroll
     for (int t = 0; t < HOIST_TMAX; t++) {
-        qr[t] = kr[t] = vr[t] = qf[t] = kf[t] = make_uint2(0u, 0u);
+        qr[t] = kr[t] = vr[t] = make_uint2(0u, 0u);
         braw[t] = graw[t] = 0.0f;
         if (t < T) {
-            const long long bt = (long long)r * T + t, row = (bt * p.heads_qk + h) * K;
-            qr[t] = *reinterpret_cast<const uint2 *>(p.q + row + k0);
-            kr[t] = *reinterpret_cast<const uint2 *>(p.k + row + k0);
-            qf[t] = *reinterpret_cast<const uint2 *>(p.q + row + COLS * lane);
-            kf[t] = *reinterpret_cast<const uint2 *>(p.k + row + COLS * lane);
+            const long long bt = (long long)r * T + t, row = (bt * p.heads_qk + h) * K + k0;
+            qr[t] = *reinterpret_cast<const uint2 *>(p.q + row);
+            kr[t] = *reinterpret_cast<const uint2 *>(p.k + row);
             vr[t] = *reinterpret_cast<const uint2 *>(p.v + (bt * HV + hv) * V + col0);
             braw[t] = ls_bf2f(p.b[bt * HV + hv]);
             graw[t] = ls_bf2f(PER_ROW ? p.a[(bt * HV + hv) * K + k0 + lv] : p.a[bt * HV + hv]);
         }
     }
 
-    /* ---- what depends on the inputs only, every token: beta, the norms, kn . qn, the decays */
+    /* ---- what depends on the inputs only, every token: beta and the decays (T is uniform: every
+     * lane of the warp takes the shuffles) */
     const float neg_a = -expf(p.A_log[hv]);
     const float dtb = PER_ROW ? ((const float *)p.dt_bias)[(long long)hv * K + k0 + lv]
                               : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
-    float beta[HOIST_TMAX], rq[HOIST_TMAX], rk[HOIST_TMAX], kq[HOIST_TMAX], e[HOIST_TMAX][NE];
+    float beta[HOIST_TMAX], e[HOIST_TMAX][NE];
 #pragma unroll
     for (int t = 0; t < HOIST_TMAX; t++) {
-        beta[t] = rq[t] = rk[t] = kq[t] = 0.0f;
+        beta[t] = ls_sigmoid(braw[t]);
+        const float mine = t < T ? ls_rec::delta_decay(neg_a, graw[t] + dtb) : 1.0f;
+        if constexpr (PER_ROW) { /* row k0 + i's decay from lane (lk, i) */
 #pragma unroll
-        for (int i = 0; i < NE; i++)
-            e[t][i] = 1.0f;
-        if (t < T) { /* T is uniform: every lane of the warp takes the shuffles */
-            beta[t] = ls_sigmoid(braw[t]);
-            float qa[COLS], ka[COLS];
-            ls_rec::unpack_bf16x4(qf[t], qa);
-            ls_rec::unpack_bf16x4(kf[t], ka);
-            float qq = 0.0f, kk = 0.0f, qk = 0.0f;
-#pragma unroll
-            for (int j = 0; j < COLS; j++) {
-                qq = fmaf(qa[j], qa[j], qq);
-                kk = fmaf(ka[j], ka[j], kk);
-                qk = fmaf(qa[j], ka[j], qk);
-            }
-            rq[t] = rsqrtf(sum_warp(qq) + 1e-6f) * p.scale;
-            rk[t] = rsqrtf(sum_warp(kk) + 1e-6f);
-            kq[t] = sum_warp(qk) * rq[t] * rk[t];
-            const float mine = ls_rec::delta_decay(neg_a, graw[t] + dtb);
-            if constexpr (PER_ROW) /* row k0 + i's decay from lane (lk, i) */
-#pragma unroll
-                for (int i = 0; i < RK; i++)
-                    e[t][i] = __shfl_sync(0xffffffffu, mine, (lane & ~(LV - 1)) | i);
-            else
-                e[t][0] = mine;
+            for (int i = 0; i < RK; i++)
+                e[t][i] = t < T ? __shfl_sync(0xffffffffu, mine, (lane & ~(LV - 1)) | i) : 1.0f;
+        } else {
+            e[t][0] = mine;
         }
+    }
+
+    /* ---- the norms and kn . qn of every token: q.q, k.k, q.k over the lane's rows, the warp's
+     * K-lanes, then the tile's 4 warps in one exchange for all tokens (SPLIT's order of summation,
+     * so the same bits as its per-token sums) */
+    __shared__ float nxchg[MAX_WARPS_PER_CTA][LV][3 * HOIST_TMAX];
+    float nsum[3 * HOIST_TMAX];
+#pragma unroll
+    for (int t = 0; t < HOIST_TMAX; t++) {
+        float qa[RK], ka[RK];
+        ls_rec::unpack_bf16x4(qr[t], qa);
+        ls_rec::unpack_bf16x4(kr[t], ka);
+        float *n = nsum + 3 * t;
+        n[0] = n[1] = n[2] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < RK; i++) {
+            n[0] = fmaf(qa[i], qa[i], n[0]);
+            n[1] = fmaf(ka[i], ka[i], n[1]);
+            n[2] = fmaf(qa[i], ka[i], n[2]);
+        }
+        if (t < T)
+#pragma unroll
+            for (int j = 0; j < 3; j++)
+                n[j] = sum_k_lanes<LV>(n[j]);
+    }
+    combine_warps<KW, LV, 3 * HOIST_TMAX>(nsum, nxchg, warp, lv, lk);
+    float rq[HOIST_TMAX], rk[HOIST_TMAX], kq[HOIST_TMAX];
+#pragma unroll
+    for (int t = 0; t < HOIST_TMAX; t++) {
+        rq[t] = rsqrtf(nsum[3 * t] + 1e-6f) * p.scale;
+        rk[t] = rsqrtf(nsum[3 * t + 1] + 1e-6f);
+        kq[t] = nsum[3 * t + 2] * rq[t] * rk[t]; /* kn . qn */
     }
 
     /* ---- the chain: state-dependent work only */
