@@ -52,14 +52,8 @@ __device__ __forceinline__ void delta_tile_hoist(const ls_delta_params &p, int r
 
     /* ---- state tile: its loads first */
     float S[RK][COLS];
-    const ST *src = slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr;
-#pragma unroll
-    for (int i = 0; i < RK; i++) {
-        if (src)
-            ls_rec::load4<true>(src + (long long)(k0 + i) * V + col0, 4, S[i]);
-        else
-            S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
-    }
+    load_rows<true, RK>(slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr, k0, col0, K, V,
+                        S);
 
     /* ---- every token's inputs, all loads in flight at once: the lane's q / k rows and v columns
      * (raw bf16, kept), b, the gate (KDA: of row k0 + lv, kda_decay's split of the work; GDN: the
@@ -158,28 +152,17 @@ __device__ __forceinline__ void delta_tile_hoist(const ls_delta_params &p, int r
         combine_warps<KW, LV, 2 * COLS>(sum, xchg[t & 1], warp, lv, lk);
         float uk[COLS], o[COLS];
         token_out_normed(sum, sum + COLS, rq[t], rk[t], kq[t], beta[t], vv, o, uk);
-#pragma unroll
-        for (int i = 0; i < RK; i++)
-#pragma unroll
-            for (int c = 0; c < COLS; c++)
-                S[i][c] = fmaf(kv[i], uk[c], S[i][c]);
+        add_rank1<RK>(S, kv, uk);
 
         if (lk == 0 && kw == 0)
             ls_rec::store4<true>(p.o + (bt * HV + hv) * V + col0, 4, o);
-        if (p.inter && slot >= 0) {
-            ST *dst = (ST *)p.inter + slot * p.inter_stride_slot + (long long)t * HV * K * V + head;
-#pragma unroll
-            for (int i = 0; i < RK; i++)
-                ls_rec::store4<true>(dst + (long long)(k0 + i) * V + col0, 4, S[i]);
-        }
+        if (p.inter && slot >= 0)
+            store_rows<true, RK>((ST *)p.inter + slot * p.inter_stride_slot + (long long)t * HV * K * V + head, k0,
+                                 col0, K, V, S);
     }
 
-    if (!p.disable_state_update && slot >= 0) {
-        ST *dst = (ST *)p.state + slot * p.state_stride_slot + head;
-#pragma unroll
-        for (int i = 0; i < RK; i++)
-            ls_rec::store4<true>(dst + (long long)(k0 + i) * V + col0, 4, S[i]);
-    }
+    if (!p.disable_state_update && slot >= 0)
+        store_rows<true, RK>((ST *)p.state + slot * p.state_stride_slot + head, k0, col0, K, V, S);
 }
 
 #endif /* LS_DELTA_HOIST_CUH */

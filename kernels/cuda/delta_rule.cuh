@@ -309,6 +309,42 @@ __device__ __forceinline__ void combine_warps(float sum[N], float (*buf)[LV][N],
     }
 }
 
+/* The state update of a lane's rows, S += k uk^T (raw k, uk from token_out). */
+template <int RK>
+__device__ __forceinline__ void add_rank1(float S[RK][COLS], const float kv[RK], const float uk[COLS])
+{
+#pragma unroll
+    for (int i = 0; i < RK; i++)
+#pragma unroll
+        for (int c = 0; c < COLS; c++)
+            S[i][c] = fmaf(kv[i], uk[c], S[i][c]);
+}
+
+/* A lane's RK rows x 4 columns of one head's [K, V] state block (src; null for a padding row):
+ * rows k0.., columns col0..; zero where src is null, for rows >= K and masked columns. */
+template <bool FAST, int RK, typename ST>
+__device__ __forceinline__ void load_rows(const ST *src, int k0, int col0, int K, int V, float S[RK][COLS])
+{
+#pragma unroll
+    for (int i = 0; i < RK; i++) {
+        const int k = k0 + i;
+        if (src && (FAST || k < K))
+            ls_rec::load4<FAST>(src + (long long)k * V + col0, V - col0, S[i]);
+        else
+            S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
+    }
+}
+
+/* Their store into a head's [K, V] block (dst): rows >= K and masked columns are not written. */
+template <bool FAST, int RK, typename ST>
+__device__ __forceinline__ void store_rows(ST *dst, int k0, int col0, int K, int V, const float S[RK][COLS])
+{
+#pragma unroll
+    for (int i = 0; i < RK; i++)
+        if (FAST || k0 + i < K)
+            ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+}
+
 /*
  * One tile: the kernel body. ST: float (fp32 state) or uint16_t (bf16 state). PER_ROW: KDA gate.
  * L: layout (above). FAST: see the file comment (the generic path is NARROW only). ONE_TOKEN:
@@ -339,15 +375,8 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
 
     /* ---- state tile: issue every load first (zero for padding rows and masked entries) */
     float S[RK][COLS];
-    const ST *src = slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr;
-#pragma unroll
-    for (int i = 0; i < RK; i++) {
-        const int k = k0 + i;
-        if (src && (FAST || k < K))
-            ls_rec::load4<FAST>(src + (long long)k * V + col0, V - col0, S[i]);
-        else
-            S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
-    }
+    load_rows<FAST, RK>(slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr, k0, col0, K,
+                        V, S);
 
     /* verify: pull every later token's activations into L2 now, under the state loads */
     if (!ONE_TOKEN)
@@ -449,31 +478,18 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
             combine_warps<KW, LV, NSUM>(sum, xchg[t & 1], warp, lv, lk);
         float uk[COLS], o[COLS];
         token_out(sum, beta, p.scale, vv, o, uk);
-#pragma unroll
-        for (int i = 0; i < RK; i++)
-#pragma unroll
-            for (int c = 0; c < COLS; c++)
-                S[i][c] = fmaf(kv[i], uk[c], S[i][c]);
+        add_rank1<RK>(S, kv, uk);
 
         if (lk == 0 && kw == 0)
             ls_rec::store4<FAST>(p.o + v_off, V - col0, o);
 
-        if (p.inter && slot >= 0) {
-            ST *dst = (ST *)p.inter + slot * p.inter_stride_slot + (long long)t * HV * K * V + head;
-#pragma unroll
-            for (int i = 0; i < RK; i++)
-                if (FAST || k0 + i < K)
-                    ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
-        }
+        if (p.inter && slot >= 0)
+            store_rows<FAST, RK>((ST *)p.inter + slot * p.inter_stride_slot + (long long)t * HV * K * V + head, k0,
+                                 col0, K, V, S);
     }
 
-    if (!p.disable_state_update && slot >= 0) {
-        ST *dst = (ST *)p.state + slot * p.state_stride_slot + head;
-#pragma unroll
-        for (int i = 0; i < RK; i++)
-            if (FAST || k0 + i < K)
-                ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
-    }
+    if (!p.disable_state_update && slot >= 0)
+        store_rows<FAST, RK>((ST *)p.state + slot * p.state_stride_slot + head, k0, col0, K, V, S);
 }
 
 #include "delta_hoist.cuh"
