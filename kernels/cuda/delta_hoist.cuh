@@ -23,8 +23,9 @@
  * Registers: per token the raw q, k and v pieces (3 x 8 bytes), beta, rq, rk, kq and the lane's
  * 4 row decays (KDA; GDN: 1): 14 (11) per token, about 110 at T = 8, beside 16 of state and the
  * norms' 24 partial sums before their exchange; the kernel asks for <= 255 (2 CTAs of 4 warps per
- * SM: B <= 2 at tp 2 gives 1-2 per SM). At 168 (3 CTAs) KDA spilled; sm_90, CUDA 13.0: KDA 188 /
- * 185 registers (fp32 / bf16 state), GDN 163 / 168, no spills.
+ * SM: B <= 2 at tp 2 gives 1-2 per SM). At 168 (3 CTAs) KDA spilled; sm_90, CUDA 13.0: KDA 208 /
+ * 206 registers (fp32 / bf16 state), GDN 168 / 168, no spills. Both exchanges read and write
+ * 16-byte vectors (8 and 24 sums per lv: whole float4s; SPLIT's 11 are scalar).
  */
 #ifndef LS_DELTA_HOIST_CUH
 #define LS_DELTA_HOIST_CUH
@@ -39,7 +40,7 @@ __device__ __forceinline__ void delta_tile_hoist(const ls_delta_params &p, int r
     constexpr int LV = shape_of<SPLIT>::LV, KW = shape_of<SPLIT>::KW, LK = 32 / LV;
     constexpr int RK = DIM_FAST / (LK * KW), K = DIM_FAST, V = DIM_FAST, NE = PER_ROW ? RK : 1;
     static_assert(RK == 4 && LV == 4, "one 8-byte q, k, v piece and one row decay per lane and token");
-    __shared__ float xchg[2][MAX_WARPS_PER_CTA][LV][2 * COLS];
+    __shared__ __align__(16) float xchg[2][MAX_WARPS_PER_CTA][LV][2 * COLS]; /* 16-byte rows: vector ld/st */
 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int lv = lane % LV, lk = lane / LV;
@@ -96,7 +97,7 @@ __device__ __forceinline__ void delta_tile_hoist(const ls_delta_params &p, int r
     /* ---- the norms and kn . qn of every token: q.q, k.k, q.k over the lane's rows, the warp's
      * K-lanes, then the tile's 4 warps in one exchange for all tokens (SPLIT's order of summation,
      * so the same bits as its per-token sums) */
-    __shared__ float nxchg[MAX_WARPS_PER_CTA][LV][3 * HOIST_TMAX];
+    __shared__ __align__(16) float nxchg[MAX_WARPS_PER_CTA][LV][3 * HOIST_TMAX];
     float nsum[3 * HOIST_TMAX];
 #pragma unroll
     for (int t = 0; t < HOIST_TMAX; t++) {
