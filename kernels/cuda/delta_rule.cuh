@@ -254,11 +254,10 @@ __device__ __forceinline__ void add_row_sums(float sum[NSUM], const float s[COLS
     add_state_sums(sum + 3, sum + 3 + COLS, s, q, k);
 }
 
-/* A token's outputs from its sums reduced over K (raw q, k: the norms applied here): the lane's
- * o columns, (S + kn u^T)^T qn with u = beta (v - S^T kn), and uk = u / |k|, so that the state
- * update S += kn u^T is S += k uk^T on the raw k rows. */
-/* The same given the norms: rq = scale / |q|, rk = 1 / |k|, kq = kn . qn, and the reduced S^T k,
- * S^T q of the raw q, k. */
+/* A token's outputs from its S^T k, S^T q reduced over K (raw q, k) and its norms, rq = scale /
+ * |q|, rk = 1 / |k|, kq = kn . qn: the lane's o columns, (S + kn u^T)^T qn with u = beta (v -
+ * S^T kn), and uk = u / |k|, so that the state update S += kn u^T is S += k uk^T on the raw k
+ * rows. */
 __device__ __forceinline__ void token_out_normed(const float sk[COLS], const float sq[COLS], float rq, float rk,
                                                  float kq, float beta, const float vv[COLS], float o[COLS],
                                                  float uk[COLS])
@@ -271,6 +270,7 @@ __device__ __forceinline__ void token_out_normed(const float sk[COLS], const flo
     }
 }
 
+/* The same from a token's NSUM sums (the norms taken here). */
 __device__ __forceinline__ void token_out(const float sum[NSUM], float beta, float scale, const float vv[COLS],
                                           float o[COLS], float uk[COLS])
 {
@@ -280,7 +280,7 @@ __device__ __forceinline__ void token_out(const float sum[NSUM], float beta, flo
 }
 
 /*
- * WIDE, SPLIT(2): combine the KW warps' parts of K of a token's N sums through shared memory;
+ * WIDE, SPLIT(2), HOIST: combine the KW warps' parts of K of N sums through shared memory;
  * every warp of the tile gets the bit-identical total (KW 2: a0 + a1 == a1 + a0; KW 4:
  * (a0 + a1) + (a2 + a3) read back in warp order), so all apply the same u. buf: this token's
  * half of a buffer double-buffered by token parity: a buffer is rewritten at token t + 2 only
