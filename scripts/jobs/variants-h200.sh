@@ -4,14 +4,14 @@
 # run, same inputs); the rules are set from these files (results/h200/variants-*/).
 # Needs build/ (cmake --preset default -DLINSTATE_PYTHON=$(command -v python3), built), .peers/src
 # and .peers/aot carried, LS_GIT_COMMIT set. Steps (default: ab fused profile checks; in order):
-#   ab        one run per family, linstate under auto and under each variant forced, beside the
-#             peers, tp 2, T 1, 2, 4, 8 (B 1, 2, 4, 8, 16, 32, 128):
-#               ab-delta.csv  delta.variant=split, split2 (GDN qwen3-next, KDA kimi-linear; col8 / col4
-#                             of variants-4db0dd1 lost and were removed)
-#               ab-ssu.csv    ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot
-#                             guess forced on (Mamba2 nemotron-h)
-#               ab-convcm.csv channel-major conv decode (qwen3-next) B 128, 512 under every conv kernel
-#             and compare-*.txt: scripts/compare.py of each variant against auto
+#   ab        abdelta, abssu and abconv: one run per family, linstate under auto and under each
+#             variant forced, beside the peers, tp 2, T 1, 2, 4, 8 (B 1, 2, 4, 8, 16, 32, 128), and
+#             compare-*.txt: scripts/compare.py of each variant against auto
+#   abdelta   ab-delta.csv: delta.variant=split, split2, hoist (GDN qwen3-next, KDA kimi-linear;
+#             col8 / col4 of variants-4db0dd1 lost and were removed)
+#   abssu     ab-ssu.csv: ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot guess
+#             forced on (Mamba2 nemotron-h)
+#   abconv    ab-convcm.csv: channel-major conv decode (qwen3-next) B 128, 512 under every conv kernel
 #   fused     ab-fused.csv: conv_delta.variant=cluster and tiles, one-kernel and back-to-back
 #             (--variant all), beside SGLang's fused KDA verify; graph replays; B 1, 8, 32, 128,
 #             512, T 1 and 4 (kimi-linear, qwen3-next)
@@ -28,7 +28,9 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 out=${1:?usage: scripts/jobs/variants-h200.sh OUT_DIR [STEP...]}
 shift
-steps=${*:-ab fused profile checks}
+steps=" ${*:-ab fused profile checks} "
+steps=${steps// ab / abdelta abssu abconv }
+P=(--impl linstate,sglang,py_vllm --tp 2 --draft 1,2,4,8 --batch 1,2,4,8,16,32,128)
 limit=${VARIANTS_CHECK_S:-330}
 B=build/bench/linstate-bench
 [ -x "$B" ] || { echo "variants-h200: $B missing (build first)" >&2; exit 2; }
@@ -48,12 +50,12 @@ tests='^(test_gpu_delta|test_gpu_delta_forced|test_gpu_ssu|test_gpu_ssu_rows|tes
 for s in $steps; do
   step "$s"
   case $s in
-    ab)
-      P=(--impl linstate,sglang,py_vllm --tp 2 --draft 1,2,4,8 --batch 1,2,4,8,16,32,128)
+    abdelta)
       run ab-delta "${P[@]}" --family gdn,kda --model qwen3-next-80b-a3b,kimi-linear-48b-a3b \
         --tune linstate:delta.variant=auto --tune linstate:delta.variant=split \
-        --tune linstate:delta.variant=split2
-      for v in split split2; do vs ab-delta delta.variant=auto delta.variant=$v $v; done
+        --tune linstate:delta.variant=split2 --tune linstate:delta.variant=hoist
+      for v in split split2 hoist; do vs ab-delta delta.variant=auto delta.variant=$v $v; done ;;
+    abssu)
       run ab-ssu "${P[@]}" --family mamba2_ssu --model nemotron-h-8b \
         --tune linstate:ssu.variant=auto --tune linstate:ssu.variant=rows --tune linstate:ssu.variant=rows8 \
         --tune linstate:ssu.variant=rows8,linstate:ssu.block=32 --tune linstate:ssu.variant=rows8,linstate:ssu.block=64 \
@@ -65,7 +67,8 @@ for s in $steps; do
       vs ab-ssu ssu.variant=auto,$D ssu.variant=rows8,ssu.block=64 rows8-block64
       vs ab-ssu ssu.variant=auto,$D ssu.variant=rows,ssu.block=32 rows-block32
       vs ab-ssu ssu.variant=auto,$D ssu.variant=rows,ssu.speculate=on rows-spec
-      vs ab-ssu ssu.variant=auto,$D ssu.variant=rows8,ssu.speculate=on rows8-spec
+      vs ab-ssu ssu.variant=auto,$D ssu.variant=rows8,ssu.speculate=on rows8-spec ;;
+    abconv)
       run ab-convcm --impl linstate,sglang,py_vllm --tp 2 --family conv1d_update/decode --model qwen3-next-80b-a3b \
         --batch 128,512 --tune linstate:conv.variant=auto --tune linstate:conv.variant=tile \
         --tune linstate:conv.variant=vec8 --tune linstate:conv.variant=pair --tune linstate:conv.variant=quad ;;
@@ -84,6 +87,7 @@ for s in $steps; do
         echo "ncu $name $impl: $(grep -m1 -E 'Duration' "$out/ncu-$name-$impl.txt" | tr -s ' ')" >&2
       done <<'CASES'
 kda-verify-B1-T4|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4
+kda-verify-B1-T4-hoist|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4 --tune linstate:delta.variant=hoist
 kda-verify-B1-T4|fused_recurrent_kda_fwd|py_vllm|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4
 gdn-verify-B16-T4|delta_rule|linstate|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
 gdn-verify-B16-T4|fused_sigmoid_gating|sglang|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
