@@ -31,9 +31,7 @@
  * delta.variant=split (kv; the SPLIT tiles at every batch of the vector path, the generic kernel
  * for the odd shapes) runs those and, for kv, the B <= 3 part of the matrix above (every T,
  * dtype and tp; quick-trimmed alike); split2 (its 2-warp twin, meant for somewhat larger
- * batches) the large-batch cases only; hoist (kv; the SPLIT tiles with every token's decays, norms
- * and beta computed before the token chain, verify with T <= 8: T = 2, 4, 8 here; decode and the
- * odd shapes take the auto choice) as split; the default tuning, last, runs everything above (vk:
+ * batches) the large-batch cases only; the default tuning, last, runs everything above (vk:
  * vk4 up to B = 4, vk8 above, generic for the odd shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
  * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
  * value is rejected, naming it, is a host test: tests/kernels/test_choose.c.) Every case gives the
@@ -269,8 +267,8 @@ int main(void)
     const ls_runtime *be = gt_init();
     const int quick = gt_quick();
     const uint64_t seed = 0x5eedde17a0001ull;
-    /* the forced kernels of the large batches, PDL off, per layout; split and hoist (every batch of
-     * the kv vector path, made for the small ones): the small batches too */
+    /* the forced kernels of the large batches, PDL off, per layout; split (every batch of the kv
+     * vector path, made for the small ones): the small batches too */
     static const struct {
         ls_state_layout lay;
         const char *tuning;
@@ -278,8 +276,7 @@ int main(void)
     } forced[] = {{LS_STATE_KV, "delta.variant=regs", 0}, {LS_STATE_KV, "delta.variant=bulk", 0},
                   {LS_STATE_KV, "pdl=off", 0},            {LS_STATE_VK, "delta.variant=vk4", 0},
                   {LS_STATE_VK, "delta.variant=vk8", 0},  {LS_STATE_VK, "pdl=off", 0},
-                  {LS_STATE_KV, "delta.variant=split", 1}, {LS_STATE_KV, "delta.variant=split2", 0},
-                  {LS_STATE_KV, "delta.variant=hoist", 1}};
+                  {LS_STATE_KV, "delta.variant=split", 1}, {LS_STATE_KV, "delta.variant=split2", 0}};
     for (size_t i = 0; LS_DELTA_TEST_PART != 1 && i < sizeof forced / sizeof *forced; i++) {
         gt_set_tuning(forced[i].tuning);
         const uint64_t s = seed + 1 + (uint64_t)i; /* a different draw per tuning */

@@ -730,76 +730,6 @@ static void test_conv_delta(void)
     LS_CHECK(strstr(ls_last_error(), "dk=200") != NULL);
 }
 
-/* HOIST (delta.variant=hoist): SPLIT's tiles and grid for verify with 2 <= T <= 8 at every batch
- * of the kv vector path; decode, T > 8, other shapes and the vk layout take auto's choice; auto
- * and every other value never take it. */
-static void test_delta_hoist(void)
-{
-    LS_CHECK_EQ_INT(LS_DELTA_HOIST, 7); /* appended: the older values keep their indices */
-    LS_CHECK_EQ_INT(tune("delta.variant=hoist").v[LS_KNOB_DELTA_VARIANT], LS_DELTA_HOIST);
-    LS_CHECK(strcmp(ls_kernel_name(LS_K_DELTA_HOIST), "delta_rule_hoist") == 0);
-    LS_CHECK_EQ_INT(LS_DELTA_HOIST_MAX_TOKENS, 8); /* the kernel's register arrays (delta_hoist.cuh) */
-
-    /* KDA B = 1 T = 4 (kimi-linear tp 2: HV 16): 128 tiles of 4 warps, one CTA each */
-    ls_delta_params p = delta(1, 4);
-    ls_plan pl = plan_delta(&p, 1, "delta.variant=hoist");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_HOIST);
-    LS_CHECK_EQ_INT(pl.block, 128);
-    LS_CHECK_EQ_INT(pl.grid_x, 16 * 8);
-    LS_CHECK_EQ_INT(pl.pdl, 1);
-    /* GDN, bf16 state, T = 2 and 8, PDL off */
-    p = delta(2, 2);
-    p.state_dtype = LS_BF16;
-    pl = plan_delta(&p, 0, "delta.variant=hoist,pdl=off");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_HOIST);
-    LS_CHECK_EQ_INT(pl.grid_x, 2 * 16 * 8);
-    LS_CHECK_EQ_INT(pl.pdl, 0);
-    p.tokens = 8;
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=hoist").kernel, LS_K_DELTA_HOIST);
-    /* forced past the WIDE and bulk batches too */
-    p = delta(512, 4);
-    pl = plan_delta(&p, 1, "delta.variant=hoist");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_HOIST);
-    LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 8);
-    /* a grid past 2^31 - 1 CTAs is refused, naming the batch */
-    p = delta(0x7fffffff, 4);
-    ls_tuning t = tune("delta.variant=hoist");
-    LS_CHECK(ls_choose_delta(&p, 1, &t, &H200, &pl) != 0);
-    LS_CHECK(strstr(ls_last_error(), "batch=2147483647") != NULL);
-
-    /* where it does not serve: exactly auto's plan (decode, T = 9 and 16, generic kv, vk) */
-    ls_delta_params unserved[6];
-    unserved[0] = delta(1, 1);
-    unserved[1] = delta(2, 9);
-    unserved[2] = delta(8, 16);
-    unserved[3] = delta(1, 4);
-    unserved[3].dk = 64;
-    unserved[4] = delta(1, 4);
-    unserved[4].a = (const uint16_t *)((char *)A16 + 8); /* a KDA gate off the vector path */
-    unserved[5] = delta(1, 4);
-    unserved[5].state_layout = LS_STATE_VK;
-    for (int i = 0; i < 6; i++)
-        for (int kda = i == 4; kda < 2; kda++) { /* GDN reads no per-row gate: [4] is on its vector path */
-            const ls_plan a = plan_delta(&unserved[i], kda, ""), h = plan_delta(&unserved[i], kda, "delta.variant=hoist");
-            LS_CHECK(h.kernel != LS_K_DELTA_HOIST);
-            LS_CHECK_EQ_INT(h.kernel, a.kernel);
-            LS_CHECK_EQ_INT(h.grid_x, a.grid_x);
-            LS_CHECK_EQ_INT(h.block, a.block);
-        }
-    LS_CHECK_EQ_INT(plan_delta(&unserved[2], 1, "delta.variant=hoist").kernel, LS_K_DELTA_SPLIT2); /* auto's, T = 16 */
-
-    /* auto and every other value never take it */
-    static const char *const others[] = {"", "delta.variant=regs", "delta.variant=bulk", "delta.variant=split",
-                                         "delta.variant=split2", "delta.variant=vk4"};
-    for (int b = 1; b <= 1024; b *= 2)
-        for (int tk = 1; tk <= 8; tk *= 2)
-            for (int kda = 0; kda < 2; kda++)
-                for (size_t o = 0; o < sizeof others / sizeof *others; o++) {
-                    p = delta(b, tk);
-                    LS_CHECK(plan_delta(&p, kda, others[o]).kernel != LS_K_DELTA_HOIST);
-                }
-}
-
 /* ------------------------------------------------------------------ SSU */
 
 /* Nemotron-H-8B-like SSU at tp 2: nheads 64, head_dim 64, dstate 128, 4 groups, fp32 state. */
@@ -1286,9 +1216,6 @@ static void test_describe(void)
     pl = plan_delta(&d, 1, "delta.variant=split");
     ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "delta_rule_split grid=(128,1) block=128 pdl") == 0);
-    pl = plan_delta(&d, 1, "delta.variant=hoist");
-    ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "delta_rule_hoist grid=(128,1) block=128 pdl") == 0);
     ls_conv_delta_params cd = conv_delta(1, 4, 16, 1);
     LS_CHECK_EQ_INT(ls_choose(LS_OP_CONV_DELTA, &cd, NULL, &H200, &pl), 0); /* auto: the tiles */
     ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
@@ -1329,7 +1256,6 @@ int main(void)
     test_conv_wlat();
     test_delta();
     test_delta_split();
-    test_delta_hoist();
     test_conv_delta();
     test_ssu();
     test_ssu_rows();
