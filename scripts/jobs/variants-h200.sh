@@ -7,8 +7,8 @@
 #   ab        abdelta, abssu and abconv: one run per family, linstate under auto and under each
 #             variant forced, beside the peers, tp 2, T 1, 2, 4, 8 (B 1, 2, 4, 8, 16, 32, 128), and
 #             compare-*.txt: scripts/compare.py of each variant against auto
-#   abdelta   ab-delta.csv: delta.variant=split, split2, hoist (GDN qwen3-next, KDA kimi-linear;
-#             col8 / col4 of variants-4db0dd1 lost and were removed)
+#   abdelta   ab-delta.csv: delta.variant=split, split2 (GDN qwen3-next, KDA kimi-linear; col8 /
+#             col4 of variants-4db0dd1 and hoist of variants-8cd532a lost and were removed)
 #   abssu     ab-ssu.csv: ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot guess
 #             forced on (Mamba2 nemotron-h)
 #   abconv    ab-convcm.csv: channel-major conv decode (qwen3-next) B 128, 512 under every conv kernel
@@ -53,8 +53,8 @@ for s in $steps; do
     abdelta)
       run ab-delta "${P[@]}" --family gdn,kda --model qwen3-next-80b-a3b,kimi-linear-48b-a3b \
         --tune linstate:delta.variant=auto --tune linstate:delta.variant=split \
-        --tune linstate:delta.variant=split2 --tune linstate:delta.variant=hoist
-      for v in split split2 hoist; do vs ab-delta delta.variant=auto delta.variant=$v $v; done ;;
+        --tune linstate:delta.variant=split2
+      for v in split split2; do vs ab-delta delta.variant=auto delta.variant=$v $v; done ;;
     abssu)
       run ab-ssu "${P[@]}" --family mamba2_ssu --model nemotron-h-8b \
         --tune linstate:ssu.variant=auto --tune linstate:ssu.variant=rows --tune linstate:ssu.variant=rows8 \
@@ -87,7 +87,6 @@ for s in $steps; do
         echo "ncu $name $impl: $(grep -m1 -E 'Duration' "$out/ncu-$name-$impl.txt" | tr -s ' ')" >&2
       done <<'CASES'
 kda-verify-B1-T4|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4
-kda-verify-B1-T4-hoist|delta_rule|linstate|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4 --tune linstate:delta.variant=hoist
 kda-verify-B1-T4|fused_recurrent_kda_fwd|py_vllm|--family kda/verify --model kimi-linear-48b-a3b --batch 1 --draft 4
 gdn-verify-B16-T4|delta_rule|linstate|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
 gdn-verify-B16-T4|fused_sigmoid_gating|sglang|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
