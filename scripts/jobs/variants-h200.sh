@@ -46,7 +46,7 @@ vs() { # file old new name: compare.py's summary line
   python3 scripts/compare.py "$out/$1.csv" --tuning-old "$2" --tuning-new "$3" >"$out/compare-$4.txt" 2>&1
   echo "compare $4: $(grep -m1 -E '^[0-9]+ SLOWER' "$out/compare-$4.txt")" >&2
 }
-tests='^(test_gpu_delta|test_gpu_delta_forced|test_gpu_ssu|test_gpu_ssu_rows|test_gpu_conv|test_gpu_conv_delta)$'
+tests='^(test_gpu_delta|test_gpu_delta_forced|test_gpu_delta_forced2|test_gpu_ssu|test_gpu_ssu_rows|test_gpu_conv|test_gpu_conv_delta)$'
 for s in $steps; do
   step "$s"
   case $s in
@@ -104,7 +104,7 @@ CASES
         --tunings launch=kernel:launch=wrapper --out "$out/fidelity-vllm.md" >&2 || rc=1
       run fi-b1t8 --impl linstate,flashinfer --family gdn --model qwen3-next-80b-a3b --tp 2 --batch 1,8 --draft 8 ;;
     checks)
-      for t in test_gpu_delta test_gpu_delta_forced test_gpu_ssu test_gpu_ssu_rows test_gpu_conv test_gpu_conv_delta; do
+      for t in test_gpu_delta test_gpu_delta_forced test_gpu_delta_forced2 test_gpu_ssu test_gpu_ssu_rows test_gpu_conv test_gpu_conv_delta; do
         bin=$(find build/tests -type f -name "$t" -perm -u+x | head -1)
         for tool in memcheck racecheck; do
           ( LS_GPU_TEST_QUICK=1 timeout "$limit" compute-sanitizer --tool $tool --error-exitcode 99 "$bin" \

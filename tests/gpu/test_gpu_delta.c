@@ -36,7 +36,8 @@
  * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
  * value is rejected, naming it, is a host test: tests/kernels/test_choose.c.) Every case gives the
  * pool's slot count (p.slots). The default tuning (test_gpu_delta) and the forced ones
- * (test_gpu_delta_forced) are two binaries of this file (LS_DELTA_TEST_PART).
+ * (test_gpu_delta_forced, test_gpu_delta_forced2: the two halves of the list) are binaries of this
+ * file (LS_DELTA_TEST_PART).
  */
 #include <math.h>
 #include <stdio.h>
@@ -255,9 +256,10 @@ static void run_large(const ls_runtime *be, int quick, uint64_t seed, ls_state_l
     }
 }
 
-/* The two halves of the run, two binaries of this file (CMake: test_gpu_delta = the default tuning,
- * test_gpu_delta_forced = the forced kernels), so that ctest -j runs them side by side within its
- * timeout; a build without LS_DELTA_TEST_PART runs both. */
+/* The parts of the run, three binaries of this file (CMake: test_gpu_delta = the default tuning,
+ * test_gpu_delta_forced / test_gpu_delta_forced2 = the two halves of the forced kernels' list), so
+ * that ctest -j runs them side by side within its timeout; a build without LS_DELTA_TEST_PART runs
+ * all. */
 #ifndef LS_DELTA_TEST_PART
 #define LS_DELTA_TEST_PART 0
 #endif
@@ -277,7 +279,10 @@ int main(void)
                   {LS_STATE_KV, "pdl=off", 0},            {LS_STATE_VK, "delta.variant=vk4", 0},
                   {LS_STATE_VK, "delta.variant=vk8", 0},  {LS_STATE_VK, "pdl=off", 0},
                   {LS_STATE_KV, "delta.variant=split", 1}, {LS_STATE_KV, "delta.variant=split2", 0}};
-    for (size_t i = 0; LS_DELTA_TEST_PART != 1 && i < sizeof forced / sizeof *forced; i++) {
+    /* part 2 runs the first half of the list, part 3 the second (test_gpu_delta_forced, _forced2) */
+    const size_t nf = sizeof forced / sizeof *forced, half = (nf + 1) / 2;
+    const size_t f0 = LS_DELTA_TEST_PART == 3 ? half : 0, f1 = LS_DELTA_TEST_PART == 2 ? half : nf;
+    for (size_t i = f0; LS_DELTA_TEST_PART != 1 && i < f1; i++) {
         gt_set_tuning(forced[i].tuning);
         const uint64_t s = seed + 1 + (uint64_t)i; /* a different draw per tuning */
         if (forced[i].small)
