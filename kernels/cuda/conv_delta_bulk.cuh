@@ -11,7 +11,7 @@
  *      their windows, and their state after the cluster barrier: store_qk_state) and of the
  *      head's V v channels (its own: windows and state), T tokens, into shared memory; the
  *      decays (KDA: per key row) and beta of each token, as the other kernels compute them;
- *   3. the T tokens of delta_bulk's math (bulk_norms, bulk_token) on those inputs: the copy is
+ *   3. the T tokens of delta_bulk's math (bulk_tokens, bulk_norms) on those inputs: the copy is
  *      waited for at the first token.
  * Shared memory: the state tile and bulk_tail (as delta_bulk), then q, k, v [T][128] and decays
  * [T][KDA ? 128 : 1], betas [T] in fp32. Serves what ls_conv_delta_bulk_ok (choose.c) accepts:
@@ -82,9 +82,8 @@ conv_delta_bulk_kernel(const ls_conv_delta_params P)
         gate_store(i, gate_fetch(i));
     __syncthreads(); /* q, k, v, gates (and the copy barrier's initialisation) visible */
 
-    for (int t = 0; t < T; t++) {
+    ls_delta::bulk_tokens(d, S, tl, lane, w, T, true, slot, head, [&](int t, ls_delta::bulk_in &in, long long &v_off) {
         const float *qt = q_s + t * K, *kt = k_s + t * K;
-        ls_delta::bulk_in in;
         float q4[4], k4[4];
         lds4(qt + col0, q4);
         lds4(kt + col0, k4);
@@ -100,9 +99,8 @@ conv_delta_bulk_kernel(const ls_conv_delta_params P)
         lds4(v_s + t * V + col0, in.vv);
         in.beta = b_s[t];
         ls_delta::bulk_norms(q4, k4, in.nq, in.nk, in.nqk);
-        const long long v_off = (((long long)r * T + t) * HV + hv) * V + col0;
-        ls_delta::bulk_token(d, S, tl, in, lane, w, t, T, true, slot, head, v_off);
-    }
+        v_off = (((long long)r * T + t) * HV + hv) * V + col0;
+    });
 }
 
 /* Launch the plan's bulk kernel (grid (B*H, G), cluster (1, G)); decode and (fp32 state) verify. */

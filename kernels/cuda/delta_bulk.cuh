@@ -25,9 +25,9 @@
  * for decode only.
  * Needs: ls_delta_bulk_ok (choose.c): the vector-path conditions, and 16-byte alignment of every
  * head of state (and inter) for the copies.
- * The copy (bulk_fetch), the norms (bulk_norms) and the per-token math from the copy wait on
- * (bulk_token) are helpers: conv_delta's bulk kernel (conv_delta_bulk.cuh) runs them on q, k, v
- * and gates it computes itself.
+ * The copy (bulk_fetch), the norms (bulk_norms) and the token loop from the copy wait on
+ * (bulk_tokens, the inputs from the caller's loader) are helpers: conv_delta's bulk kernel
+ * (conv_delta_bulk.cuh) runs them on q, k, v and gates it computes itself.
  */
 #ifndef LS_DELTA_BULK_CUH
 #define LS_DELTA_BULK_CUH
@@ -99,90 +99,96 @@ struct bulk_in {
 };
 
 /*
- * Token t of T of a value head (head = hv*K*V), for lane `lane` of warp w (the file comment's per-token math):
- * waits for the copy at t = 0 (live rows), passes 1 and 2 over the tile S, the cross-warp sums
- * in tl.red; o to p.o + v_off (warp 0), the updated rows to inter[t] / the final state (live
- * rows, as the flags say) and back to the tile when another token follows.
+ * The T tokens of one value head (head = hv*K*V) for lane `lane` of warp w: per token t,
+ * load(t, in, v_off) (the caller's) gives the inputs and o's offset (this lane's columns), then
+ * the file comment's math: the copy waited for at t = 0 (live rows), passes 1 and 2 over the
+ * tile S, the cross-warp sums in tl.red; o to p.o + v_off (warp 0), the updated rows to
+ * inter[t] / the final state (live rows, as the flags say) and back to the tile when another
+ * token follows. (The loop lives here, not in the callers: with a per-token helper the compiler
+ * laid delta_bulk_kernel out differently; with the loop here its decode PTX is unchanged.)
  */
-template <typename ST>
-static __device__ __forceinline__ void bulk_token(const ls_delta_params &p, ST *S, bulk_tail &tl, const bulk_in &in,
-                                                  int lane, int w, int t, int T, bool live, int slot, long long head,
-                                                  long long v_off)
+template <typename ST, typename Load>
+static __device__ __forceinline__ void bulk_tokens(const ls_delta_params &p, ST *S, bulk_tail &tl, int lane, int w,
+                                                   int T, bool live, int slot, long long head, Load load)
 {
     constexpr int K = DIM_FAST, V = DIM_FAST;
     const int HV = p.heads_v, k0 = w * BULK_ROWS, col0 = 4 * lane;
-    const float *e = in.e, *qr = in.qr, *kr = in.kr, *vv = in.vv;
+    for (int t = 0; t < T; t++) {
+        bulk_in in;
+        long long v_off;
+        load(t, in, v_off);
+        const float *e = in.e, *qr = in.qr, *kr = in.kr, *vv = in.vv;
+        if (t == 0 && live)
+            ls_mbar_wait(&tl.bar, 0);
 
-    if (t == 0 && live)
-        ls_mbar_wait(&tl.bar, 0);
-
-    /* pass 1: partial S^T k, S^T q over the warp's rows (decayed state). The tile holds the
-     * copied state (live rows) or, from token 1 on, the previous token's state (every row:
-     * a padding row's state starts at zero but still evolves, its o depends on it) */
-    const bool have = live || t > 0;
-    float sk[4] = {0.f, 0.f, 0.f, 0.f}, sq[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int i = 0; i < BULK_ROWS; i++) {
-        float s[4];
-        bulk_get(S, k0 + i, lane, have, s);
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const float d = s[c] * e[i];
-            sk[c] = fmaf(d, kr[i], sk[c]);
-            sq[c] = fmaf(d, qr[i], sq[c]);
+        /* pass 1: partial S^T k, S^T q over the warp's rows (decayed state). The tile holds the
+         * copied state (live rows) or, from token 1 on, the previous token's state (every row:
+         * a padding row's state starts at zero but still evolves, its o depends on it) */
+        const bool have = live || t > 0;
+        float sk[4] = {0.f, 0.f, 0.f, 0.f}, sq[4] = {0.f, 0.f, 0.f, 0.f};
+    #pragma unroll
+        for (int i = 0; i < BULK_ROWS; i++) {
+            float s[4];
+            bulk_get(S, k0 + i, lane, have, s);
+    #pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const float d = s[c] * e[i];
+                sk[c] = fmaf(d, kr[i], sk[c]);
+                sq[c] = fmaf(d, qr[i], sq[c]);
+            }
         }
-    }
-    if (t > 0)
-        __syncthreads(); /* every warp has read the previous token's partial sums */
-    tl.red[w][0][lane] = make_float4(sk[0], sk[1], sk[2], sk[3]);
-    tl.red[w][1][lane] = make_float4(sq[0], sq[1], sq[2], sq[3]);
-    __syncthreads();
-    float SK[4] = {0.f, 0.f, 0.f, 0.f}, SQ[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int j = 0; j < BULK_WARPS; j++) {
-        const float4 a = tl.red[j][0][lane], b = tl.red[j][1][lane];
-        SK[0] += a.x, SK[1] += a.y, SK[2] += a.z, SK[3] += a.w;
-        SQ[0] += b.x, SQ[1] += b.y, SQ[2] += b.z, SQ[3] += b.w;
-    }
+        if (t > 0)
+            __syncthreads(); /* every warp has read the previous token's partial sums */
+        tl.red[w][0][lane] = make_float4(sk[0], sk[1], sk[2], sk[3]);
+        tl.red[w][1][lane] = make_float4(sq[0], sq[1], sq[2], sq[3]);
+        __syncthreads();
+        float SK[4] = {0.f, 0.f, 0.f, 0.f}, SQ[4] = {0.f, 0.f, 0.f, 0.f};
+    #pragma unroll
+        for (int j = 0; j < BULK_WARPS; j++) {
+            const float4 a = tl.red[j][0][lane], b = tl.red[j][1][lane];
+            SK[0] += a.x, SK[1] += a.y, SK[2] += a.z, SK[3] += a.w;
+            SQ[0] += b.x, SQ[1] += b.y, SQ[2] += b.z, SQ[3] += b.w;
+        }
 
-    const float rq = rsqrtf(in.nq + 1e-6f) * p.scale;
-    const float rk = rsqrtf(in.nk + 1e-6f);
-    const float kq = in.nqk * rq * rk;
-    float uk[4], o[4];
-#pragma unroll
-    for (int c = 0; c < 4; c++) {
-        const float u = in.beta * (vv[c] - SK[c] * rk);
-        o[c] = fmaf(kq, u, SQ[c] * rq);
-        uk[c] = u * rk;
-    }
-    if (w == 0)
-        ls_rec::store4<true>(p.o + v_off, 4, o);
+        const float rq = rsqrtf(in.nq + 1e-6f) * p.scale;
+        const float rk = rsqrtf(in.nk + 1e-6f);
+        const float kq = in.nqk * rq * rk;
+        float uk[4], o[4];
+    #pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const float u = in.beta * (vv[c] - SK[c] * rk);
+            o[c] = fmaf(kq, u, SQ[c] * rq);
+            uk[c] = u * rk;
+        }
+        if (w == 0)
+            ls_rec::store4<true>(p.o + v_off, 4, o);
 
-    /* pass 2: the updated rows, to global (inter / final state) and back to shared memory
-     * for the next token */
-    const bool last = t == T - 1;
-    const bool to_state = last && live && !p.disable_state_update;
-    const bool to_inter = live && p.inter;
-    ST *dst_state = (ST *)p.state + (live ? slot : 0) * p.state_stride_slot + head;
-    ST *dst_inter = p.inter ? (ST *)p.inter + (live ? slot : 0) * p.inter_stride_slot + (long long)t * HV * K * V + head
-                            : nullptr;
-#pragma unroll
-    for (int i = 0; i < BULK_ROWS; i++) {
-        const int k = k0 + i;
-        float s[4];
-        bulk_get(S, k, lane, have, s);
-#pragma unroll
-        for (int c = 0; c < 4; c++)
-            s[c] = fmaf(kr[i], uk[c], s[c] * e[i]);
-        if (to_inter)
-            ls_rec::store4<true>(dst_inter + (long long)k * V + col0, 4, s);
-        if (to_state)
-            ls_rec::store4<true>(dst_state + (long long)k * V + col0, 4, s);
-        if (!last)
-            ls_rec::store4<true>(S + k * V + col0, 4, s);
+        /* pass 2: the updated rows, to global (inter / final state) and back to shared memory
+         * for the next token */
+        const bool last = t == T - 1;
+        const bool to_state = last && live && !p.disable_state_update;
+        const bool to_inter = live && p.inter;
+        ST *dst_state = (ST *)p.state + (live ? slot : 0) * p.state_stride_slot + head;
+        ST *dst_inter = p.inter ? (ST *)p.inter + (live ? slot : 0) * p.inter_stride_slot + (long long)t * HV * K * V + head
+                                : nullptr;
+    #pragma unroll
+        for (int i = 0; i < BULK_ROWS; i++) {
+            const int k = k0 + i;
+            float s[4];
+            bulk_get(S, k, lane, have, s);
+    #pragma unroll
+            for (int c = 0; c < 4; c++)
+                s[c] = fmaf(kr[i], uk[c], s[c] * e[i]);
+            if (to_inter)
+                ls_rec::store4<true>(dst_inter + (long long)k * V + col0, 4, s);
+            if (to_state)
+                ls_rec::store4<true>(dst_state + (long long)k * V + col0, 4, s);
+            if (!last)
+                ls_rec::store4<true>(S + k * V + col0, 4, s);
+        }
+        /* the rows written back are read again only by this warp (pass 1 of the next token) */
+        __syncwarp();
     }
-    /* the rows written back are read again only by this warp (pass 1 of the next token) */
-    __syncwarp();
 }
 
 template <typename ST, bool PER_ROW, bool ONE_TOKEN>
@@ -215,17 +221,16 @@ __global__ void __launch_bounds__(32 * BULK_WARPS, 3) delta_bulk_kernel(const ls
     const int slot = tl.slot;
     const bool live = slot >= 0;
 
-    for (int t = 0; t < T; t++) {
+    bulk_tokens(p, S, tl, lane, w, T, live, slot, head, [&](int t, bulk_in &in, long long &v_off) {
         const long long bt = (long long)r * T + t;
         const long long qk_off = (bt * p.heads_qk + h) * K;
         /* norms over all K from this lane's 4 elements; the warp's 16 rows of q and k */
-        bulk_in in;
         float q4[4], k4[4];
         ls_rec::load4<true>(p.q + qk_off + col0, 4, q4);
         ls_rec::load4<true>(p.k + qk_off + col0, 4, k4);
         load_bf16_row<BULK_ROWS, true>(p.q + qk_off + k0, k0, K, in.qr);
         load_bf16_row<BULK_ROWS, true>(p.k + qk_off + k0, k0, K, in.kr);
-        const long long v_off = (bt * HV + hv) * V + col0;
+        v_off = (bt * HV + hv) * V + col0;
         ls_rec::load4<true>(p.v + v_off, 4, in.vv);
         const float beta = ls_sigmoid(ls_bf2f(p.b[bt * HV + hv]));
         bulk_norms(q4, k4, in.nq, in.nk, in.nqk);
@@ -245,9 +250,7 @@ __global__ void __launch_bounds__(32 * BULK_WARPS, 3) delta_bulk_kernel(const ls
             for (int i = 0; i < BULK_ROWS; i++)
                 in.e[i] = eg;
         }
-
-        bulk_token(p, S, tl, in, lane, w, t, T, live, slot, head, v_off);
-    }
+    });
 }
 
 template <typename ST, bool PER_ROW, bool ONE_TOKEN>
