@@ -63,10 +63,11 @@ static __device__ __forceinline__ void bulk_get(const uint16_t *S, int k, int la
 }
 
 /* Thread 0's part of the copy: the barrier armed for one head's bytes, then the 8 bulk copies
- * of head `head` (element offset) of slot `slot` of p.state into the tile (issued first, so they fly while the CTA does other work). */
+ * of the head at element offset `head` of slot `slot` of p.state into the tile (issued first, so
+ * they fly while the CTA does other work). */
 template <typename ST>
-static __device__ __forceinline__ void bulk_fetch(unsigned char *tile, const ls_delta_params &p, int slot, long long head,
-                                                  uint64_t *bar)
+static __device__ __forceinline__ void bulk_fetch(unsigned char *tile, const ls_delta_params &p, int slot,
+                                                  long long head, uint64_t *bar)
 {
     constexpr uint32_t HEAD_BYTES = DIM_FAST * DIM_FAST * sizeof(ST), WARP_BYTES = HEAD_BYTES / BULK_WARPS;
     ls_mbar_init(bar, 1);
@@ -126,11 +127,11 @@ static __device__ __forceinline__ void bulk_tokens(const ls_delta_params &p, ST 
          * a padding row's state starts at zero but still evolves, its o depends on it) */
         const bool have = live || t > 0;
         float sk[4] = {0.f, 0.f, 0.f, 0.f}, sq[4] = {0.f, 0.f, 0.f, 0.f};
-    #pragma unroll
+#pragma unroll
         for (int i = 0; i < BULK_ROWS; i++) {
             float s[4];
             bulk_get(S, k0 + i, lane, have, s);
-    #pragma unroll
+#pragma unroll
             for (int c = 0; c < 4; c++) {
                 const float d = s[c] * e[i];
                 sk[c] = fmaf(d, kr[i], sk[c]);
@@ -143,7 +144,7 @@ static __device__ __forceinline__ void bulk_tokens(const ls_delta_params &p, ST 
         tl.red[w][1][lane] = make_float4(sq[0], sq[1], sq[2], sq[3]);
         __syncthreads();
         float SK[4] = {0.f, 0.f, 0.f, 0.f}, SQ[4] = {0.f, 0.f, 0.f, 0.f};
-    #pragma unroll
+#pragma unroll
         for (int j = 0; j < BULK_WARPS; j++) {
             const float4 a = tl.red[j][0][lane], b = tl.red[j][1][lane];
             SK[0] += a.x, SK[1] += a.y, SK[2] += a.z, SK[3] += a.w;
@@ -154,7 +155,7 @@ static __device__ __forceinline__ void bulk_tokens(const ls_delta_params &p, ST 
         const float rk = rsqrtf(in.nk + 1e-6f);
         const float kq = in.nqk * rq * rk;
         float uk[4], o[4];
-    #pragma unroll
+#pragma unroll
         for (int c = 0; c < 4; c++) {
             const float u = in.beta * (vv[c] - SK[c] * rk);
             o[c] = fmaf(kq, u, SQ[c] * rq);
@@ -169,14 +170,15 @@ static __device__ __forceinline__ void bulk_tokens(const ls_delta_params &p, ST 
         const bool to_state = last && live && !p.disable_state_update;
         const bool to_inter = live && p.inter;
         ST *dst_state = (ST *)p.state + (live ? slot : 0) * p.state_stride_slot + head;
-        ST *dst_inter = p.inter ? (ST *)p.inter + (live ? slot : 0) * p.inter_stride_slot + (long long)t * HV * K * V + head
+        ST *dst_inter = p.inter ? (ST *)p.inter + (live ? slot : 0) * p.inter_stride_slot +
+                                      (long long)t * HV * K * V + head
                                 : nullptr;
-    #pragma unroll
+#pragma unroll
         for (int i = 0; i < BULK_ROWS; i++) {
             const int k = k0 + i;
             float s[4];
             bulk_get(S, k, lane, have, s);
-    #pragma unroll
+#pragma unroll
             for (int c = 0; c < 4; c++)
                 s[c] = fmaf(kr[i], uk[c], s[c] * e[i]);
             if (to_inter)
