@@ -142,20 +142,22 @@ static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int
 
 /*
  * conv_channel over key head h's K q and K k channels (into q_s / k_s, rows of K floats; their
- * windows stored when qk_windows: one CTA of the cluster, their state: store_qk_state) and over
- * the nv v channels from v channel v0 (into v_s, rows of nv; this CTA's own channels, so their
- * windows and state are stored here), T tokens, one thread per channel.
+ * windows stored when qk_windows: one CTA of the cluster; their state here when qk_state: the
+ * CTA is their only reader, else by store_qk_state) and over the nv v channels from v channel v0
+ * (into v_s, rows of nv; this CTA's own channels, so their windows and state are stored here),
+ * T tokens, one thread per channel.
  */
 template <int XT>
 static __device__ __forceinline__ void conv_heads(const ls_conv_params &c, int r, int slot, int h, int H, int K, int T,
-                                                  float *q_s, float *k_s, float *v_s, int v0, int nv, bool qk_windows)
+                                                  float *q_s, float *k_s, float *v_s, int v0, int nv, bool qk_windows,
+                                                  bool qk_state)
 {
     const int nch = 2 * K + nv;
     for (int i = threadIdx.x; i < nch; i += blockDim.x) {
         if (i < K)
-            conv_channel<XT>(c, r, slot, h * K + i, T, q_s + i, K, qk_windows, false);
+            conv_channel<XT>(c, r, slot, h * K + i, T, q_s + i, K, qk_windows, qk_state);
         else if (i < 2 * K)
-            conv_channel<XT>(c, r, slot, H * K + h * K + (i - K), T, k_s + (i - K), K, qk_windows, false);
+            conv_channel<XT>(c, r, slot, H * K + h * K + (i - K), T, k_s + (i - K), K, qk_windows, qk_state);
         else
             conv_channel<XT>(c, r, slot, 2 * H * K + v0 + (i - 2 * K), T, v_s + (i - 2 * K), nv, true, true);
     }
@@ -258,7 +260,7 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
 
     /* ---- 1. conv of the head's 2K q/k channels (windows: rank 0) and this CTA's GVs v channels
      * (value heads h*G .. h*G+G-1 are contiguous: column col0 + j of the group) */
-    conv_heads<0>(c, r, slot, h, H, K, T, q_s, k_s, v_s, h * G * V + col0, GVs, rank == 0);
+    conv_heads<0>(c, r, slot, h, H, K, T, q_s, k_s, v_s, h * G * V + col0, GVs, rank == 0, false);
     store_qk_state(c, r, slot, h, H, K, T);
 
     /* ---- 2a. gates and beta per (token, value head [, key row]) */

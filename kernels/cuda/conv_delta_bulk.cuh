@@ -8,9 +8,10 @@
  * blockIdx.y = g, hv = h*G + g; the G value heads of key head h are one cluster (1, G). Per CTA:
  *   1. thread 0 issues the 8 bulk copies of the head's state (K = V = 128) into shared memory;
  *   2. while they fly: the conv of the key head's K q and K k channels (every rank; rank 0 stores
- *      their windows, and their state after the cluster barrier: store_qk_state) and of the
- *      head's V v channels (its own: windows and state), T tokens, into shared memory; the
- *      decays (KDA: per key row) and beta of each token, as the other kernels compute them;
+ *      their windows, and their state after the cluster barrier: store_qk_state; with G = 1 the
+ *      CTA is their only reader and stores it as it goes) and of the head's V v channels (its
+ *      own: windows and state), T tokens, into shared memory; the decays (KDA: per key row) and
+ *      beta of each token, as the other kernels compute them;
  *   3. the T tokens of delta_bulk's math (bulk_tokens, bulk_norms) on those inputs: the copy is
  *      waited for at the first token.
  * Shared memory: the state tile and bulk_tail (as delta_bulk), then q, k, v [T][128] and decays
@@ -74,8 +75,12 @@ conv_delta_bulk_kernel(const ls_conv_delta_params P)
     if ((int)threadIdx.x < ng)
         g0 = gate_fetch(threadIdx.x);
 
-    conv_heads<bulk_conv_xt(ONE_TOKEN)>(c, r, slot, h, H, K, T, q_s, k_s, v_s, hv * V, V, blockIdx.y == 0);
-    store_qk_state(c, r, slot, h, H, K, T);
+    /* G = 1: this CTA alone reads the key head's q/k channels, so their state is stored by the conv
+     * itself; else by rank 0 after the cluster barrier */
+    const bool solo = gridDim.y == 1;
+    conv_heads<bulk_conv_xt(ONE_TOKEN)>(c, r, slot, h, H, K, T, q_s, k_s, v_s, hv * V, V, blockIdx.y == 0, solo);
+    if (!solo)
+        store_qk_state(c, r, slot, h, H, K, T);
     if ((int)threadIdx.x < ng)
         gate_store(threadIdx.x, g0);
     for (int i = threadIdx.x + blockDim.x; i < ng; i += blockDim.x)
