@@ -47,12 +47,15 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                            "SSU rows / rows8 kernels: threads per CTA (auto: 128, 64 for auto's rows8 verify, "
                            "halved while the grid would not give every SM two CTAs); the tiles and the generic "
                            "kernel ignore it"},
-    [LS_KNOB_CONV_DELTA_VARIANT] = {"conv_delta.variant", "auto|cluster|tiles",
+    [LS_KNOB_CONV_DELTA_VARIANT] = {"conv_delta.variant", "auto|cluster|tiles|bulk",
                                     "fused conv + GDN/KDA kernel: cluster = a cluster of CTAs per (row, key head), 4 "
                                     "lanes per value column; tiles = the same clusters, the conv in a per-CTA prologue "
                                     "into shared memory, then 1 warp per 16-column NARROW tile of the GDN/KDA op "
                                     "(vector state accesses; K <= 128, G*V/16 tiles per key head at most 64, else "
-                                    "cluster) (auto: tiles on its vector path, K = V = 128 aligned; cluster otherwise)"},
+                                    "cluster); bulk = one CTA per (row, value head): the head's state pulled by bulk "
+                                    "copies while the CTA runs the conv, then delta_bulk's math (where the bulk GDN/KDA "
+                                    "kernel serves: K = V = 128 aligned, bf16 state decode only; G <= 8, T <= 16; else "
+                                    "auto) (auto: tiles on its vector path, K = V = 128 aligned; cluster otherwise)"},
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -441,8 +444,18 @@ int ls_conv_delta_tiles_ok(const ls_conv_delta_params *p)
     return d->dk <= LS_DELTA_DIM_FAST && tiles <= LS_CONV_DELTA_MAX_SPLIT * LS_CONV_DELTA_TILE_WARPS;
 }
 
+int ls_conv_delta_bulk_ok(const ls_conv_delta_params *p)
+{
+    const ls_delta_params *d = &p->delta;
+    return ls_delta_bulk_ok(d, p->kda) && d->heads_v / d->heads_qk <= LS_CONV_DELTA_MAX_SPLIT &&
+           d->tokens <= LS_CONV_DELTA_BULK_MAX_TOKENS;
+}
+
 /*
- * Both kernels run a cluster of ns CTAs per (row r, key head h): grid (B*H, ns).
+ * bulk (forced only): one CTA per (row, value head), grid (B*H, G), the G value heads of a key
+ * head one cluster (1, G) so that the q/k conv state, read by all G, has one writer (rank 0,
+ * after the cluster barrier). Where ls_conv_delta_bulk_ok refuses, the variant means auto.
+ * The cluster and tiles kernels run a cluster of ns CTAs per (row r, key head h): grid (B*H, ns).
  * cluster: the largest power of two ns <= LS_CONV_DELTA_MAX_SPLIT that cuts the G*V value columns
  * into slices of at least 32 while B*H*ns stays within two CTAs per SM (small batches fill the
  * SMs, large ones keep one CTA per (row, head)); threads: 4 lanes per column of the slice, rounded
@@ -463,7 +476,14 @@ int ls_choose_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, cons
     const int G = d->heads_v / d->heads_qk;
     int ns = 1;
     out->grid_x = (uint32_t)heads;
-    const int cv = ls_tune_get(t, LS_KNOB_CONV_DELTA_VARIANT);
+    const int cv_knob = ls_tune_get(t, LS_KNOB_CONV_DELTA_VARIANT);
+    if (cv_knob == LS_CD_BULK && ls_conv_delta_bulk_ok(p)) {
+        out->kernel = LS_K_CONV_DELTA_BULK;
+        out->block = LS_CONV_DELTA_BULK_THREADS;
+        out->grid_y = (uint32_t)G;
+        return 0;
+    }
+    const int cv = cv_knob == LS_CD_BULK ? LS_CD_AUTO : cv_knob;
     const int tiles_auto = cv == LS_CD_AUTO && ls_delta_fast_ok(d, 0); /* measured on the vector path only */
     if ((cv == LS_CD_TILES || tiles_auto) && ls_conv_delta_tiles_ok(p)) {
         const int tiles = G * (int)ceil_div(d->dv, 16);
@@ -588,6 +608,7 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_CONV_DELTA] = "conv_delta",
         [LS_K_CONV_DELTA_TILES] = "conv_delta_tiles",
         [LS_K_CONV_DELTA_TILES_GENERIC] = "conv_delta_tiles_generic",
+        [LS_K_CONV_DELTA_BULK] = "conv_delta_bulk",
     };
     return (unsigned)k < LS_K_COUNT ? names[k] : "?";
 }
@@ -604,7 +625,7 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
     if (op == LS_OP_SSU)
         snprintf(extra, sizeof extra, " rows/lane=%d", plan->rows_per_lane);
     else if (plan->kernel == LS_K_CONV_DELTA || plan->kernel == LS_K_CONV_DELTA_TILES ||
-             plan->kernel == LS_K_CONV_DELTA_TILES_GENERIC)
+             plan->kernel == LS_K_CONV_DELTA_TILES_GENERIC || plan->kernel == LS_K_CONV_DELTA_BULK)
         snprintf(extra, sizeof extra, " cluster=%u", plan->grid_y);
     else if (plan->kernel == LS_K_STATE_OP)
         snprintf(extra, sizeof extra, " vec=%dB chunks=%lld", plan->vec_bytes, (long long)plan->chunks);

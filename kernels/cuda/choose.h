@@ -45,7 +45,7 @@ enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_V
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS, LS_SSU_ROWS8 };
 enum { LS_SBLK_AUTO = 0, LS_SBLK_32, LS_SBLK_64, LS_SBLK_128 }; /* ssu.block: threads per CTA */
-enum { LS_CD_AUTO = 0, LS_CD_CLUSTER, LS_CD_TILES }; /* conv_delta.variant */
+enum { LS_CD_AUTO = 0, LS_CD_CLUSTER, LS_CD_TILES, LS_CD_BULK }; /* conv_delta.variant */
 
 extern const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT];
 
@@ -88,6 +88,7 @@ typedef enum ls_kernel_id {
     LS_K_CONV_DELTA,      /* conv_delta_kernel: cluster of CTAs per (row, key head), 4 lanes per value column */
     LS_K_CONV_DELTA_TILES,/* conv_delta_tiles_kernel, vector path: NARROW tiles (1 warp per 16 columns) */
     LS_K_CONV_DELTA_TILES_GENERIC, /* conv_delta_tiles_kernel, generic (any K <= 128, V) */
+    LS_K_CONV_DELTA_BULK, /* conv_delta_bulk_kernel: one CTA per (row, value head), the conv as delta_bulk's prologue */
     LS_K_COUNT
 } ls_kernel_id;
 
@@ -166,6 +167,12 @@ typedef struct ls_choose_dev {
  * the q/k conv recomputed by more CTAs) while B*H*ns stays within one CTA per SM. */
 #define LS_CONV_DELTA_TILE_WARPS 8
 #define LS_CONV_DELTA_MIN_WARPS 8
+/* conv_delta bulk kernel (conv_delta.variant=bulk, forced only until an H200 A/B sets a rule): one
+ * CTA of LS_CONV_DELTA_BULK_THREADS per (row, value head), the G value heads of a key head one
+ * cluster (G <= LS_CONV_DELTA_MAX_SPLIT), T <= LS_CONV_DELTA_BULK_MAX_TOKENS (the T tokens' q, k,
+ * v and gates sit in shared memory beside the 64 KB state: 106 KB at T = 16, fp32 state). */
+#define LS_CONV_DELTA_BULK_THREADS 256
+#define LS_CONV_DELTA_BULK_MAX_TOKENS 16
 #define LS_STATE_THREADS 256
 #define LS_STATE_UNROLL 4
 #define LS_STATE_CHUNK_VECS (LS_STATE_THREADS * LS_STATE_UNROLL)
@@ -208,14 +215,20 @@ int ls_delta_bulk_ok(const ls_delta_params *p, int per_row);
 int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int max2);
 
 /* The fused conv + delta rule (conv_delta.cu). Kernels: conv_delta_kernel (LS_K_CONV_DELTA,
- * grid (B*H, ns), cluster (1, ns)) or the NARROW-tile kernel (LS_K_CONV_DELTA_TILES[_GENERIC],
- * same grid and clusters, plan.groups = tile warps per CTA). conv_delta.variant: auto (the cluster
- * kernel until the H200 A/B sets a rule), cluster, tiles (where it does not fit: the cluster
- * kernel). -1 with ls_last_error() when no kernel serves the shape (K > 128). */
+ * grid (B*H, ns), cluster (1, ns)), the NARROW-tile kernel (LS_K_CONV_DELTA_TILES[_GENERIC],
+ * same grid and clusters, plan.groups = tile warps per CTA) or the bulk kernel
+ * (LS_K_CONV_DELTA_BULK, grid (B*H, G), cluster (1, G): one CTA per value head).
+ * conv_delta.variant: auto (tiles on its vector path, else cluster), cluster, tiles (where it
+ * does not fit: the cluster kernel), bulk (where ls_conv_delta_bulk_ok refuses: auto's choice).
+ * -1 with ls_last_error() when no kernel serves the shape (K > 128). */
 int ls_choose_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out);
 /* 1 when the tiles kernel serves the shape: K <= 128 and G*ceil(V/16) tiles per key head within
  * LS_CONV_DELTA_MAX_SPLIT * LS_CONV_DELTA_TILE_WARPS. */
 int ls_conv_delta_tiles_ok(const ls_conv_delta_params *p);
+/* 1 when the bulk kernel serves the shape: ls_delta_bulk_ok of the recurrence (K = V = 128,
+ * aligned, bf16 state for decode only), G = HV/H <= LS_CONV_DELTA_MAX_SPLIT (one cluster) and
+ * T <= LS_CONV_DELTA_BULK_MAX_TOKENS. */
+int ls_conv_delta_bulk_ok(const ls_conv_delta_params *p);
 
 /* One line: "conv_vec2 grid=(64,1) block=128 pdl spec=on". Returns the length written (cut to
  * cap - 1), or -1 when cap is 0. */

@@ -1,6 +1,6 @@
 /*
  * conv_delta.cu — the fused conv update + GDN/KDA recurrence (ls_conv_delta_params, docs/ops.md):
- * one kernel per call, the conv output never leaves the CTA. Two kernels, chosen by
+ * one kernel per call, the conv output never leaves the CTA. Three kernels, chosen by
  * ls_choose_conv_delta (choose.c; knob conv_delta.variant):
  *
  * conv_delta_kernel ("cluster"). One cluster of NS CTAs (NS = 1, 2, 4 or 8; grid (B*H, NS)) per
@@ -34,7 +34,12 @@
  * the prologue). FAST (K = V = 128, aligned): vector accesses with immediate offsets; generic: any
  * K <= 128 and V, predicated accesses.
  *
- * Padding rows (slot < 0) leave at once in both: nothing read or written, o included.
+ * conv_delta_bulk_kernel ("bulk", conv_delta_bulk.cuh). One CTA of 8 warps per (row, value head),
+ * the G value heads of a key head one cluster (the same single writer of the q/k conv state):
+ * the GDN/KDA op's bulk-copy kernel (delta_bulk.cuh) with the conv (the same conv_heads) and the
+ * gates as the prologue that runs while the head's state is copied into shared memory.
+ *
+ * Padding rows (slot < 0) leave at once in all three: nothing read or written, o included.
  */
 #include "ls_cuda.h"
 #include "cuda_common.cuh"
@@ -42,6 +47,7 @@
 
 #include <cooperative_groups.h>
 #include <stdio.h>
+#include <type_traits>
 
 namespace ls_cd {
 
@@ -132,6 +138,29 @@ static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int
         for (int j = 0; j < 3; j++)
             if (j < W - 1)
                 st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
+}
+
+/*
+ * conv_channel over key head h's K q and K k channels (into q_s / k_s, rows of K floats; their
+ * windows stored when qk_windows: one CTA of the cluster; their state here when qk_state: the
+ * CTA is their only reader, else by store_qk_state) and over the nv v channels from v channel v0
+ * (into v_s, rows of nv; this CTA's own channels, so their windows and state are stored here),
+ * T tokens, one thread per channel.
+ */
+template <int XT>
+static __device__ __forceinline__ void conv_heads(const ls_conv_params &c, int r, int slot, int h, int H, int K, int T,
+                                                  float *q_s, float *k_s, float *v_s, int v0, int nv, bool qk_windows,
+                                                  bool qk_state)
+{
+    const int nch = 2 * K + nv;
+    for (int i = threadIdx.x; i < nch; i += blockDim.x) {
+        if (i < K)
+            conv_channel<XT>(c, r, slot, h * K + i, T, q_s + i, K, qk_windows, qk_state);
+        else if (i < 2 * K)
+            conv_channel<XT>(c, r, slot, H * K + h * K + (i - K), T, k_s + (i - K), K, qk_windows, qk_state);
+        else
+            conv_channel<XT>(c, r, slot, 2 * H * K + v0 + (i - 2 * K), T, v_s + (i - 2 * K), nv, true, true);
+    }
 }
 
 /*
@@ -229,17 +258,9 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
     float *q_s = sm, *k_s = q_s + T * K, *v_s = k_s + T * K;
     float *g_s = v_s + (size_t)T * GVs, *b_s = g_s + (size_t)T * G * (KDA ? K : 1);
 
-    /* ---- 1. conv of the head's 2K q/k channels and this CTA's GVs v channels */
-    const int nch = 2 * K + GVs;
-    for (int i = threadIdx.x; i < nch; i += blockDim.x) {
-        if (i < K) /* q/k windows: rank 0 stores them; v: this CTA's own channels, read by no other */
-            conv_channel<0>(c, r, slot, h * K + i, T, q_s + i, K, rank == 0, false);
-        else if (i < 2 * K)
-            conv_channel<0>(c, r, slot, H * K + h * K + (i - K), T, k_s + (i - K), K, rank == 0, false);
-        else /* v channels of value heads h*G .. h*G+G-1 are contiguous: column col of the group */
-            conv_channel<0>(c, r, slot, 2 * H * K + h * G * V + col0 + (i - 2 * K), T, v_s + (i - 2 * K), GVs, true,
-                            true);
-    }
+    /* ---- 1. conv of the head's 2K q/k channels (windows: rank 0) and this CTA's GVs v channels
+     * (value heads h*G .. h*G+G-1 are contiguous: column col0 + j of the group) */
+    conv_heads<0>(c, r, slot, h, H, K, T, q_s, k_s, v_s, h * G * V + col0, GVs, rank == 0, false);
     store_qk_state(c, r, slot, h, H, K, T);
 
     /* ---- 2a. gates and beta per (token, value head [, key row]) */
@@ -373,9 +394,13 @@ static int launch_cluster(void (*kern)(KArgs...), const char *name, unsigned gri
     return 0;
 }
 
+#include "conv_delta_bulk.cuh"
+
 /* Shared bytes of the plan's kernel. */
 static size_t plan_smem(const ls_conv_delta_params &p, const ls_plan &pl)
 {
+    if (pl.kernel == LS_K_CONV_DELTA_BULK)
+        return bulk_smem(p);
     return (pl.kernel == LS_K_CONV_DELTA ? smem_floats(p, (int)pl.grid_y) : tiles_smem_floats(p, pl.groups)) *
            sizeof(float);
 }
@@ -385,6 +410,8 @@ template <typename ST, bool KDA>
 static int launch_typed(const ls_conv_delta_params *p, const ls_plan &pl, size_t smem, cudaStream_t st)
 {
     const int ns = (int)pl.grid_y;
+    if (pl.kernel == LS_K_CONV_DELTA_BULK)
+        return launch_bulk<ST, KDA>(p, pl, smem, st);
     if (pl.kernel == LS_K_CONV_DELTA)
         return launch_cluster(conv_delta_kernel<ST, KDA>, "conv_delta_kernel", pl.grid_x, ns, pl.block, smem, st,
                               pl.pdl, *p);
@@ -399,7 +426,8 @@ static int launch_typed(const ls_conv_delta_params *p, const ls_plan &pl, size_t
 } /* namespace ls_cd */
 
 /* One line for explain (the `kernel` column), for a device of sm_count SMs:
- * "conv_delta_kda grid=(16,8) cluster=8 block=64 smem=... pdl" (tiles: conv_delta_tiles_kda). */
+ * "conv_delta_kda grid=(16,8) cluster=8 block=64 smem=... pdl" (tiles: conv_delta_tiles_kda,
+ * bulk: conv_delta_bulk_kda). */
 extern "C" int ls_cuda_conv_delta_describe(const ls_conv_delta_params *p, const ls_tuning *t, int sm_count,
                                            char *buf, size_t cap)
 {

@@ -12,7 +12,7 @@
 #   abssu     ab-ssu.csv: ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot guess
 #             forced on (Mamba2 nemotron-h)
 #   abconv    ab-convcm.csv: channel-major conv decode (qwen3-next) B 128, 512 under every conv kernel
-#   fused     ab-fused.csv: conv_delta.variant=cluster and tiles, one-kernel and back-to-back
+#   fused     ab-fused.csv: conv_delta.variant=cluster, tiles and bulk, one-kernel and back-to-back
 #             (--variant all), beside SGLang's fused KDA verify; graph replays; B 1, 8, 32, 128,
 #             512, T 1 and 4 (kimi-linear, qwen3-next)
 #   profile   ncu (SpeedOfLight, LaunchStats, Occupancy, WarpStateStats) of the cases still behind
@@ -75,7 +75,8 @@ for s in $steps; do
     fused)
       run ab-fused --impl linstate,sglang --tp 2 --family conv_delta --variant all --graph on \
         --model kimi-linear-48b-a3b,qwen3-next-80b-a3b --batch 1,8,32,128,512 --draft 1,4 \
-        --tune linstate:conv_delta.variant=cluster --tune linstate:conv_delta.variant=tiles ;;
+        --tune linstate:conv_delta.variant=cluster --tune linstate:conv_delta.variant=tiles \
+        --tune linstate:conv_delta.variant=bulk ;;
     profile)
       # CASE|KERNEL REGEX|IMPL|BENCH ARGS (one launch each: the 4th, after warm-up)
       while IFS='|' read -r name re impl args; do

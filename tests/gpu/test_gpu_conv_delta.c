@@ -20,12 +20,17 @@
  * {1, 4}), fp32 and bf16 state; tp 1 and tp 8 with B = 3, T in {1, 4}; B = 200 T = 1 at tp 2;
  * odd shapes (H = 2, HV = 6, K = 64, V = 48, W = 3, both conv orientations; H = 1, HV = 3,
  * K = 100, V = 36, W = 2, no bias; H = 1, HV = 11, K = 32, V = 48: 33 tiles, a cluster rank
- * without one). T = 1: decode (both states written); T = 2: windows, steps and both final states;
- * T >= 4: verify (windows and steps, neither state written). Then PDL off on a few cases.
+ * without one; H = 2, HV = 6, K = V = 128, W = 3, bias, fp32 T = 3 and bf16 T = 1). T = 1:
+ * decode (both states written); T = 2: windows, steps and both final states; T >= 4: verify
+ * (windows and steps, neither state written). Then PDL off on a few cases.
  * LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
  *
- * Everything runs twice: conv_delta.variant=cluster (conv_delta_kernel) and =tiles (the NARROW-tile
- * kernel; where it fits, explain must name it, so the run cannot pass on the cluster kernel).
+ * Everything runs three times: conv_delta.variant=cluster (conv_delta_kernel), =tiles (the
+ * NARROW-tile kernel) and =bulk (the head-per-CTA bulk-copy kernel; it serves the presets with
+ * fp32 state at every T and bf16 state at T = 1, GDN in clusters of G = 2 value heads, and the
+ * K = V = 128 odd shape in clusters of 3). Where the variant serves the shape, explain must name
+ * its kernel, so the run cannot pass on another one; where bulk does not (bf16 verify, the other
+ * odd shapes) it must not be named.
  */
 #include <math.h>
 #include <stdio.h>
@@ -46,7 +51,8 @@ typedef struct ccase {
 } ccase;
 
 static double g_worst;
-static int g_tiles; /* the runs ask for conv_delta.variant=tiles */
+enum { V_CLUSTER, V_TILES, V_BULK };
+static int g_variant; /* the conv_delta.variant the runs ask for */
 
 static void run_case(const ccase *c, uint64_t seed)
 {
@@ -138,8 +144,11 @@ static void run_case(const ccase *c, uint64_t seed)
     if (gt_impl()->explain) { /* the kernel the variant asked for is the one planned */
         char kb[256];
         LS_CHECK_EQ_INT(gt_impl()->explain(LS_OP_CONV_DELTA, &pd, gt_tuning(), NULL, kb, sizeof kb), 0);
-        const int tiles = strncmp(kb, "conv_delta_tiles", 16) == 0;
-        LS_CHECK_EQ_INT(tiles, g_tiles && ls_conv_delta_tiles_ok(&pd));
+        const int tiles = strncmp(kb, "conv_delta_tiles", 16) == 0, bulk = strncmp(kb, "conv_delta_bulk", 15) == 0;
+        const int want_bulk = g_variant == V_BULK && ls_conv_delta_bulk_ok(&pd);
+        LS_CHECK_EQ_INT(bulk, want_bulk);
+        if (g_variant != V_BULK)
+            LS_CHECK_EQ_INT(tiles, g_variant == V_TILES && ls_conv_delta_tiles_ok(&pd));
     }
     for (size_t i = 0; i < sizeof poisoned / sizeof *poisoned; i++)
         gt_download(poisoned[i]);
@@ -206,6 +215,11 @@ static void run_matrix(int quick, uint64_t seed)
             ccase e = {.kda = kda, .name = "custom", .H = 1, .HV = 11, .K = 32, .V = 48, .W = 4, .B = 3,
                        .T = di ? 1 : 2, .sdt = dts[di], .wdt = LS_BF16, .bias = 1, .window_major = !kda};
             run_case(&e, ls_test_rand_u64(&seed));
+            /* K = V = 128 with G = 3 (a cluster of 3 for bulk), W = 3, a bias, the other orientation */
+            ccase f = {.kda = kda, .name = "custom", .H = 2, .HV = 6, .K = 128, .V = 128, .W = 3, .B = 5,
+                       .T = di ? 1 : quick ? 2 : 3, .sdt = dts[di], .wdt = kda ? LS_F32 : LS_BF16, .bias = 1,
+                       .window_major = !kda};
+            run_case(&f, ls_test_rand_u64(&seed));
         }
 }
 
@@ -242,10 +256,11 @@ int main(void)
         check_bad_input(be);
     const int quick = gt_quick();
     const uint64_t seed = 0xc0dede17a0002ull;
-    static const char *const variants[] = {"conv_delta.variant=cluster", "conv_delta.variant=tiles"};
-    for (int vi = 0; vi < 2; vi++) {
+    static const char *const variants[] = {"conv_delta.variant=cluster", "conv_delta.variant=tiles",
+                                           "conv_delta.variant=bulk"};
+    for (int vi = 0; vi < 3; vi++) {
         char spec[96];
-        g_tiles = vi == 1;
+        g_variant = vi;
         printf("== %s\n", variants[vi]);
         snprintf(spec, sizeof spec, "pdl=off,%s", variants[vi]);
         gt_set_tuning(spec);
@@ -254,7 +269,7 @@ int main(void)
             if (m->mechanism == LS_MECH_GDN || m->mechanism == LS_MECH_KDA) {
                 uint64_t s = seed + 1 + (uint64_t)mi;
                 preset_case(m, 2, 3, 1, LS_F32, &s);
-                preset_case(m, 2, 3, 4, LS_BF16, &s);
+                preset_case(m, 2, 3, 4, vi == V_BULK ? LS_F32 : LS_BF16, &s); /* bulk: bf16 decode only */
             }
         }
         gt_set_tuning(variants[vi]);

@@ -730,6 +730,78 @@ static void test_conv_delta(void)
     LS_CHECK(strstr(ls_last_error(), "dk=200") != NULL);
 }
 
+/* bulk (conv_delta.variant=bulk, forced only): one CTA of 256 threads per (row, value head), grid
+ * (B*H, G) with the G value heads of a key head one cluster; where the bulk GDN/KDA kernel would
+ * refuse (ls_delta_bulk_ok: bf16 state with T > 1, misalignment, K or V != 128), with G > 8 or
+ * T > 16, the variant means auto (the tiles kernel on its vector path, else cluster); auto and
+ * the other values never take it. */
+static void test_conv_delta_bulk(void)
+{
+    LS_CHECK_EQ_INT(LS_CD_BULK, 3); /* appended: the older values keep their indices */
+    LS_CHECK_EQ_INT(tune("conv_delta.variant=bulk").v[LS_KNOB_CONV_DELTA_VARIANT], LS_CD_BULK);
+    LS_CHECK(strcmp(ls_kernel_name(LS_K_CONV_DELTA_BULK), "conv_delta_bulk") == 0);
+    for (int b = 1; b <= 512; b *= 8)
+        for (int T = 1; T <= 8; T *= 2)
+            for (int kda = 0; kda < 2; kda++) {
+                const int H = kda ? 16 : 8; /* tp 2: Kimi-Linear G = 1, Qwen3-Next G = 2 */
+                ls_conv_delta_params q = conv_delta(b, T, H, kda);
+                LS_CHECK_EQ_INT(ls_conv_delta_bulk_ok(&q), 1);
+                ls_plan pl = plan_cd(&q, "conv_delta.variant=bulk");
+                LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_DELTA_BULK);
+                LS_CHECK_EQ_INT(pl.grid_x, b * H);
+                LS_CHECK_EQ_INT(pl.grid_y, 16 / H);
+                LS_CHECK_EQ_INT(pl.block, 256);
+                LS_CHECK_EQ_INT(pl.pdl, 1);
+                LS_CHECK_EQ_INT(plan_cd(&q, "conv_delta.variant=bulk,pdl=off").pdl, 0);
+                LS_CHECK(plan_cd(&q, "").kernel != LS_K_CONV_DELTA_BULK);
+                LS_CHECK(plan_cd(&q, "conv_delta.variant=tiles").kernel != LS_K_CONV_DELTA_BULK);
+                LS_CHECK(plan_cd(&q, "conv_delta.variant=cluster").kernel != LS_K_CONV_DELTA_BULK);
+                /* bf16 state: decode only (the tile holds the state in its dtype between tokens) */
+                q.delta.state_dtype = LS_BF16;
+                LS_CHECK_EQ_INT(ls_conv_delta_bulk_ok(&q), T == 1);
+                LS_CHECK_EQ_INT(plan_cd(&q, "conv_delta.variant=bulk").kernel,
+                                T == 1 ? LS_K_CONV_DELTA_BULK : plan_cd(&q, "").kernel);
+            }
+    /* where it refuses: auto's kernel, with auto's grid */
+    ls_conv_delta_params p = conv_delta(4, 4, 16, 1);
+    p.delta.state_dtype = LS_BF16;
+    ls_plan pa = plan_cd(&p, ""), pb = plan_cd(&p, "conv_delta.variant=bulk");
+    LS_CHECK_EQ_INT(pb.kernel, LS_K_CONV_DELTA_TILES);
+    LS_CHECK_EQ_INT(pb.grid_x, pa.grid_x);
+    LS_CHECK_EQ_INT(pb.grid_y, pa.grid_y);
+    LS_CHECK_EQ_INT(pb.groups, pa.groups);
+    LS_CHECK_EQ_INT(pb.block, pa.block);
+    p = conv_delta(4, 1, 16, 1);
+    p.delta.state = (void *)((uintptr_t)A16 + 8); /* copies need 16-byte heads: auto's cluster kernel */
+    LS_CHECK_EQ_INT(ls_conv_delta_bulk_ok(&p), 0);
+    LS_CHECK_EQ_INT(plan_cd(&p, "conv_delta.variant=bulk").kernel, LS_K_CONV_DELTA);
+    p = conv_delta(4, 2, 16, 1);
+    p.delta.inter_stride_slot += 2; /* a misaligned per-step head */
+    LS_CHECK_EQ_INT(ls_conv_delta_bulk_ok(&p), 0);
+    LS_CHECK(plan_cd(&p, "conv_delta.variant=bulk").kernel != LS_K_CONV_DELTA_BULK);
+    p = conv_delta(4, 1, 1, 0);
+    p.delta.heads_v = 3, p.delta.dk = 64, p.delta.dv = 48; /* off K = V = 128 */
+    LS_CHECK_EQ_INT(ls_conv_delta_bulk_ok(&p), 0);
+    LS_CHECK_EQ_INT(plan_cd(&p, "conv_delta.variant=bulk").kernel, LS_K_CONV_DELTA); /* auto off the vector path */
+    p = conv_delta(4, 1, 2, 0);
+    p.delta.heads_v = 16; /* G = 8: the largest cluster */
+    LS_CHECK_EQ_INT(plan_cd(&p, "conv_delta.variant=bulk").grid_y, 8);
+    p.delta.heads_qk = 1; /* G = 16 */
+    LS_CHECK_EQ_INT(ls_conv_delta_bulk_ok(&p), 0);
+    LS_CHECK(plan_cd(&p, "conv_delta.variant=bulk").kernel != LS_K_CONV_DELTA_BULK);
+    p = conv_delta(4, LS_CONV_DELTA_BULK_MAX_TOKENS, 16, 1);
+    LS_CHECK_EQ_INT(plan_cd(&p, "conv_delta.variant=bulk").kernel, LS_K_CONV_DELTA_BULK);
+    p = conv_delta(4, LS_CONV_DELTA_BULK_MAX_TOKENS + 1, 16, 1);
+    LS_CHECK_EQ_INT(ls_conv_delta_bulk_ok(&p), 0);
+    LS_CHECK_EQ_INT(plan_cd(&p, "conv_delta.variant=bulk").kernel, LS_K_CONV_DELTA_TILES);
+    /* describe */
+    char buf[160];
+    p = conv_delta(2, 4, 8, 0);
+    ls_plan pl = plan_cd(&p, "conv_delta.variant=bulk");
+    ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, "conv_delta_bulk grid=(16,2) block=256 pdl cluster=2") == 0);
+}
+
 /* ------------------------------------------------------------------ SSU */
 
 /* Nemotron-H-8B-like SSU at tp 2: nheads 64, head_dim 64, dstate 128, 4 groups, fp32 state. */
@@ -1257,6 +1329,7 @@ int main(void)
     test_delta();
     test_delta_split();
     test_conv_delta();
+    test_conv_delta_bulk();
     test_ssu();
     test_ssu_rows();
     test_ssu_rows8();

@@ -1,0 +1,130 @@
+/*
+ * conv_delta_bulk.cuh — conv_delta's bulk kernel (conv_delta.variant=bulk): the GDN/KDA op's
+ * head-per-CTA bulk-copy kernel (delta_bulk.cuh) with the conv as its prologue. Included by
+ * conv_delta.cu only, inside namespace ls_cd, after the helpers the kernels share (conv_heads,
+ * store_qk_state, gate_load / decay_of / beta_of), lds4 (conv_delta_tiles.cuh) and launch_cluster.
+ *
+ * One CTA of 8 warps per (request row r, value head hv), grid (B*H, G): blockIdx.x = r*H + h,
+ * blockIdx.y = g, hv = h*G + g; the G value heads of key head h are one cluster (1, G). Per CTA:
+ *   1. thread 0 issues the 8 bulk copies of the head's state (K = V = 128) into shared memory;
+ *   2. while they fly: the conv of the key head's K q and K k channels (every rank; rank 0 stores
+ *      their windows, and their state after the cluster barrier: store_qk_state; with G = 1 the
+ *      CTA is their only reader and stores it as it goes) and of the head's V v channels (its
+ *      own: windows and state), T tokens, into shared memory; the decays (KDA: per key row) and
+ *      beta of each token, as the other kernels compute them;
+ *   3. the T tokens of delta_bulk's math (bulk_tokens, bulk_norms) on those inputs: the copy is
+ *      waited for at the first token.
+ * Shared memory: the state tile and bulk_tail (as delta_bulk), then q, k, v [T][128] and decays
+ * [T][KDA ? 128 : 1], betas [T] in fp32. Serves what ls_conv_delta_bulk_ok (choose.c) accepts:
+ * ls_delta_bulk_ok's shapes (bf16 state only for T = 1: the tile holds the state in its dtype
+ * between tokens), G <= 8, T <= 16; the plan gives the rest to auto's kernel.
+ * Padding rows (slot < 0) leave at once: nothing read or written, o included (the conv_delta
+ * contract; delta_bulk itself writes o for them).
+ */
+#ifndef LS_CONV_DELTA_BULK_CUH
+#define LS_CONV_DELTA_BULK_CUH
+
+/* Shared bytes of the bulk kernel for the shape's state dtype, T and gate. */
+static inline size_t bulk_smem(const ls_conv_delta_params &P)
+{
+    const size_t T = (size_t)P.delta.tokens, K = (size_t)MAXK;
+    const size_t tile = P.delta.state_dtype == LS_F32 ? ls_delta::bulk_smem_bytes<float>()
+                                                      : ls_delta::bulk_smem_bytes<uint16_t>();
+    return tile + T * (3 * K + (P.kda ? K : 1) + 1) * sizeof(float);
+}
+
+/* Conv x of the first tokens loaded with each channel's window: decode 1, verify 4 (registers). */
+constexpr int bulk_conv_xt(bool one_token) { return one_token ? 1 : 4; }
+
+template <typename ST, bool KDA, bool ONE_TOKEN>
+__global__ void __launch_bounds__(LS_CONV_DELTA_BULK_THREADS, ONE_TOKEN ? 3 : 2)
+conv_delta_bulk_kernel(const ls_conv_delta_params P)
+{
+    using ls_delta::BULK_ROWS;
+    static_assert(LS_CONV_DELTA_BULK_THREADS == 32 * ls_delta::BULK_WARPS, "delta_bulk's 8 warps");
+    constexpr int K = MAXK, V = MAXK, EK = KDA ? K : 1;
+    extern __shared__ __align__(128) unsigned char smem_bulk[];
+    ST *S = reinterpret_cast<ST *>(smem_bulk);
+    ls_delta::bulk_tail &tl = *reinterpret_cast<ls_delta::bulk_tail *>(smem_bulk + K * V * sizeof(ST));
+    const ls_conv_params &c = P.conv;
+    const ls_delta_params &d = P.delta;
+    const int H = d.heads_qk, HV = d.heads_v, G = HV / H, T = ONE_TOKEN ? 1 : d.tokens;
+    const int r = blockIdx.x / H, h = blockIdx.x % H, hv = h * G + blockIdx.y;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, k0 = w * BULK_ROWS, col0 = 4 * lane;
+    const long long head = (long long)hv * K * V;
+    ls_pdl_wait();
+    ls_pdl_trigger();
+    const int slot = d.slot_idx[r];
+    if (slot < 0)
+        return; /* padding row: the whole cluster leaves (same row) */
+    if (threadIdx.x == 0)
+        ls_delta::bulk_fetch<ST>(smem_bulk, d, slot, head, &tl.bar);
+
+    float *q_s = reinterpret_cast<float *>(smem_bulk + ls_delta::bulk_smem_bytes<ST>());
+    float *k_s = q_s + T * K, *v_s = k_s + T * K, *e_s = v_s + T * V, *b_s = e_s + T * EK;
+
+    /* gate item i = (token i / EK, key row i % EK): this thread's first one loaded before the conv */
+    const int ng = T * EK;
+    const auto gate_fetch = [&](int i) { return gate_load<KDA>(d, (int64_t)r * T + i / EK, hv, i % EK); };
+    const auto gate_store = [&](int i, const gate_in &gi) {
+        e_s[i] = decay_of(gi);
+        if (i % EK == 0)
+            b_s[i / EK] = beta_of(gi);
+    };
+    gate_in g0 = {};
+    if ((int)threadIdx.x < ng)
+        g0 = gate_fetch(threadIdx.x);
+
+    /* G = 1: this CTA alone reads the key head's q/k channels, so their state is stored by the conv
+     * itself; else by rank 0 after the cluster barrier */
+    const bool solo = gridDim.y == 1;
+    conv_heads<bulk_conv_xt(ONE_TOKEN)>(c, r, slot, h, H, K, T, q_s, k_s, v_s, hv * V, V, blockIdx.y == 0, solo);
+    if (!solo)
+        store_qk_state(c, r, slot, h, H, K, T);
+    if ((int)threadIdx.x < ng)
+        gate_store(threadIdx.x, g0);
+    for (int i = threadIdx.x + blockDim.x; i < ng; i += blockDim.x)
+        gate_store(i, gate_fetch(i));
+    __syncthreads(); /* q, k, v, gates (and the copy barrier's initialisation) visible */
+
+    ls_delta::bulk_tokens(d, S, tl, lane, w, T, true, slot, head, [&](int t, ls_delta::bulk_in &in, long long &v_off) {
+        const float *qt = q_s + t * K, *kt = k_s + t * K;
+        float q4[4], k4[4];
+        lds4(qt + col0, q4);
+        lds4(kt + col0, k4);
+#pragma unroll
+        for (int i = 0; i < BULK_ROWS; i += 4) {
+            lds4(qt + k0 + i, in.qr + i);
+            lds4(kt + k0 + i, in.kr + i);
+            if (KDA)
+                lds4(e_s + t * K + k0 + i, in.e + i);
+            else
+                in.e[i] = in.e[i + 1] = in.e[i + 2] = in.e[i + 3] = e_s[t];
+        }
+        lds4(v_s + t * V + col0, in.vv);
+        in.beta = b_s[t];
+        ls_delta::bulk_norms(q4, k4, in.nq, in.nk, in.nqk);
+        v_off = (((long long)r * T + t) * HV + hv) * V + col0;
+    });
+}
+
+/* Launch the plan's bulk kernel (grid (B*H, G), cluster (1, G)); decode and (fp32 state) verify. */
+template <typename ST, bool KDA>
+static int launch_bulk(const ls_conv_delta_params *p, const ls_plan &pl, size_t smem, cudaStream_t st)
+{
+    const int G = (int)pl.grid_y;
+    if (p->delta.tokens == 1) {
+        LS_CUDA_TRY(ls_allow_smem(conv_delta_bulk_kernel<ST, KDA, true>, smem));
+        return launch_cluster(conv_delta_bulk_kernel<ST, KDA, true>, "conv_delta_bulk_kernel", pl.grid_x, G, pl.block,
+                              smem, st, pl.pdl, *p);
+    }
+    if constexpr (std::is_same<ST, float>::value) {
+        LS_CUDA_TRY(ls_allow_smem(conv_delta_bulk_kernel<ST, KDA, false>, smem));
+        return launch_cluster(conv_delta_bulk_kernel<ST, KDA, false>, "conv_delta_bulk_kernel", pl.grid_x, G,
+                              pl.block, smem, st, pl.pdl, *p);
+    } else
+        return ls_fail("cuda conv_delta: bulk kernel with a bf16 state and T=%d (decode only; the plan refuses it)",
+                       (int)p->delta.tokens);
+}
+
+#endif /* LS_CONV_DELTA_BULK_CUH */
