@@ -34,7 +34,9 @@
  * (decays, norms, kn . qn, beta) done before the token chain. Which kernel serves a launch,
  * with which CTA size, is decided by ls_choose_delta (choose.c); the knob delta.variant can
  * force the register tiles or the bulk kernel for the WIDE batches, SPLIT / SPLIT2 for every
- * batch, or HOIST for every verify batch with T <= 8.
+ * batch, HOIST for every verify batch with T <= 8, or STREAM (delta_stream.cuh: a low-register
+ * decode, 4 CTAs of 4 warps per head, 8 rows x 4 columns of state per lane) for every decode
+ * batch.
  */
 #ifndef LS_DELTA_RULE_CUH
 #define LS_DELTA_RULE_CUH
@@ -528,6 +530,7 @@ delta_rule_kernel(const ls_delta_params p)
 }
 
 #include "delta_bulk.cuh"
+#include "delta_stream.cuh"
 #include "delta_vk.cuh"
 
 /* The vector-path register tiles of layout L: the decode or the verify instantiation. */
@@ -549,6 +552,8 @@ static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_
     switch (pl.kernel) {
     case LS_K_DELTA_BULK:
         return one ? launch_bulk_k<ST, PER_ROW, true>(p, pl, st) : launch_bulk_k<ST, PER_ROW, false>(p, pl, st);
+    case LS_K_DELTA_STREAM:
+    case LS_K_DELTA_STREAM4: return launch_stream_k<ST, PER_ROW>(p, pl, st); /* decode only (the plan's condition) */
     case LS_K_DELTA_WIDE: return launch_tiles<ST, PER_ROW, WIDE>(p, pl, st);
     case LS_K_DELTA_SPLIT: return launch_tiles<ST, PER_ROW, SPLIT>(p, pl, st);
     case LS_K_DELTA_SPLIT2: return launch_tiles<ST, PER_ROW, SPLIT2>(p, pl, st);
