@@ -1,34 +1,41 @@
 /*
  * delta_stream.cuh — STREAM: a low-register decode (T = 1) of the delta rule, kv layout, vector
  * path (K = V = 128, aligned), GDN and KDA, fp32 and bf16 state. Included by delta_rule.cuh only,
- * inside namespace ls_delta, after delta_tile. Kernel delta_stream_kernel (plan name
- * delta_stream; delta.variant=stream, forced only: verify takes auto's choice).
+ * inside namespace ls_delta, after delta_tile. Kernel delta_stream_kernel<ST, PER_ROW, RL> (plan
+ * names delta_stream, RL = 8, and delta_stream4, RL = 4; delta.variant=stream / stream4, forced
+ * only: verify takes auto's choice).
  *
  * Why: decode reads and writes every state byte once, so its time is the state's DRAM traffic,
- * and that needs many loads in flight per SM. The WIDE tiles hold 64 state values per lane (122
- * registers, about 23 % occupancy on the H200); the bulk kernel waits for a whole head per CTA.
- * Here a lane holds 8 rows x 4 columns (32 state registers), all 8 loads issued before any use,
- * in CTAs small enough that 8 fit an SM (<= 64 registers): a lane's loads are few, the lanes many.
+ * and that needs loads in flight on every SM all the time. The WIDE tiles hold 64 state values
+ * per lane (122 registers, about 23 % achieved occupancy on the H200, so an SM has few warps to
+ * overlap one CTA's math and stores with another's loads); the bulk kernel waits for a whole head
+ * per CTA. Here a lane holds RL rows x 4 columns, every state load issued before any use, in CTAs
+ * small enough that many fit an SM.
  *
- * Work split: one CTA of 4 warps per (request r, value head hv, 32-column block cb): 4 CTAs per
- * head. Warp w owns key rows 32w..32w+31; lane l owns columns 32cb + 4(l & 7)..+3 (one 16-byte
- * fp32 / 8-byte bf16 access) of rows 32w + 8(l >> 3) + i, i = 0..7: each warp load instruction
- * reads 4 whole 128-byte (fp32) / 64-byte (bf16) row segments, and the lane's 8 q and 8 k values
- * are one 16-byte load each, held packed (8 registers, not 16) until used.
+ * Work split: one CTA per (request r, value head hv, 32-column block cb): 4 CTAs per head, of
+ * 128 / (4 RL) warps. Warp w owns key rows 4RL w .. 4RL w + 4RL - 1; lane l owns columns
+ * 32cb + 4(l & 7)..+3 (one 16-byte fp32 / 8-byte bf16 access) of rows 4RL w + RL(l >> 3) + i,
+ * i < RL: each warp load instruction reads 4 whole 128-byte (fp32) / 64-byte (bf16) row segments,
+ * and the lane's RL q and RL k values are one 16- (8-) byte load each, held packed (RL registers
+ * together) and unpacked where used.
  *
  * Per token (the ls_delta_params contract, fp32 math, the identities of token_out_normed):
- *   S *= decay (GDN: the head's; KDA: lane l of warp w computes row 32w + l's, shuffled to the
- *   lanes holding it); in-lane sums over the lane's 8 rows of S^T k, S^T q and of q.q, k.k, q.k
- *   (raw q, k); xor-shuffles over l >> 3 (lanes 8, 16): the warp's 32 rows; the 4 warps' sums
- *   through shared memory (one barrier), lane (lk, cg) reading warp lk's and the same shuffles
- *   adding them, (w0 + w1) + (w2 + w3) with the same bits in every lane; u = beta (v - sk rk); o = sq rq + (kn . qn) u (warp 0 stores it);
- *   S += k (u rk)^T; stores (inter step 0 when given, the state unless disabled).
+ *   S *= decay (GDN: the head's; KDA: lane l of warp w computes row 4RL w + l % 4RL's, shuffled
+ *   to the lanes holding it); in-lane sums over the lane's RL rows of S^T k, S^T q and of q.q,
+ *   k.k, q.k (raw q, k); xor-shuffles over l >> 3 (lanes 8, 16): the warp's rows; the warps' sums
+ *   through shared memory (one barrier), K-lane lk reading warps lk, lk + 4, ... and the same
+ *   shuffles adding the K-lanes: the same bits in every lane; u = beta (v - sk rk);
+ *   o = sq rq + (kn . qn) u (warp 0 stores it); S += k (u rk)^T, stored row by row (inter step 0
+ *   when given, the state unless disabled).
  * Padding rows (slot < 0): no state load (zeros), o written, no state or inter store.
  *
- * One pass with the rows in registers, not two (reduce, then re-read the rows from L1 for the
- * update): the 32 state registers fit the 64-register budget (sm_90, CUDA 13.0: see choose.h's
- * LS_DELTA_STREAM note for the measured counts), and a second read would put every row through
- * L1 twice and keep a CTA's state resident there between the passes.
+ * Registers (sm_90, CUDA 13.0, ptxas -v): RL = 8 asks for 7 CTAs of 4 warps per SM (<= 72): GDN
+ * 72 / 71, KDA 71 / 71 (bf16 / fp32 state), no spills; at 8 CTAs (<= 64) every instance but GDN
+ * bf16 spilled 8-16 bytes. RL = 4 asks for 4 CTAs of 8 warps (<= 64): GDN 64 / 64, KDA 56 / 56,
+ * no spills; at 5 KDA spilled. Beside the 4 RL state values a lane holds about 40 (addresses,
+ * q/k/v, the decay, 11 partial sums and their shuffles). One pass with the rows in registers, not
+ * two (reduce, then re-read the rows from L1 for the update): the state fits either budget, and a
+ * second pass would hold each CTA's rows in L1 between the passes and read them twice.
  */
 #ifndef LS_DELTA_STREAM_CUH
 #define LS_DELTA_STREAM_CUH

@@ -10,6 +10,8 @@
 #                             of variants-4db0dd1 lost and were removed)
 #               ab-ssu.csv    ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot
 #                             guess forced on (Mamba2 nemotron-h)
+#               ab-stream.csv delta.variant=stream, stream4 (the low-register decode; GDN, KDA, T 1,
+#                             B 1..128 and 512, beside SGLang and FlashInfer)
 #               ab-convcm.csv channel-major conv decode (qwen3-next) B 128, 512 under every conv kernel
 #             and compare-*.txt: scripts/compare.py of each variant against auto
 #   fused     ab-fused.csv: conv_delta.variant=cluster and tiles, one-kernel and back-to-back
@@ -54,6 +56,10 @@ for s in $steps; do
         --tune linstate:delta.variant=auto --tune linstate:delta.variant=split \
         --tune linstate:delta.variant=split2
       for v in split split2; do vs ab-delta delta.variant=auto delta.variant=$v $v; done
+      run ab-stream --impl linstate,sglang,flashinfer --tp 2 --family gdn,kda --draft 1 \
+        --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --batch 1,2,4,8,16,32,128,512 \
+        --tune linstate:delta.variant=auto --tune linstate:delta.variant=stream --tune linstate:delta.variant=stream4
+      for v in stream stream4; do vs ab-stream delta.variant=auto delta.variant=$v $v; done
       run ab-ssu "${P[@]}" --family mamba2_ssu --model nemotron-h-8b \
         --tune linstate:ssu.variant=auto --tune linstate:ssu.variant=rows --tune linstate:ssu.variant=rows8 \
         --tune linstate:ssu.variant=rows8,linstate:ssu.block=32 --tune linstate:ssu.variant=rows8,linstate:ssu.block=64 \
@@ -88,6 +94,8 @@ kda-verify-B1-T4|fused_recurrent_kda_fwd|py_vllm|--family kda/verify --model kim
 gdn-verify-B16-T4|delta_rule|linstate|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
 gdn-verify-B16-T4|fused_sigmoid_gating|sglang|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
 gdn-decode-B128|delta_|linstate|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
+gdn-decode-B128-stream|delta_stream|linstate|--family gdn/decode --model qwen3-next-80b-a3b --batch 128 --tune linstate:delta.variant=stream
+gdn-decode-B128-stream4|delta_stream|linstate|--family gdn/decode --model qwen3-next-80b-a3b --batch 128 --tune linstate:delta.variant=stream4
 gdn-decode-B128|gdn_decode|flashinfer|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
 fused-kda-verify-B128-T4-tiles|conv_delta|linstate|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4 --tune linstate:conv_delta.variant=tiles
 fused-kda-verify-B128-T4|fused_kda|sglang|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4
