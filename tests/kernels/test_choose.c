@@ -730,6 +730,29 @@ static void test_conv_delta(void)
     LS_CHECK(strstr(ls_last_error(), "dk=200") != NULL);
 }
 
+/* Shapes a forced kv vector-path value does not serve, at T tokens, from delta(1, T): [0] generic
+ * kv (K = 64), [1] a KDA gate off the vector path (GDN reads no per-row gate: on its path), [2]
+ * the vk layout. */
+static void off_vector_path(int T, ls_delta_params out[3])
+{
+    out[0] = delta(1, T);
+    out[0].dk = 64;
+    out[1] = delta(1, T);
+    out[1].a = (const uint16_t *)((char *)A16 + 8);
+    out[2] = delta(1, T);
+    out[2].state_layout = LS_STATE_VK;
+}
+
+/* Where the forced value `spec` does not serve p: exactly auto's plan, not kernel `forced`. */
+static void check_plan_is_auto(const ls_delta_params *p, int kda, const char *spec, ls_kernel_id forced)
+{
+    const ls_plan a = plan_delta(p, kda, ""), f = plan_delta(p, kda, spec);
+    LS_CHECK(f.kernel != forced);
+    LS_CHECK_EQ_INT(f.kernel, a.kernel);
+    LS_CHECK_EQ_INT(f.grid_x, a.grid_x);
+    LS_CHECK_EQ_INT(f.block, a.block);
+}
+
 /* HOIST (delta.variant=hoist): SPLIT's tiles and grid for verify with 2 <= T <= 8 at every batch
  * of the kv vector path; decode, T > 8, other shapes and the vk layout take auto's choice; auto
  * and every other value never take it. */
@@ -772,20 +795,10 @@ static void test_delta_hoist(void)
     unserved[0] = delta(1, 1);
     unserved[1] = delta(2, 9);
     unserved[2] = delta(8, 16);
-    unserved[3] = delta(1, 4);
-    unserved[3].dk = 64;
-    unserved[4] = delta(1, 4);
-    unserved[4].a = (const uint16_t *)((char *)A16 + 8); /* a KDA gate off the vector path */
-    unserved[5] = delta(1, 4);
-    unserved[5].state_layout = LS_STATE_VK;
+    off_vector_path(4, unserved + 3);
     for (int i = 0; i < 6; i++)
-        for (int kda = i == 4; kda < 2; kda++) { /* GDN reads no per-row gate: [4] is on its vector path */
-            const ls_plan a = plan_delta(&unserved[i], kda, ""), h = plan_delta(&unserved[i], kda, "delta.variant=hoist");
-            LS_CHECK(h.kernel != LS_K_DELTA_HOIST);
-            LS_CHECK_EQ_INT(h.kernel, a.kernel);
-            LS_CHECK_EQ_INT(h.grid_x, a.grid_x);
-            LS_CHECK_EQ_INT(h.block, a.block);
-        }
+        for (int kda = i == 4; kda < 2; kda++) /* [4]: the KDA gate */
+            check_plan_is_auto(&unserved[i], kda, "delta.variant=hoist", LS_K_DELTA_HOIST);
     LS_CHECK_EQ_INT(plan_delta(&unserved[2], 1, "delta.variant=hoist").kernel, LS_K_DELTA_SPLIT2); /* auto's, T = 16 */
 
     /* auto and every other value never take it */
@@ -854,22 +867,13 @@ static void test_delta_stream(void)
         unserved[0] = delta(1, 2);
         unserved[1] = delta(3, 4);
         unserved[2] = delta(512, 4);
-        unserved[3] = delta(1, 1);
-        unserved[3].dk = 64;
-        unserved[4] = delta(1, 1);
-        unserved[4].a = (const uint16_t *)((char *)A16 + 8);
-        unserved[5] = delta(128, 1);
-        unserved[5].state_layout = LS_STATE_VK;
+        off_vector_path(1, unserved + 3);
+        unserved[5].batch = 128; /* vk: its decode takes vk8 there */
         unserved[6] = delta(3, 1);
         unserved[6].state = (void *)((uintptr_t)A16 + 4); /* fp32 state off 16-byte alignment */
         for (int i = 0; i < 7; i++)
-            for (int kda = i == 4; kda < 2; kda++) { /* GDN reads no per-row gate: [4] is on its vector path */
-                const ls_plan a = plan_delta(&unserved[i], kda, ""), s = plan_delta(&unserved[i], kda, forced[f].spec);
-                LS_CHECK(s.kernel != LS_K_DELTA_STREAM && s.kernel != LS_K_DELTA_STREAM4);
-                LS_CHECK_EQ_INT(s.kernel, a.kernel);
-                LS_CHECK_EQ_INT(s.grid_x, a.grid_x);
-                LS_CHECK_EQ_INT(s.block, a.block);
-            }
+            for (int kda = i == 4; kda < 2; kda++) /* [4]: the KDA gate */
+                check_plan_is_auto(&unserved[i], kda, forced[f].spec, forced[f].kernel);
     }
 
     /* auto and every other value never take them */
@@ -1380,12 +1384,13 @@ static void test_describe(void)
     ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "delta_rule_hoist grid=(128,1) block=128 pdl") == 0);
     d = delta(3, 1);
-    pl = plan_delta(&d, 0, "delta.variant=stream");
-    ls_choose_describe(LS_OP_GDN, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "delta_stream grid=(192,1) block=128 pdl") == 0);
-    pl = plan_delta(&d, 1, "delta.variant=stream4,pdl=off");
-    ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "delta_stream4 grid=(192,1) block=256") == 0);
+    static const char *const streams[][2] = {{"delta.variant=stream", "delta_stream grid=(192,1) block=128 pdl"},
+                                             {"delta.variant=stream4,pdl=off", "delta_stream4 grid=(192,1) block=256"}};
+    for (int i = 0; i < 2; i++) {
+        pl = plan_delta(&d, i, streams[i][0]); /* GDN, KDA */
+        ls_choose_describe(i ? LS_OP_KDA : LS_OP_GDN, &pl, buf, sizeof buf);
+        LS_CHECK(strcmp(buf, streams[i][1]) == 0);
+    }
     ls_conv_delta_params cd = conv_delta(1, 4, 16, 1);
     LS_CHECK_EQ_INT(ls_choose(LS_OP_CONV_DELTA, &cd, NULL, &H200, &pl), 0); /* auto: the tiles */
     ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
