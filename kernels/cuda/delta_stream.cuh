@@ -22,18 +22,20 @@
  * Per token (the ls_delta_params contract, fp32 math, the identities of token_out_normed):
  *   S *= decay (GDN: the head's; KDA: lane l of warp w computes row 4RL w + l % 4RL's, shuffled
  *   to the lanes holding it); in-lane sums over the lane's RL rows of S^T k, S^T q and of q.q,
- *   k.k, q.k (raw q, k); xor-shuffles over l >> 3 (lanes 8, 16): the warp's rows; the warps' sums
- *   through shared memory (one barrier), K-lane lk reading warps lk, lk + 4, ... and the same
- *   shuffles adding the K-lanes: the same bits in every lane; u = beta (v - sk rk);
+ *   k.k, q.k (raw q, k); a reduce-scatter over the 4 K-lanes l >> 3 (shuffles 16, then 8 lanes
+ *   apart): K-lane lk holds the warp's totals of 3 of the 12 sums; those through shared memory
+ *   (one barrier), added over the warps; the reverse shuffles gather all 12 into every lane
+ *   (each total summed once: the same bits in every lane); u = beta (v - sk rk);
  *   o = sq rq + (kn . qn) u (warp 0 stores it); S += k (u rk)^T, stored row by row (inter step 0
  *   when given, the state unless disabled).
  * Padding rows (slot < 0): no state load (zeros), o written, no state or inter store.
  *
  * Registers (sm_90, CUDA 13.0, ptxas -v): RL = 8 asks for 7 CTAs of 4 warps per SM (<= 72): GDN
- * 72 / 71, KDA 71 / 71 (bf16 / fp32 state), no spills; at 8 CTAs (<= 64) every instance but GDN
- * bf16 spilled 8-16 bytes. RL = 4 asks for 4 CTAs of 8 warps (<= 64): GDN 64 / 64, KDA 56 / 56,
- * no spills; at 5 KDA spilled. Beside the 4 RL state values a lane holds about 40 (addresses,
- * q/k/v, the decay, 11 partial sums and their shuffles). One pass with the rows in registers, not
+ * 72 / 69, KDA 72 / 72 (bf16 / fp32 state), no spills; at 8 CTAs (<= 64) GDN fp32 and KDA bf16
+ * spilled 4-8 bytes. RL = 4 asks for 4 CTAs of 8 warps (<= 64): 56 in all four, no spills.
+ * Beside the 4 RL state values a lane holds about 40 (addresses, q/k/v, the decay, the 12 sums
+ * and their shuffles; all-to-all shuffles of the 12 sums, 22 before the exchange and 22 after,
+ * took about 8 more registers than the scatter / gather). One pass with the rows in registers, not
  * two (reduce, then re-read the rows from L1 for the update): the state fits either budget, and a
  * second pass would hold each CTA's rows in L1 between the passes and read them twice.
  */
@@ -69,15 +71,50 @@ static __device__ __forceinline__ float stream_bf16_at(const uint32_t *w, int i)
     return __uint_as_float(i % 2 ? w[i / 2] & 0xffff0000u : w[i / 2] << 16);
 }
 
+/* A lane's per-token sums before the cross-lane reduction: S^T k and S^T q of its 4 columns,
+ * q.q, k.k, q.k, and a zero that rounds the count to 4 x 3. */
+constexpr int STREAM_NSUM = 12;
+
+/* Reduce-scatter of the 12 sums over the 4 K-lanes (lanes 8 and 16 apart; 9 shuffles, not 22):
+ * lanes 16 apart swap halves (K-lane lk keeps sums 0..5 when lk & 2 == 0, else 6..11), lanes 8
+ * apart swap thirds of those; K-lane lk ends with the 4 lanes' totals of sums 3 lk .. 3 lk + 2. */
+static __device__ __forceinline__ void stream_scatter(const float v[STREAM_NSUM], bool lo, bool hi, float out[3])
+{
+    float x6[6];
+#pragma unroll
+    for (int j = 0; j < 6; j++)
+        x6[j] = (hi ? v[j + 6] : v[j]) + __shfl_xor_sync(0xffffffffu, hi ? v[j] : v[j + 6], 16);
+#pragma unroll
+    for (int j = 0; j < 3; j++)
+        out[j] = (lo ? x6[j + 3] : x6[j]) + __shfl_xor_sync(0xffffffffu, lo ? x6[j] : x6[j + 3], 8);
+}
+
+/* Its inverse layout: K-lane lk's 3 values (sums 3 lk ..) gathered into all 12 in every K-lane. */
+static __device__ __forceinline__ void stream_gather(const float in[3], bool lo, bool hi, float out[STREAM_NSUM])
+{
+    float g6[6];
+#pragma unroll
+    for (int j = 0; j < 3; j++) {
+        const float p = __shfl_xor_sync(0xffffffffu, in[j], 8);
+        g6[j] = lo ? p : in[j];
+        g6[j + 3] = lo ? in[j] : p;
+    }
+#pragma unroll
+    for (int j = 0; j < 6; j++) {
+        const float o = __shfl_xor_sync(0xffffffffu, g6[j], 16);
+        out[j] = hi ? o : g6[j];
+        out[j + 6] = hi ? g6[j] : o;
+    }
+}
+
 template <typename ST, bool PER_ROW, int RL>
 __global__ void __launch_bounds__(32 * stream_shape<RL>::WARPS, stream_shape<RL>::MIN_CTAS)
 delta_stream_kernel(const ls_delta_params p)
 {
     constexpr int WARPS = stream_shape<RL>::WARPS, ROWS_W = STREAM_LK * RL; /* key rows per warp */
     constexpr int K = DIM_FAST, V = DIM_FAST;
-    static_assert(WARPS * ROWS_W == DIM_FAST && WARPS % STREAM_LK == 0, "the warps cover K, whole per K-lane");
-    __shared__ __align__(16) float4 red[WARPS][STREAM_CG][2]; /* [warp][column group][sk | sq] */
-    __shared__ __align__(16) float4 nred[WARPS];              /* q.q, k.k, q.k of the warp's rows */
+    static_assert(WARPS * ROWS_W == DIM_FAST, "the warps cover K");
+    __shared__ float red[WARPS][STREAM_CG][STREAM_NSUM]; /* each warp's sums of its rows */
 
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const int cg = lane % STREAM_CG, lk = lane / STREAM_CG;
@@ -147,41 +184,29 @@ delta_stream_kernel(const ls_delta_params p)
         nqk = fmaf(qi, ki, nqk);
     }
 
-    /* ---- the warp's rows (xor-shuffles over the K-lanes), then the CTA's warps through shared
-     * memory (one barrier) */
-#pragma unroll
-    for (int c = 0; c < COLS; c++) {
-        sk[c] = sum_k_lanes<STREAM_CG>(sk[c]);
-        sq[c] = sum_k_lanes<STREAM_CG>(sq[c]);
-    }
-    nq = sum_k_lanes<STREAM_CG>(nq), nk = sum_k_lanes<STREAM_CG>(nk), nqk = sum_k_lanes<STREAM_CG>(nqk);
-    if (lk == 0) {
-        red[w][cg][0] = make_float4(sk[0], sk[1], sk[2], sk[3]);
-        red[w][cg][1] = make_float4(sq[0], sq[1], sq[2], sq[3]);
-    }
-    if (lane == 0)
-        nred[w] = make_float4(nq, nk, nqk, 0.0f);
-    __syncthreads();
-    /* lane (lk, cg) adds warps lk, lk + 4, ... (in that order) of its columns, the same shuffles
-     * add the 4 K-lanes: 4 warps (w0 + w1) + (w2 + w3), 8 ((w0 + w4) + (w1 + w5)) + ((w2 + w6) +
-     * (w3 + w7)), bit-identical in every lane (a + b == b + a), so all apply the same u. (Every
-     * lane reading every warp's sums would hold 11 registers per warp beside the state.) */
-    float SK[COLS] = {0.f, 0.f, 0.f, 0.f}, SQ[COLS] = {0.f, 0.f, 0.f, 0.f}, N[3] = {0.f, 0.f, 0.f};
-#pragma unroll
-    for (int j = lk; j < WARPS; j += STREAM_LK) {
-        const float4 a = red[j][cg][0], b = red[j][cg][1], n = nred[j];
-        SK[0] += a.x, SK[1] += a.y, SK[2] += a.z, SK[3] += a.w;
-        SQ[0] += b.x, SQ[1] += b.y, SQ[2] += b.z, SQ[3] += b.w;
-        N[0] += n.x, N[1] += n.y, N[2] += n.z;
-    }
-#pragma unroll
-    for (int c = 0; c < COLS; c++) {
-        SK[c] = sum_k_lanes<STREAM_CG>(SK[c]);
-        SQ[c] = sum_k_lanes<STREAM_CG>(SQ[c]);
+    /* ---- the warp's rows (a reduce-scatter over the K-lanes), then the CTA's warps through
+     * shared memory (one barrier), then a gather back into every K-lane */
+    const bool lo = lk & 1, hi = lk & 2;
+    float piece[3];
+    {
+        const float v[STREAM_NSUM] = {sk[0], sk[1], sk[2], sk[3], sq[0], sq[1], sq[2], sq[3], nq, nk, nqk, 0.0f};
+        stream_scatter(v, lo, hi, piece);
     }
 #pragma unroll
     for (int j = 0; j < 3; j++)
-        N[j] = sum_k_lanes<STREAM_CG>(N[j]);
+        red[w][cg][3 * lk + j] = piece[j];
+    __syncthreads();
+    /* lane (lk, cg) adds its piece over the warps in warp order; each total is summed once and
+     * copied, so every lane applies the same u */
+    piece[0] = piece[1] = piece[2] = 0.0f;
+#pragma unroll
+    for (int wj = 0; wj < WARPS; wj++)
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            piece[j] += red[wj][cg][3 * lk + j];
+    float tot[STREAM_NSUM];
+    stream_gather(piece, lo, hi, tot);
+    const float *SK = tot, *SQ = tot + COLS, *N = tot + 2 * COLS;
 
     float vv[COLS];
     ls_rec::unpack_bf16x4(vraw, vv);
