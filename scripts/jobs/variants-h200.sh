@@ -122,7 +122,7 @@ CASES
               >"$out/sanitize-$tool-$t.log" 2>&1; echo "sanitize $tool $t: exit $?" >>"$out/sanitize.txt" ) &
         done
       done
-      ctest --test-dir build -R "$tests" -j 5 --timeout "$limit" --output-on-failure >"$out/ctest.log" 2>&1 || rc=1
+      ctest --test-dir build -R "$tests" -j 7 --timeout "$limit" --output-on-failure >"$out/ctest.log" 2>&1 || rc=1
       grep -E 'Test +#|tests passed|tests failed' "$out/ctest.log" >&2
       wait
       sort "$out/sanitize.txt" >&2
