@@ -28,16 +28,13 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
                                 "conv vec2/vec8/pair/quad/wlat: guess each row's slot before the PDL wait (needs "
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
-    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2|stream|stream4",
+    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2",
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
                                "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: decode vk8 from 8 such "
                                "warps per SM, vk4 below; verify vk4). split / split2 (kv layout, K = V = 128, every "
                                "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto, verify: split "
-                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). stream / stream4 (kv "
-                               "layout, K = V = 128, decode, every batch; auto never): 4 CTAs per head of 4 warps with "
-                               "8 state rows x 4 columns per lane / 8 warps with 4 rows, few registers for many loads "
-                               "in flight per SM. A value of the other layout means auto; split(2) on other shapes, "
-                               "stream(4) on other shapes or T: auto"},
+                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). A value of the other layout "
+                               "means auto; split(2) on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
@@ -289,12 +286,8 @@ int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int m
  * delta.variant=split / split2 force the SPLIT / SPLIT2 tiles (NARROW's tiles over 4 / 2 warps
  * along K) at every batch of the vector path; auto (and a vk value) takes them for verify where
  * ls_delta_split_auto says (SPLIT for KDA only; limits and their A/B in choose.h), regs and
- * bulk never (NARROW below the WIDE batches, so regs is auto without SPLIT or bulk).
- * delta.variant=stream / stream4 force delta_stream.cuh's decode (T = 1; one
- * CTA per request, value head and 32-column block: 4 warps of 8 state rows per lane / 8 warps of
- * 4) at every batch of the vector path; verify takes auto's choice (auto never takes them: no A/B
- * yet). Generic kv shapes and the vk layout ignore split / split2 / stream(4) (their
- * auto).
+ * bulk never (NARROW below the WIDE batches, so regs is auto without SPLIT or bulk). Generic kv
+ * shapes and the vk layout ignore split / split2 (their auto).
  */
 int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, const ls_choose_dev *dev,
                     ls_plan *out)
@@ -315,21 +308,14 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
         const int v = ls_tune_get(t, LS_KNOB_DELTA_VARIANT);
         const int64_t narrow_warps = rh * (LS_DELTA_DIM_FAST / 16);
         const int64_t wide_warps = rh * (LS_DELTA_DIM_FAST / 32) * 2;
-        const int kv_auto = v != LS_DELTA_REGS && v != LS_DELTA_BULK; /* vk values, stream(4) unserved: auto */
+        const int kv_auto = v != LS_DELTA_REGS && v != LS_DELTA_BULK; /* vk values mean auto here */
         const int split = v == LS_DELTA_SPLIT    ? 4
                           : v == LS_DELTA_SPLIT2 ? 2
                           : kv_auto && p->tokens > 1
                               ? ls_delta_split_auto(narrow_warps, sms, per_row ? LS_DELTA_SPLIT_MAX_WARPS_PER_SM : 0,
                                                     LS_DELTA_SPLIT2_MIN_WARPS_PER_SM, LS_DELTA_SPLIT2_MAX_WARPS_PER_SM)
                               : 0;
-        if ((v == LS_DELTA_STREAM || v == LS_DELTA_STREAM4) && p->tokens == 1) {
-            out->kernel = v == LS_DELTA_STREAM ? LS_K_DELTA_STREAM : LS_K_DELTA_STREAM4;
-            out->block = v == LS_DELTA_STREAM ? 128 : 256;
-            if (rh > 0x7fffffffLL / LS_DELTA_STREAM_BLOCKS)
-                return ls_fail("cuda %s: batch=%d too large", op, p->batch);
-            out->grid_x = (uint32_t)(rh * LS_DELTA_STREAM_BLOCKS);
-            return 0;
-        } else if (split) {
+        if (split) {
             out->kernel = split == 4 ? LS_K_DELTA_SPLIT : LS_K_DELTA_SPLIT2;
             rc = pick_cta(narrow_warps * split, split, sms, out);
         } else if (wide_warps >= 8LL * sms) {
@@ -623,8 +609,6 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_CONV_DELTA_TILES] = "conv_delta_tiles",
         [LS_K_CONV_DELTA_TILES_GENERIC] = "conv_delta_tiles_generic",
         [LS_K_CONV_DELTA_BULK] = "conv_delta_bulk",
-        [LS_K_DELTA_STREAM] = "delta_stream",
-        [LS_K_DELTA_STREAM4] = "delta_stream4",
     };
     return (unsigned)k < LS_K_COUNT ? names[k] : "?";
 }

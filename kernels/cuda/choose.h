@@ -41,8 +41,7 @@ enum { LS_PDL_ON = 0, LS_PDL_OFF };
 enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD, LS_CONV_WLAT };
 enum { LS_CPF_AUTO = 0, LS_CPF_ON, LS_CPF_OFF }; /* conv.prefetch */
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
-enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2,
-       LS_DELTA_STREAM, LS_DELTA_STREAM4 };
+enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2 };
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS, LS_SSU_ROWS8 };
 enum { LS_SBLK_AUTO = 0, LS_SBLK_32, LS_SBLK_64, LS_SBLK_128 }; /* ssu.block: threads per CTA */
@@ -90,8 +89,6 @@ typedef enum ls_kernel_id {
     LS_K_CONV_DELTA_TILES,/* conv_delta_tiles_kernel, vector path: NARROW tiles (1 warp per 16 columns) */
     LS_K_CONV_DELTA_TILES_GENERIC, /* conv_delta_tiles_kernel, generic (any K <= 128, V) */
     LS_K_CONV_DELTA_BULK, /* conv_delta_bulk_kernel: one CTA per (row, value head), the conv as delta_bulk's prologue */
-    LS_K_DELTA_STREAM,    /* delta_stream_kernel: decode, 4 warps per (row, head, 32 columns), 8 rows per lane */
-    LS_K_DELTA_STREAM4,   /* delta_stream_kernel: decode, 8 warps per (row, head, 32 columns), 4 rows per lane */
     LS_K_COUNT
 } ls_kernel_id;
 
@@ -158,11 +155,6 @@ typedef struct ls_choose_dev {
 #define LS_DELTA_SPLIT_MAX_WARPS_PER_SM 3
 #define LS_DELTA_SPLIT2_MIN_WARPS_PER_SM 6
 #define LS_DELTA_SPLIT2_MAX_WARPS_PER_SM 24
-/* delta.variant=stream / stream4 (forced only, no A/B yet): delta_stream.cuh's decode (T = 1) on
- * the kv vector path, one CTA per (request, value head, block of 128 / this many value columns):
- * 4 warps of 8 state rows per lane (stream) or 8 warps of 4 (stream4); verify takes auto's
- * choice. */
-#define LS_DELTA_STREAM_BLOCKS 4
 /* conv_delta (both kernels): a cluster of at most this many CTAs per (row, key head). auto takes
  * the tiles kernel wherever its vector path serves (ls_conv_delta_tiles_ok, K = V = 128 aligned),
  * the cluster kernel otherwise: H200 A/B (results/h200/variants-ebc4333/ab-fused.csv, graph

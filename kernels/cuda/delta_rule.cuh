@@ -29,12 +29,10 @@
  * any V: scalar predicated accesses).
  *
  * Large batches take the head-per-CTA bulk-copy kernel instead (delta_bulk.cuh); the vk state
- * layout ([V, K] per head) takes its own kernel (delta_vk.cuh). Which kernel serves a launch,
- * with which CTA size, is decided by ls_choose_delta (choose.c); the knob delta.variant can
- * force the register tiles or the bulk kernel for the WIDE batches, SPLIT / SPLIT2 for every
- * batch, or STREAM (delta_stream.cuh: a low-register
- * decode, 4 CTAs of 4 warps per head, 8 rows x 4 columns of state per lane) for every decode
- * batch.
+ * layout ([V, K] per head) takes its own kernel (delta_vk.cuh). Which kernel
+ * serves a launch, with which CTA size, is decided by ls_choose_delta (choose.c); the knob
+ * delta.variant can force the register tiles or the bulk kernel for the WIDE batches, or SPLIT /
+ * SPLIT2 for every batch.
  */
 #ifndef LS_DELTA_RULE_CUH
 #define LS_DELTA_RULE_CUH
@@ -235,114 +233,34 @@ constexpr int min_ctas(int layout, bool fast, bool one_token)
 /* Partial sums a lane contributes per token before the cross-warp combine (WIDE, SPLIT(2)). */
 constexpr int NSUM = 3 + 2 * COLS; /* qq, kk, qk, sk[4], sq[4] */
 
-/* One key row's part of S^T k and S^T q: row s of the (decayed) state, its raw q and k. */
-__device__ __forceinline__ void add_state_sums(float sk[COLS], float sq[COLS], const float s[COLS], float q, float k)
-{
-#pragma unroll
-    for (int c = 0; c < COLS; c++) {
-        sk[c] = fmaf(s[c], k, sk[c]);
-        sq[c] = fmaf(s[c], q, sq[c]);
-    }
-}
-
 /* One key row's part of a token's partial sums: row s of the (decayed) state, its raw q and k. */
 __device__ __forceinline__ void add_row_sums(float sum[NSUM], const float s[COLS], float q, float k)
 {
     sum[0] = fmaf(q, q, sum[0]);
     sum[1] = fmaf(k, k, sum[1]);
     sum[2] = fmaf(q, k, sum[2]);
-    add_state_sums(sum + 3, sum + 3 + COLS, s, q, k);
-}
-
-/* A token's outputs from its S^T k, S^T q reduced over K (raw q, k) and its norms, rq = scale /
- * |q|, rk = 1 / |k|, kq = kn . qn: the lane's o columns, (S + kn u^T)^T qn with u = beta (v -
- * S^T kn), and uk = u / |k|, so that the state update S += kn u^T is S += k uk^T on the raw k
- * rows. */
-__device__ __forceinline__ void token_out_normed(const float sk[COLS], const float sq[COLS], float rq, float rk,
-                                                 float kq, float beta, const float vv[COLS], float o[COLS],
-                                                 float uk[COLS])
-{
 #pragma unroll
     for (int c = 0; c < COLS; c++) {
-        const float u = beta * (vv[c] - sk[c] * rk);
-        o[c] = fmaf(kq, u, sq[c] * rq); /* (S + kn u^T)^T qn */
-        uk[c] = u * rk;                 /* S += kn u^T == k (rk u)^T */
+        sum[3 + c] = fmaf(s[c], k, sum[3 + c]);
+        sum[3 + COLS + c] = fmaf(s[c], q, sum[3 + COLS + c]);
     }
 }
 
-/* The same from a token's NSUM sums (the norms taken here). */
+/* A token's outputs from its sums reduced over K (raw q, k: the norms applied here): the lane's
+ * o columns, (S + kn u^T)^T qn with u = beta (v - S^T kn), and uk = u / |k|, so that the state
+ * update S += kn u^T is S += k uk^T on the raw k rows. */
 __device__ __forceinline__ void token_out(const float sum[NSUM], float beta, float scale, const float vv[COLS],
                                           float o[COLS], float uk[COLS])
 {
     const float rq = rsqrtf(sum[0] + 1e-6f) * scale;
     const float rk = rsqrtf(sum[1] + 1e-6f);
-    token_out_normed(sum + 3, sum + 3 + COLS, rq, rk, sum[2] * rq * rk /* kn . qn */, beta, vv, o, uk);
-}
-
-/*
- * WIDE, SPLIT(2): combine the KW warps' parts of K of N sums through shared memory;
- * every warp of the tile gets the bit-identical total (KW 2: a0 + a1 == a1 + a0; KW 4:
- * (a0 + a1) + (a2 + a3) read back in warp order), so all apply the same u. buf: this token's
- * half of a buffer double-buffered by token parity: a buffer is rewritten at token t + 2 only
- * after every warp of the tile passed barrier t + 1, i.e. read its token-t entries. The tile's
- * warps are warps g..g+KW-1 of the CTA; lanes with lk == 0 write their lv's sums.
- */
-template <int KW, int LV, int N>
-__device__ __forceinline__ void combine_warps(float sum[N], float (*buf)[LV][N], int warp, int lv, int lk)
-{
-    static_assert(KW == 2 || KW == 4, "the exchange pairs warps or adds four in a tree");
-    static_assert(MAX_WARPS_PER_CTA % KW == 0, "a CTA holds whole tiles");
-    if (lk == 0)
+    const float kq = sum[2] * rq * rk; /* kn . qn */
 #pragma unroll
-        for (int j = 0; j < N; j++)
-            buf[warp][lv][j] = sum[j];
-    asm volatile("bar.sync %0, %1;" ::"r"(1 + warp / KW), "r"(32 * KW) : "memory");
-    if constexpr (KW == 2) {
-#pragma unroll
-        for (int j = 0; j < N; j++)
-            sum[j] += buf[warp ^ 1][lv][j];
-    } else {
-        const int g = warp & ~(KW - 1);
-#pragma unroll
-        for (int j = 0; j < N; j++)
-            sum[j] = (buf[g][lv][j] + buf[g + 1][lv][j]) + (buf[g + 2][lv][j] + buf[g + 3][lv][j]);
+    for (int c = 0; c < COLS; c++) {
+        const float u = beta * (vv[c] - sum[3 + c] * rk);
+        o[c] = fmaf(kq, u, sum[3 + COLS + c] * rq); /* (S + kn u^T)^T qn */
+        uk[c] = u * rk;                             /* S += kn u^T == k (rk u)^T */
     }
-}
-
-/* The state update of a lane's rows, S += k uk^T (raw k, uk from token_out). */
-template <int RK>
-__device__ __forceinline__ void add_rank1(float S[RK][COLS], const float kv[RK], const float uk[COLS])
-{
-#pragma unroll
-    for (int i = 0; i < RK; i++)
-#pragma unroll
-        for (int c = 0; c < COLS; c++)
-            S[i][c] = fmaf(kv[i], uk[c], S[i][c]);
-}
-
-/* A lane's RK rows x 4 columns of one head's [K, V] state block (src; null for a padding row):
- * rows k0.., columns col0..; zero where src is null, for rows >= K and masked columns. */
-template <bool FAST, int RK, typename ST>
-__device__ __forceinline__ void load_rows(const ST *src, int k0, int col0, int K, int V, float S[RK][COLS])
-{
-#pragma unroll
-    for (int i = 0; i < RK; i++) {
-        const int k = k0 + i;
-        if (src && (FAST || k < K))
-            ls_rec::load4<FAST>(src + (long long)k * V + col0, V - col0, S[i]);
-        else
-            S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
-    }
-}
-
-/* Their store into a head's [K, V] block (dst): rows >= K and masked columns are not written. */
-template <bool FAST, int RK, typename ST>
-__device__ __forceinline__ void store_rows(ST *dst, int k0, int col0, int K, int V, const float S[RK][COLS])
-{
-#pragma unroll
-    for (int i = 0; i < RK; i++)
-        if (FAST || k0 + i < K)
-            ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
 }
 
 /*
@@ -375,8 +293,15 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
 
     /* ---- state tile: issue every load first (zero for padding rows and masked entries) */
     float S[RK][COLS];
-    load_rows<FAST, RK>(slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr, k0, col0, K,
-                        V, S);
+    const ST *src = slot >= 0 ? (const ST *)p.state + slot * p.state_stride_slot + head : nullptr;
+#pragma unroll
+    for (int i = 0; i < RK; i++) {
+        const int k = k0 + i;
+        if (src && (FAST || k < K))
+            ls_rec::load4<FAST>(src + (long long)k * V + col0, V - col0, S[i]);
+        else
+            S[i][0] = S[i][1] = S[i][2] = S[i][3] = 0.0f;
+    }
 
     /* verify: pull every later token's activations into L2 now, under the state loads */
     if (!ONE_TOKEN)
@@ -474,22 +399,58 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
 #pragma unroll
         for (int j = 0; j < NSUM; j++)
             sum[j] = sum_k_lanes<LV>(sum[j]);
-        if constexpr (KW > 1) /* WIDE, SPLIT(2): the KW warps' parts of K */
-            combine_warps<KW, LV, NSUM>(sum, xchg[t & 1], warp, lv, lk);
+        if constexpr (KW > 1) { /* WIDE, SPLIT(2): combine the KW warps' parts of K through shared memory;
+                       * every warp of the tile gets the bit-identical total (KW 2: a0 + a1 == a1 + a0;
+                       * SPLIT: (a0 + a1) + (a2 + a3) read back in warp order), so all apply the
+                       * same u. Double-buffered by token parity: a buffer is rewritten at token
+                       * t + 2 only after every warp of the tile passed barrier t + 1, i.e. read
+                       * its token-t entries. The tile's warps are warps g..g+KW-1 of the CTA. */
+            static_assert(KW == 2 || KW == 4, "the exchange pairs warps or adds four in a tree");
+            static_assert(MAX_WARPS_PER_CTA % KW == 0, "a CTA holds whole tiles");
+            float(*buf)[LV][NSUM] = xchg[KW > 1 ? (t & 1) : 0];
+            if (lk == 0)
+#pragma unroll
+                for (int j = 0; j < NSUM; j++)
+                    buf[warp][lv][j] = sum[j];
+            asm volatile("bar.sync %0, %1;" ::"r"(1 + warp / KW), "r"(32 * KW) : "memory");
+            if constexpr (KW == 2) {
+#pragma unroll
+                for (int j = 0; j < NSUM; j++)
+                    sum[j] += buf[warp ^ 1][lv][j];
+            } else {
+                const int g = warp & ~(KW - 1);
+#pragma unroll
+                for (int j = 0; j < NSUM; j++)
+                    sum[j] = (buf[g][lv][j] + buf[g + 1][lv][j]) + (buf[g + 2][lv][j] + buf[g + 3][lv][j]);
+            }
+        }
         float uk[COLS], o[COLS];
         token_out(sum, beta, p.scale, vv, o, uk);
-        add_rank1<RK>(S, kv, uk);
+#pragma unroll
+        for (int i = 0; i < RK; i++)
+#pragma unroll
+            for (int c = 0; c < COLS; c++)
+                S[i][c] = fmaf(kv[i], uk[c], S[i][c]);
 
         if (lk == 0 && kw == 0)
             ls_rec::store4<FAST>(p.o + v_off, V - col0, o);
 
-        if (p.inter && slot >= 0)
-            store_rows<FAST, RK>((ST *)p.inter + slot * p.inter_stride_slot + (long long)t * HV * K * V + head, k0,
-                                 col0, K, V, S);
+        if (p.inter && slot >= 0) {
+            ST *dst = (ST *)p.inter + slot * p.inter_stride_slot + (long long)t * HV * K * V + head;
+#pragma unroll
+            for (int i = 0; i < RK; i++)
+                if (FAST || k0 + i < K)
+                    ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+        }
     }
 
-    if (!p.disable_state_update && slot >= 0)
-        store_rows<FAST, RK>((ST *)p.state + slot * p.state_stride_slot + head, k0, col0, K, V, S);
+    if (!p.disable_state_update && slot >= 0) {
+        ST *dst = (ST *)p.state + slot * p.state_stride_slot + head;
+#pragma unroll
+        for (int i = 0; i < RK; i++)
+            if (FAST || k0 + i < K)
+                ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+    }
 }
 
 /*
@@ -520,7 +481,6 @@ delta_rule_kernel(const ls_delta_params p)
 }
 
 #include "delta_bulk.cuh"
-#include "delta_stream.cuh"
 #include "delta_vk.cuh"
 
 /* The vector-path register tiles of layout L: the decode or the verify instantiation. */
@@ -542,8 +502,6 @@ static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_
     switch (pl.kernel) {
     case LS_K_DELTA_BULK:
         return one ? launch_bulk_k<ST, PER_ROW, true>(p, pl, st) : launch_bulk_k<ST, PER_ROW, false>(p, pl, st);
-    case LS_K_DELTA_STREAM:
-    case LS_K_DELTA_STREAM4: return launch_stream_k<ST, PER_ROW>(p, pl, st); /* decode only (the plan's condition) */
     case LS_K_DELTA_WIDE: return launch_tiles<ST, PER_ROW, WIDE>(p, pl, st);
     case LS_K_DELTA_SPLIT: return launch_tiles<ST, PER_ROW, SPLIT>(p, pl, st);
     case LS_K_DELTA_SPLIT2: return launch_tiles<ST, PER_ROW, SPLIT2>(p, pl, st);

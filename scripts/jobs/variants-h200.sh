@@ -9,7 +9,7 @@
 #             compare-*.txt: scripts/compare.py of each variant against auto
 #   abdelta   ab-delta.csv: delta.variant=split, split2 (GDN qwen3-next, KDA kimi-linear; col8 /
 #             col4 of variants-4db0dd1 and hoist of variants-8cd532a lost and were removed)
-#   abstream  ab-stream.csv: delta.variant=stream, stream4 (decode only) against auto, GDN and KDA decode
+#   abstream  ab-stream.csv: delta.variant=stream (decode only) against auto, GDN and KDA decode
 #             B 1, 8, 32, 128, 256, 512, beside sglang, py_vllm and flashinfer (their vk layout;
 #             linstate on kv and vk)
 #   abssu     ab-ssu.csv: ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot guess
@@ -61,8 +61,8 @@ for s in $steps; do
     abstream)
       run ab-stream --impl linstate,sglang,py_vllm,flashinfer --tp 2 --family gdn/decode,kda/decode \
         --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --batch 1,8,32,128,256,512 --state-layout kv,vk \
-        --tune linstate:delta.variant=auto --tune linstate:delta.variant=stream --tune linstate:delta.variant=stream4
-      for v in stream stream4; do vs ab-stream delta.variant=auto delta.variant=$v $v; done ;;
+        --tune linstate:delta.variant=auto --tune linstate:delta.variant=stream
+      vs ab-stream delta.variant=auto delta.variant=stream stream ;;
     abssu)
       run ab-ssu "${P[@]}" --family mamba2_ssu --model nemotron-h-8b \
         --tune linstate:ssu.variant=auto --tune linstate:ssu.variant=rows --tune linstate:ssu.variant=rows8 \
@@ -100,8 +100,6 @@ kda-verify-B1-T4|fused_recurrent_kda_fwd|py_vllm|--family kda/verify --model kim
 gdn-verify-B16-T4|delta_rule|linstate|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
 gdn-verify-B16-T4|fused_sigmoid_gating|sglang|--family gdn/verify --model qwen3-next-80b-a3b --batch 16 --draft 4
 gdn-decode-B128|delta_|linstate|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
-gdn-decode-B128-stream|delta_stream|linstate|--family gdn/decode --model qwen3-next-80b-a3b --batch 128 --tune linstate:delta.variant=stream
-gdn-decode-B128-stream4|delta_stream|linstate|--family gdn/decode --model qwen3-next-80b-a3b --batch 128 --tune linstate:delta.variant=stream4
 gdn-decode-B128|gdn_decode|flashinfer|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
 fused-kda-verify-B128-T4-tiles|conv_delta|linstate|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4 --tune linstate:conv_delta.variant=tiles
 fused-kda-verify-B128-T4|fused_kda|sglang|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4

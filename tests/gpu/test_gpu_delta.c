@@ -31,11 +31,7 @@
  * delta.variant=split (kv; the SPLIT tiles at every batch of the vector path, the generic kernel
  * for the odd shapes) runs those and, for kv, the B <= 3 part of the matrix above (every T,
  * dtype and tp; quick-trimmed alike); split2 (its 2-warp twin, meant for somewhat larger
- * batches) the large-batch cases only; stream and stream4 (kv; the low-register decode of
- * delta_stream.cuh, T = 1 only) as split but only the preset cases with T = 1 (B = 1, 3, 12, 64,
- * 257 with padding rows from B = 3, GDN and KDA, both dtypes, tp 1, 2 and 8; the odd shapes take
- * the auto choice), and also decode with an inter buffer and / or disable_state_update
- * (run_decode_extras); the default tuning, last, runs everything above (vk:
+ * batches) the large-batch cases only; the default tuning, last, runs everything above (vk:
  * vk4 up to B = 4, vk8 above, generic for the odd shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
  * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
  * value is rejected, naming it, is a host test: tests/kernels/test_choose.c.) Every case gives the
@@ -64,7 +60,6 @@ typedef struct dcase {
 } dcase;
 
 static double g_worst_state_ratio, g_worst_o_ratio;
-static int g_decode_only; /* preset cases: T = 1 only (a decode-only tuning: verify would be auto's) */
 
 static void run_case(const ls_runtime *be, const dcase *c, uint64_t seed)
 {
@@ -160,8 +155,6 @@ static void run_case(const ls_runtime *be, const dcase *c, uint64_t seed)
 static void preset_case(const ls_runtime *be, const ls_model *m, int tp, int B, int T, ls_dtype sdt,
                         int gap, ls_state_layout lay, uint64_t *seed)
 {
-    if (g_decode_only && T != 1)
-        return;
     ls_shape s;
     LS_REQUIRE(ls_shape_from_model(m, tp, &s) == 0);
     dcase c = {.per_channel = m->mechanism == LS_MECH_KDA, .name = m->name, .tp = tp,
@@ -263,30 +256,6 @@ static void run_large(const ls_runtime *be, int quick, uint64_t seed, ls_state_l
     }
 }
 
-/*
- * Decode (T = 1) with the contract's optional parts the matrix leaves out: an inter buffer (step 0
- * written) and disable_state_update (the state left as it was), apart and together; every
- * GDN/KDA preset at tp 2, both dtypes, B = 1 and 5 (one padding row or more at B = 5). Run for
- * the decode-only tunings (stream, stream4), whose kernel has its own store path.
- */
-static void run_decode_extras(const ls_runtime *be, uint64_t seed, ls_state_layout lay)
-{
-    for (int mi = 0; mi < ls_model_count(); mi++) {
-        const ls_model *m = ls_model_at(mi);
-        if (m->mechanism != LS_MECH_GDN && m->mechanism != LS_MECH_KDA)
-            continue;
-        ls_shape sh;
-        LS_REQUIRE(ls_shape_from_model(m, 2, &sh) == 0);
-        for (int i = 0; i < 6; i++) {
-            dcase c = {.per_channel = m->mechanism == LS_MECH_KDA, .name = m->name, .tp = 2, .H = sh.heads_qk,
-                       .HV = sh.heads_v, .K = sh.dk, .V = sh.dv, .B = i % 2 ? 5 : 1, .T = 1,
-                       .sdt = i / 3 ? LS_BF16 : LS_F32, .disable = i % 3 != 0, .use_inter = i % 3 != 1,
-                       .gap = i % 2, .lay = lay};
-            run_case(be, &c, ls_test_rand_u64(&seed));
-        }
-    }
-}
-
 /* The parts of the run, three binaries of this file (CMake: test_gpu_delta = the default tuning,
  * test_gpu_delta_forced / test_gpu_delta_forced2 = the two halves of the forced kernels' list), so
  * that ctest -j runs them side by side within its timeout; a build without LS_DELTA_TEST_PART runs
@@ -300,31 +269,25 @@ int main(void)
     const ls_runtime *be = gt_init();
     const int quick = gt_quick();
     const uint64_t seed = 0x5eedde17a0001ull;
-    /* the forced kernels of the large batches, PDL off, per layout; split and stream(4)
-     * (every batch of the kv vector path): the small batches too */
+    /* the forced kernels of the large batches, PDL off, per layout; split (every batch of the kv
+     * vector path, made for the small ones): the small batches too */
     static const struct {
         ls_state_layout lay;
         const char *tuning;
         int small; /* also the small batches of run_full */
-        int decode; /* a decode-only tuning: its preset cases with T = 1 only, and run_decode_extras */
-    } forced[] = {{LS_STATE_KV, "delta.variant=regs", 0, 0},   {LS_STATE_KV, "delta.variant=bulk", 0, 0},
-                  {LS_STATE_KV, "pdl=off", 0, 0},              {LS_STATE_VK, "delta.variant=vk4", 0, 0},
-                  {LS_STATE_VK, "delta.variant=vk8", 0, 0},    {LS_STATE_VK, "pdl=off", 0, 0},
-                  {LS_STATE_KV, "delta.variant=split", 1, 0},  {LS_STATE_KV, "delta.variant=split2", 0, 0},
-                  {LS_STATE_KV, "delta.variant=stream", 1, 1}, {LS_STATE_KV, "delta.variant=stream4", 1, 1}};
+    } forced[] = {{LS_STATE_KV, "delta.variant=regs", 0}, {LS_STATE_KV, "delta.variant=bulk", 0},
+                  {LS_STATE_KV, "pdl=off", 0},            {LS_STATE_VK, "delta.variant=vk4", 0},
+                  {LS_STATE_VK, "delta.variant=vk8", 0},  {LS_STATE_VK, "pdl=off", 0},
+                  {LS_STATE_KV, "delta.variant=split", 1}, {LS_STATE_KV, "delta.variant=split2", 0}};
     /* part 2 runs the first half of the list, part 3 the second (test_gpu_delta_forced, _forced2) */
     const size_t nf = sizeof forced / sizeof *forced, half = (nf + 1) / 2;
     const size_t f0 = LS_DELTA_TEST_PART == 3 ? half : 0, f1 = LS_DELTA_TEST_PART == 2 ? half : nf;
     for (size_t i = f0; LS_DELTA_TEST_PART != 1 && i < f1; i++) {
         gt_set_tuning(forced[i].tuning);
         const uint64_t s = seed + 1 + (uint64_t)i; /* a different draw per tuning */
-        g_decode_only = forced[i].decode;
         if (forced[i].small)
             run_full(be, quick, 1, s + 100, forced[i].lay);
         run_large(be, quick, s, forced[i].lay);
-        if (forced[i].decode)
-            run_decode_extras(be, s + 200, forced[i].lay);
-        g_decode_only = 0;
         printf("%s %s: worst error / tolerance: state %.3g, o %.3g\n", ls_state_layout_name(forced[i].lay),
                forced[i].tuning, g_worst_state_ratio, g_worst_o_ratio);
     }

@@ -802,109 +802,6 @@ static void test_conv_delta_bulk(void)
     LS_CHECK(strcmp(buf, "conv_delta_bulk grid=(16,2) block=256 pdl cluster=2") == 0);
 }
 
-/* Shapes a forced kv vector-path value does not serve, at T tokens, from delta(1, T): [0] generic
- * kv (K = 64), [1] a KDA gate off the vector path (GDN reads no per-row gate: on its path), [2]
- * the vk layout. */
-static void off_vector_path(int T, ls_delta_params out[3])
-{
-    out[0] = delta(1, T);
-    out[0].dk = 64;
-    out[1] = delta(1, T);
-    out[1].a = (const uint16_t *)((char *)A16 + 8);
-    out[2] = delta(1, T);
-    out[2].state_layout = LS_STATE_VK;
-}
-
-/* Where the forced value `spec` does not serve p: exactly auto's plan, not kernel `forced`. */
-static void check_plan_is_auto(const ls_delta_params *p, int kda, const char *spec, ls_kernel_id forced)
-{
-    const ls_plan a = plan_delta(p, kda, ""), f = plan_delta(p, kda, spec);
-    LS_CHECK(f.kernel != forced);
-    LS_CHECK_EQ_INT(f.kernel, a.kernel);
-    LS_CHECK_EQ_INT(f.grid_x, a.grid_x);
-    LS_CHECK_EQ_INT(f.block, a.block);
-}
-
-/* STREAM (delta.variant=stream / stream4): delta_stream.cuh's decode on the kv vector path at every
- * batch, one CTA per (row, value head, 32-column block): 4 per head, of 4 warps (stream) or 8
- * (stream4); verify, other shapes and the vk layout take auto's choice; auto and every other value
- * never take them. */
-static void test_delta_stream(void)
-{
-    LS_CHECK_EQ_INT(LS_DELTA_STREAM, 7); /* appended: the older values keep their indices */
-    LS_CHECK_EQ_INT(LS_DELTA_STREAM4, 8);
-    LS_CHECK_EQ_INT(tune("delta.variant=stream").v[LS_KNOB_DELTA_VARIANT], LS_DELTA_STREAM);
-    LS_CHECK_EQ_INT(tune("delta.variant=stream4").v[LS_KNOB_DELTA_VARIANT], LS_DELTA_STREAM4);
-    LS_CHECK(strcmp(ls_kernel_name(LS_K_DELTA_STREAM), "delta_stream") == 0);
-    LS_CHECK(strcmp(ls_kernel_name(LS_K_DELTA_STREAM4), "delta_stream4") == 0);
-    LS_CHECK_EQ_INT(LS_DELTA_STREAM_BLOCKS, 4); /* the kernel's 32-column CTAs (delta_stream.cuh) */
-
-    static const struct {
-        const char *spec;
-        ls_kernel_id kernel;
-        int block;
-    } forced[] = {{"delta.variant=stream", LS_K_DELTA_STREAM, 128}, {"delta.variant=stream4", LS_K_DELTA_STREAM4, 256}};
-    for (int f = 0; f < 2; f++) {
-        /* decode: B = 1, odd, the WIDE and bulk batches; GDN and KDA; both state dtypes; PDL on / off */
-        static const int Bs[] = {1, 3, 64, 257, 512};
-        for (size_t bi = 0; bi < sizeof Bs / sizeof *Bs; bi++)
-            for (int kda = 0; kda < 2; kda++)
-                for (int bf = 0; bf < 2; bf++) {
-                    ls_delta_params p = delta(Bs[bi], 1);
-                    p.state_dtype = bf ? LS_BF16 : LS_F32;
-                    char spec[64];
-                    snprintf(spec, sizeof spec, "%s%s", forced[f].spec, bf ? ",pdl=off" : "");
-                    const ls_plan pl = plan_delta(&p, kda, spec);
-                    LS_CHECK_EQ_INT(pl.kernel, forced[f].kernel);
-                    LS_CHECK_EQ_INT(pl.block, forced[f].block);
-                    LS_CHECK_EQ_INT(pl.grid_x, Bs[bi] * 16 * 4);
-                    LS_CHECK_EQ_INT(pl.pdl, !bf);
-                }
-        /* decode with inter and without the state write: still served (the kernel writes step 0) */
-        ls_delta_params p = delta(5, 1);
-        p.inter = A16, p.inter_stride_slot = 16 * 128 * 128, p.disable_state_update = 1;
-        LS_CHECK_EQ_INT(plan_delta(&p, 1, forced[f].spec).kernel, forced[f].kernel);
-        /* a grid past 2^31 - 1 CTAs is refused, naming the batch (B HV 4 = 2^31 here) */
-        p = delta(1 << 25, 1);
-        ls_tuning t = tune(forced[f].spec);
-        ls_plan pl;
-        LS_CHECK(ls_choose_delta(&p, 0, &t, &H200, &pl) != 0);
-        LS_CHECK(strstr(ls_last_error(), "batch=33554432") != NULL);
-        p = delta((1 << 25) - 1, 1); /* 2^31 - 64 CTAs: fits */
-        LS_CHECK_EQ_INT(plan_delta(&p, 0, forced[f].spec).grid_x, 0x7fffffc0u);
-
-        /* where it does not serve: exactly auto's plan (verify T = 2, 4 at small and large B, generic
-         * kv, a KDA gate off the vector path, vk) */
-        ls_delta_params unserved[7];
-        unserved[0] = delta(1, 2);
-        unserved[1] = delta(3, 4);
-        unserved[2] = delta(512, 4);
-        off_vector_path(1, unserved + 3);
-        unserved[5].batch = 128; /* vk: its decode takes vk8 there */
-        unserved[6] = delta(3, 1);
-        unserved[6].state = (void *)((uintptr_t)A16 + 4); /* fp32 state off 16-byte alignment */
-        for (int i = 0; i < 7; i++)
-            for (int kda = i == 4; kda < 2; kda++) /* [4]: the KDA gate */
-                check_plan_is_auto(&unserved[i], kda, forced[f].spec, forced[f].kernel);
-    }
-
-    /* auto and every other value never take them */
-    static const char *const others[] = {"",
-                                         "delta.variant=regs",
-                                         "delta.variant=bulk",
-                                         "delta.variant=split",
-                                         "delta.variant=split2",
-                                         "delta.variant=vk8"};
-    for (int b = 1; b <= 1024; b *= 2)
-        for (int tk = 1; tk <= 4; tk *= 2)
-            for (int kda = 0; kda < 2; kda++)
-                for (size_t o = 0; o < sizeof others / sizeof *others; o++) {
-                    ls_delta_params p = delta(b, tk);
-                    const ls_kernel_id k = plan_delta(&p, kda, others[o]).kernel;
-                    LS_CHECK(k != LS_K_DELTA_STREAM && k != LS_K_DELTA_STREAM4);
-                }
-}
-
 /* ------------------------------------------------------------------ SSU */
 
 /* Nemotron-H-8B-like SSU at tp 2: nheads 64, head_dim 64, dstate 128, 4 groups, fp32 state. */
@@ -1391,14 +1288,6 @@ static void test_describe(void)
     pl = plan_delta(&d, 1, "delta.variant=split");
     ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
     LS_CHECK(strcmp(buf, "delta_rule_split grid=(128,1) block=128 pdl") == 0);
-    d = delta(3, 1);
-    static const char *const streams[][2] = {{"delta.variant=stream", "delta_stream grid=(192,1) block=128 pdl"},
-                                             {"delta.variant=stream4,pdl=off", "delta_stream4 grid=(192,1) block=256"}};
-    for (int i = 0; i < 2; i++) {
-        pl = plan_delta(&d, i, streams[i][0]); /* GDN, KDA */
-        ls_choose_describe(i ? LS_OP_KDA : LS_OP_GDN, &pl, buf, sizeof buf);
-        LS_CHECK(strcmp(buf, streams[i][1]) == 0);
-    }
     ls_conv_delta_params cd = conv_delta(1, 4, 16, 1);
     LS_CHECK_EQ_INT(ls_choose(LS_OP_CONV_DELTA, &cd, NULL, &H200, &pl), 0); /* auto: the tiles */
     ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
@@ -1439,7 +1328,6 @@ int main(void)
     test_conv_wlat();
     test_delta();
     test_delta_split();
-    test_delta_stream();
     test_conv_delta();
     test_conv_delta_bulk();
     test_ssu();
