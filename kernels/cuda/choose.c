@@ -55,7 +55,8 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                                     "cluster); bulk = one CTA per (row, value head): the head's state pulled by bulk "
                                     "copies while the CTA runs the conv, then delta_bulk's math (where the bulk GDN/KDA "
                                     "kernel serves: K = V = 128 aligned, bf16 state decode only; G <= 8, T <= 16; else "
-                                    "auto) (auto: tiles on its vector path, K = V = 128 aligned; cluster otherwise)"},
+                                    "auto) (auto: bulk with an fp32 state for decode and for verify from 3 CTAs (B*HV) per SM, "
+                                    "tiles elsewhere on the vector path, K = V = 128 aligned; cluster otherwise)"},
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -451,10 +452,19 @@ int ls_conv_delta_bulk_ok(const ls_conv_delta_params *p)
            d->tokens <= LS_CONV_DELTA_BULK_MAX_TOKENS;
 }
 
+int ls_conv_delta_bulk_auto(const ls_conv_delta_params *p, int sms)
+{
+    const ls_delta_params *d = &p->delta;
+    if (d->state_dtype != LS_F32 || !ls_delta_fast_ok(d, 0))
+        return 0;
+    return d->tokens == 1 || (int64_t)d->batch * d->heads_v >= (int64_t)LS_CONV_DELTA_BULK_VERIFY_MIN_CTAS_PER_SM * sms;
+}
+
 /*
- * bulk (forced only): one CTA per (row, value head), grid (B*H, G), the G value heads of a key
- * head one cluster (1, G) so that the q/k conv state, read by all G, has one writer (rank 0,
- * after the cluster barrier). Where ls_conv_delta_bulk_ok refuses, the variant means auto.
+ * bulk (auto by ls_conv_delta_bulk_auto, or forced): one CTA per (row, value head), grid (B*H, G),
+ * the G value heads of a key head one cluster (1, G) so that the q/k conv state, read by all G,
+ * has one writer (rank 0, after the cluster barrier). Where ls_conv_delta_bulk_ok refuses, the
+ * variant means auto without bulk.
  * The cluster and tiles kernels run a cluster of ns CTAs per (row r, key head h): grid (B*H, ns).
  * cluster: the largest power of two ns <= LS_CONV_DELTA_MAX_SPLIT that cuts the G*V value columns
  * into slices of at least 32 while B*H*ns stays within two CTAs per SM (small batches fill the
@@ -477,7 +487,8 @@ int ls_choose_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, cons
     int ns = 1;
     out->grid_x = (uint32_t)heads;
     const int cv_knob = ls_tune_get(t, LS_KNOB_CONV_DELTA_VARIANT);
-    if (cv_knob == LS_CD_BULK && ls_conv_delta_bulk_ok(p)) {
+    const int bulk_auto = cv_knob == LS_CD_AUTO && ls_conv_delta_bulk_auto(p, sms);
+    if ((cv_knob == LS_CD_BULK || bulk_auto) && ls_conv_delta_bulk_ok(p)) {
         out->kernel = LS_K_CONV_DELTA_BULK;
         out->block = LS_CONV_DELTA_BULK_THREADS;
         out->grid_y = (uint32_t)G;

@@ -167,12 +167,19 @@ typedef struct ls_choose_dev {
  * the q/k conv recomputed by more CTAs) while B*H*ns stays within one CTA per SM. */
 #define LS_CONV_DELTA_TILE_WARPS 8
 #define LS_CONV_DELTA_MIN_WARPS 8
-/* conv_delta bulk kernel (conv_delta.variant=bulk, forced only until an H200 A/B sets a rule): one
- * CTA of LS_CONV_DELTA_BULK_THREADS per (row, value head), the G value heads of a key head one
- * cluster (G <= LS_CONV_DELTA_MAX_SPLIT), T <= LS_CONV_DELTA_BULK_MAX_TOKENS (the T tokens' q, k,
- * v and gates sit in shared memory beside the 64 KB state: 106 KB at T = 16, fp32 state). */
+/* conv_delta bulk kernel (conv_delta.variant=bulk): one CTA of LS_CONV_DELTA_BULK_THREADS per
+ * (row, value head), the G value heads of a key head one cluster (G <= LS_CONV_DELTA_MAX_SPLIT),
+ * T <= LS_CONV_DELTA_BULK_MAX_TOKENS (the T tokens' q, k, v and gates sit in shared memory beside
+ * the 64 KB state: 106 KB at T = 16, fp32 state). auto takes it on the vector path with an fp32
+ * state (the measured one) for decode at every batch and for verify from
+ * LS_CONV_DELTA_BULK_VERIFY_MIN_CTAS_PER_SM CTAs (B*HV) per SM: H200 A/B
+ * (results/h200/variants-8f5a322/ab-fused.csv, graph replays, kimi-linear and qwen3-next tp 2):
+ * decode B 1-512 0.78-0.97x the tiles kernel's time in all 10 cases; verify T = 4 at B = 32-512
+ * (3.9-62 CTAs per SM) 0.95-0.97x but GDN B = 512 (1.005x), at B = 8 (1 per SM) 0.99 / 1.03x, at
+ * B = 1 1.40 / 1.50x. */
 #define LS_CONV_DELTA_BULK_THREADS 256
 #define LS_CONV_DELTA_BULK_MAX_TOKENS 16
+#define LS_CONV_DELTA_BULK_VERIFY_MIN_CTAS_PER_SM 3
 #define LS_STATE_THREADS 256
 #define LS_STATE_UNROLL 4
 #define LS_STATE_CHUNK_VECS (LS_STATE_THREADS * LS_STATE_UNROLL)
@@ -218,8 +225,9 @@ int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int m
  * grid (B*H, ns), cluster (1, ns)), the NARROW-tile kernel (LS_K_CONV_DELTA_TILES[_GENERIC],
  * same grid and clusters, plan.groups = tile warps per CTA) or the bulk kernel
  * (LS_K_CONV_DELTA_BULK, grid (B*H, G), cluster (1, G): one CTA per value head).
- * conv_delta.variant: auto (tiles on its vector path, else cluster), cluster, tiles (where it
- * does not fit: the cluster kernel), bulk (where ls_conv_delta_bulk_ok refuses: auto's choice).
+ * conv_delta.variant: auto (bulk where ls_conv_delta_bulk_auto says so, else tiles on its vector
+ * path, else cluster), cluster, tiles (where it does not fit: the cluster kernel), bulk (where
+ * ls_conv_delta_bulk_ok refuses: auto's choice without bulk).
  * -1 with ls_last_error() when no kernel serves the shape (K > 128). */
 int ls_choose_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out);
 /* 1 when the tiles kernel serves the shape: K <= 128 and G*ceil(V/16) tiles per key head within
@@ -229,6 +237,10 @@ int ls_conv_delta_tiles_ok(const ls_conv_delta_params *p);
  * aligned, bf16 state for decode only), G = HV/H <= LS_CONV_DELTA_MAX_SPLIT (one cluster) and
  * T <= LS_CONV_DELTA_BULK_MAX_TOKENS. */
 int ls_conv_delta_bulk_ok(const ls_conv_delta_params *p);
+/* auto's bulk rule on a shape the bulk kernel serves: 1 for an fp32 state on the vector path
+ * (ls_delta_fast_ok) at decode (T = 1), or at verify with B*HV >= LS_CONV_DELTA_BULK_VERIFY_MIN_CTAS_PER_SM
+ * CTAs per SM. */
+int ls_conv_delta_bulk_auto(const ls_conv_delta_params *p, int sms);
 
 /* One line: "conv_vec2 grid=(64,1) block=128 pdl spec=on". Returns the length written (cut to
  * cap - 1), or -1 when cap is 0. */

@@ -9,9 +9,9 @@
 #             compare-*.txt: scripts/compare.py of each variant against auto
 #   abdelta   ab-delta.csv: delta.variant=split, split2 (GDN qwen3-next, KDA kimi-linear; col8 /
 #             col4 of variants-4db0dd1 and hoist of variants-8cd532a lost and were removed)
-#   abstream  ab-stream.csv: delta.variant=stream (decode only) against auto, GDN and KDA decode
-#             B 1, 8, 32, 128, 256, 512, beside sglang, py_vllm and flashinfer (their vk layout;
-#             linstate on kv and vk)
+#   decode    decode.csv: GDN and KDA decode, B 1, 8, 32, 128, 256, 512, linstate (auto) on both
+#             state layouts beside sglang, py_vllm and flashinfer (their vk layout); stream /
+#             stream4 of variants-8f5a322 lost and were removed
 #   abssu     ab-ssu.csv: ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot guess
 #             forced on (Mamba2 nemotron-h)
 #   abconv    ab-convcm.csv: channel-major conv decode (qwen3-next) B 128, 512 under every conv kernel
@@ -58,11 +58,9 @@ for s in $steps; do
         --tune linstate:delta.variant=auto --tune linstate:delta.variant=split \
         --tune linstate:delta.variant=split2
       for v in split split2; do vs ab-delta delta.variant=auto delta.variant=$v $v; done ;;
-    abstream)
-      run ab-stream --impl linstate,sglang,py_vllm,flashinfer --tp 2 --family gdn/decode,kda/decode \
-        --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --batch 1,8,32,128,256,512 --state-layout kv,vk \
-        --tune linstate:delta.variant=auto --tune linstate:delta.variant=stream
-      vs ab-stream delta.variant=auto delta.variant=stream stream ;;
+    decode)
+      run decode --impl linstate,sglang,py_vllm,flashinfer --tp 2 --family gdn/decode,kda/decode \
+        --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --batch 1,8,32,128,256,512 --state-layout kv,vk ;;
     abssu)
       run ab-ssu "${P[@]}" --family mamba2_ssu --model nemotron-h-8b \
         --tune linstate:ssu.variant=auto --tune linstate:ssu.variant=rows --tune linstate:ssu.variant=rows8 \

@@ -650,13 +650,19 @@ static void test_conv_delta(void)
         LS_CHECK_EQ_INT(pl.block, 128);
     }
 
-    /* auto (H200 A/B, choose.h): the tiles kernel on its vector path, the cluster kernel where only
-     * the generic tiles would serve (a misaligned state) and where the tiles do not fit */
+    /* auto (H200 A/Bs, choose.h): on its vector path the bulk kernel (fp32 state: decode, and
+     * verify from 3 CTAs (B*HV) per SM, B >= 25 here; test_conv_delta_bulk), else the tiles
+     * kernel; the cluster kernel where only the generic tiles would serve (a misaligned state)
+     * and where the tiles do not fit */
     for (int b = 1; b <= 512; b *= 2)
         for (int T = 1; T <= 4; T *= 4)
             for (int kda = 0; kda < 2; kda++) {
                 ls_conv_delta_params q = conv_delta(b, T, kda ? 16 : 8, kda);
+                LS_CHECK_EQ_INT(plan_cd(&q, "").kernel,
+                                T == 1 || b >= 32 ? LS_K_CONV_DELTA_BULK : LS_K_CONV_DELTA_TILES);
+                q.delta.state_dtype = LS_BF16;
                 LS_CHECK_EQ_INT(plan_cd(&q, "").kernel, LS_K_CONV_DELTA_TILES);
+                q.delta.state_dtype = LS_F32;
                 q.delta.state = (void *)((uintptr_t)A16 + 4);
                 LS_CHECK_EQ_INT(plan_cd(&q, "").kernel, LS_K_CONV_DELTA);
             }
@@ -730,11 +736,12 @@ static void test_conv_delta(void)
     LS_CHECK(strstr(ls_last_error(), "dk=200") != NULL);
 }
 
-/* bulk (conv_delta.variant=bulk, forced only): one CTA of 256 threads per (row, value head), grid
- * (B*H, G) with the G value heads of a key head one cluster; where the bulk GDN/KDA kernel would
- * refuse (ls_delta_bulk_ok: bf16 state with T > 1, misalignment, K or V != 128), with G > 8 or
- * T > 16, the variant means auto (the tiles kernel on its vector path, else cluster); auto and
- * the other values never take it. */
+/* bulk (conv_delta.variant=bulk): one CTA of 256 threads per (row, value head), grid (B*H, G)
+ * with the G value heads of a key head one cluster; where the bulk GDN/KDA kernel would refuse
+ * (ls_delta_bulk_ok: bf16 state with T > 1, misalignment, K or V != 128), with G > 8 or T > 16,
+ * the variant means auto without it (the tiles kernel on its vector path, else cluster). auto
+ * takes it with an fp32 state for decode and for verify from 3 CTAs per SM
+ * (ls_conv_delta_bulk_auto, results/h200/variants-8f5a322/); tiles and cluster never. */
 static void test_conv_delta_bulk(void)
 {
     LS_CHECK_EQ_INT(LS_CD_BULK, 3); /* appended: the older values keep their indices */
@@ -753,12 +760,21 @@ static void test_conv_delta_bulk(void)
                 LS_CHECK_EQ_INT(pl.block, 256);
                 LS_CHECK_EQ_INT(pl.pdl, 1);
                 LS_CHECK_EQ_INT(plan_cd(&q, "conv_delta.variant=bulk,pdl=off").pdl, 0);
-                LS_CHECK(plan_cd(&q, "").kernel != LS_K_CONV_DELTA_BULK);
+                /* auto (fp32 state): bulk for decode, and for verify from 3 CTAs (B*HV) per SM:
+                 * B = 64 and 512 here (1024 and 8192 >= 396), not B = 1 or 8 (16, 128) */
+                const int want = T == 1 || b * 16 >= LS_CONV_DELTA_BULK_VERIFY_MIN_CTAS_PER_SM * 132;
+                LS_CHECK_EQ_INT(want, T == 1 || b >= 64);
+                LS_CHECK_EQ_INT(ls_conv_delta_bulk_auto(&q, 132), want);
+                LS_CHECK_EQ_INT(plan_cd(&q, "").kernel == LS_K_CONV_DELTA_BULK, want);
+                if (!want)
+                    LS_CHECK_EQ_INT(plan_cd(&q, "").kernel, LS_K_CONV_DELTA_TILES);
                 LS_CHECK(plan_cd(&q, "conv_delta.variant=tiles").kernel != LS_K_CONV_DELTA_BULK);
                 LS_CHECK(plan_cd(&q, "conv_delta.variant=cluster").kernel != LS_K_CONV_DELTA_BULK);
                 /* bf16 state: decode only (the tile holds the state in its dtype between tokens) */
                 q.delta.state_dtype = LS_BF16;
                 LS_CHECK_EQ_INT(ls_conv_delta_bulk_ok(&q), T == 1);
+                LS_CHECK_EQ_INT(ls_conv_delta_bulk_auto(&q, 132), 0); /* auto: measured on fp32 only */
+                LS_CHECK_EQ_INT(plan_cd(&q, "").kernel, LS_K_CONV_DELTA_TILES);
                 LS_CHECK_EQ_INT(plan_cd(&q, "conv_delta.variant=bulk").kernel,
                                 T == 1 ? LS_K_CONV_DELTA_BULK : plan_cd(&q, "").kernel);
             }
