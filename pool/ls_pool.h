@@ -135,7 +135,9 @@ int ls_pool_is_allocated(const ls_pool *p, int32_t slot);
 
 /*
  * Slot operations. Slot lists are HOST arrays; the pool moves them to backend memory itself.
- * Each returns 0, or -1 with ls_last_error() set and the pool unchanged.
+ * Each returns 0, or -1 with ls_last_error() set and the pool unchanged. The memory work is
+ * queued on the runtime's default stream and the call returns without waiting for it (the
+ * device's own errors surface at a later sync); ls_pool_sync waits for it.
  */
 int ls_pool_alloc(ls_pool *p, int32_t n, int32_t *slots_out);   /* exhausted: error, nothing taken */
 int ls_pool_free(ls_pool *p, int32_t n, const int32_t *slots);  /* double/unknown slot: error */
@@ -143,6 +145,9 @@ int ls_pool_copy(ls_pool *p, int32_t n, const int32_t *src, const int32_t *dst);
 int ls_pool_fork(ls_pool *p, int32_t src, int32_t *dst_out);
 /* For each request i: main state of slots[i] <- draft step steps[i] (steps[i] < 0: skipped). */
 int ls_pool_accept(ls_pool *p, int32_t n, const int32_t *slots, const int32_t *steps);
+/* Waits until every operation queued so far is done (before reading the pool from the host or
+ * from a stream other than the default one). 0, or -1 with the device's error. */
+int ls_pool_sync(ls_pool *p);
 
 /* Buffer addresses (backend memory). Per-layer views start at the layer's slot 0. */
 int32_t ls_pool_n_buffers(const ls_pool *p);      /* n_conv + 1 (temporal is last) */

@@ -33,6 +33,7 @@ static int backend_check(const ls_runtime *be)
         {"mem_alloc", be->mem_alloc != NULL},     {"mem_free", be->mem_free != NULL},
         {"mem_set", be->mem_set != NULL},         {"copy_h2d", be->copy_h2d != NULL},
         {"copy_d2d", be->copy_d2d != NULL},       {"sync", be->sync != NULL},
+        {"upload", be->upload != NULL},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
         if (!need[i].present)
@@ -133,7 +134,8 @@ static int alloc_host(ls_pool *p)
     p->allocated = calloc((size_t)p->slots, 1);
     p->mark = calloc((size_t)p->slots, 1);
     p->host_idx = malloc(3 * (size_t)p->slots * sizeof *p->host_idx);
-    if (!p->ring || !p->allocated || !p->mark || !p->host_idx)
+    p->host_pack = malloc(3 * (size_t)p->slots * sizeof *p->host_pack);
+    if (!p->ring || !p->allocated || !p->mark || !p->host_idx || !p->host_pack)
         return ls_fail("pool: create: out of host memory for %d slots", p->slots);
     const int32_t first = p->cfg.pad == LS_PAD_FIRST ? 1 : 0;
     for (int32_t i = 0; i < S; i++)
@@ -159,6 +161,7 @@ static void pool_release(ls_pool *p)
     free(p->allocated);
     free(p->mark);
     free(p->host_idx);
+    free(p->host_pack);
     free(p);
 }
 
@@ -325,8 +328,13 @@ int ls_pool_buf_infos(const ls_pool *p, int include_spec, ls_buf_info *out, int 
 /* ------------------------------------------------------------------------ index upload */
 
 /*
- * Copies up to three host index lists into the backend scratch (src | dst | step regions of
- * `slots` entries each; n <= slots always holds for validated lists) and points `sp` at them.
+ * Packs up to three host index lists (src, dst, step: whichever are given, in that order) of n
+ * entries into the host staging, copies them to the backend scratch in one piece and points
+ * `sp` at them. n <= slots always holds for validated lists, so the scratch (3 * slots) fits.
+ * A list of at most LS_UPLOAD_MAX_BYTES goes through be->upload, which never waits for the
+ * device (a fork's or a small alloc's whole cost would otherwise be host-device round trips);
+ * a longer one through copy_h2d, which waits for the default stream first. Either way the
+ * scratch is written in stream order after the previous operation's kernels read it.
  */
 int ls_pool_upload_rows(ls_pool *p, int32_t n, const int32_t *src, const int32_t *dst,
                         const int32_t *step, ls_state_params *sp)
@@ -335,13 +343,17 @@ int ls_pool_upload_rows(ls_pool *p, int32_t n, const int32_t *src, const int32_t
     sp->count = n;
     const int32_t *host[3] = {src, dst, step};
     const int32_t **field[3] = {&sp->src, &sp->dst, &sp->step};
+    size_t words = 0;
     for (int k = 0; k < 3; k++) {
         if (!host[k])
             continue;
-        int32_t *dev = p->dev_idx + (size_t)k * p->slots;
-        if (p->be->copy_h2d(dev, host[k], (size_t)n * sizeof(int32_t)))
-            return -1;
-        *field[k] = dev;
+        memcpy(p->host_pack + words, host[k], (size_t)n * sizeof(int32_t));
+        *field[k] = p->dev_idx + words;
+        words += (size_t)n;
     }
-    return 0;
+    const size_t bytes = words * sizeof(int32_t);
+    if (bytes == 0)
+        return 0;
+    return bytes <= LS_UPLOAD_MAX_BYTES ? p->be->upload(p->dev_idx, p->host_pack, bytes, NULL)
+                                        : p->be->copy_h2d(p->dev_idx, p->host_pack, bytes);
 }

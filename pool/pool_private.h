@@ -29,14 +29,16 @@ struct ls_pool {
     int32_t ring_head, n_free;
     uint8_t *allocated;                /* [slots] */
     uint8_t *mark;                     /* [slots], all zero between operations */
-    int32_t *host_idx;                 /* [3 * slots] host staging for index lists */
+    int32_t *host_idx;                 /* [3 * slots] host scratch for building index lists */
+    int32_t *host_pack;                /* [3 * slots] the lists of one upload, packed */
 
-    /* backend scratch for index lists: src | dst | step, each `slots` int32 */
+    /* backend scratch for the index lists of one operation, packed as host_pack */
     int32_t *dev_idx;
 };
 
 /* Upload up to three host index lists (any may be NULL) of n entries each into the backend
- * scratch and fill `sp` (buffer table + count + index pointers). 0 or -1 (backend error). */
+ * scratch, in stream order on the default stream, and fill `sp` (buffer table + count + index
+ * pointers). 0 or -1 (backend error). */
 int ls_pool_upload_rows(ls_pool *p, int32_t n, const int32_t *src, const int32_t *dst,
                         const int32_t *step, ls_state_params *sp);
 

@@ -4,10 +4,12 @@
  * Contract shared by every operation: slot lists are host arrays; everything is validated before
  * anything changes, so a failing call returns -1 with ls_last_error() set and the pool unchanged
  * (free list, allocated flags and — for validation failures — memory). Data moves only through
- * the backend table (state_zero / state_copy / state_accept, copy_d2d for staging), and every
- * operation ends with be->sync so that, when it returns, the memory holds the result and the
- * index scratch can be reused. Work is issued on the backend's default stream (NULL): a caller
- * that runs kernels on its own streams synchronises them before a pool operation. No operation
+ * the backend table (state_zero / state_copy / state_accept, copy_d2d for staging). Work is
+ * issued on the backend's default stream (NULL) and an operation returns once it is queued, as
+ * SGLang's pool ops do on the current stream: nothing waits for the device (an overlapping copy
+ * excepted, which waits before it frees its staging buffer), so B forks are B pairs of launches,
+ * not B host-device round trips. The index scratch is reused in stream order. A caller that
+ * reads the pool from other streams, or the host, calls ls_pool_sync first. No operation
  * looks at the mechanism: each is one state op over the buffer list.
  */
 #include <stdlib.h>
@@ -53,13 +55,13 @@ static int check_count(const char *op, int32_t n, const void *a, const void *b)
     return 0;
 }
 
-/* main[l][dst[i]] <- 0 for every buffer and layer, then sync. */
+/* main[l][dst[i]] <- 0 for every buffer and layer (queued). */
 static int zero_rows(ls_pool *p, int32_t n, const int32_t *dst)
 {
     ls_state_params sp;
-    if (ls_pool_upload_rows(p, n, NULL, dst, NULL, &sp) || p->impl->state_zero(&sp, &p->tuning, NULL))
-        return -1;
-    return p->be->sync(NULL);
+    return ls_pool_upload_rows(p, n, NULL, dst, NULL, &sp) || p->impl->state_zero(&sp, &p->tuning, NULL)
+               ? -1
+               : 0;
 }
 
 /*
@@ -178,10 +180,11 @@ static int copy_rows(ls_pool *p, int32_t n, const int32_t *src, const int32_t *d
             }
         }
     }
-    if (be->sync(NULL))
-        rc = -1;
-    if (tmp)
+    if (tmp) { /* the staged rows' copies must be done before their buffer goes */
+        if (be->sync(NULL))
+            rc = -1;
         be->mem_free(tmp);
+    }
     return rc ? -1 : 0;
 }
 
@@ -262,7 +265,14 @@ int ls_pool_accept(ls_pool *p, int32_t n, const int32_t *slots, const int32_t *s
     if (rc || k == 0)
         return rc;
     ls_state_params sp;
-    if (ls_pool_upload_rows(p, k, NULL, dst, step, &sp) || p->impl->state_accept(&sp, &p->tuning, NULL))
-        return -1;
+    return ls_pool_upload_rows(p, k, NULL, dst, step, &sp) || p->impl->state_accept(&sp, &p->tuning, NULL)
+               ? -1
+               : 0;
+}
+
+int ls_pool_sync(ls_pool *p)
+{
+    if (!p)
+        return ls_fail("pool: sync: pool is NULL");
     return p->be->sync(NULL);
 }

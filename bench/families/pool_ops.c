@@ -10,7 +10,9 @@
  * instead the pool holds enough layers that one call's working set is >= 8x L2 (capped by the
  * model's layers and the memory budget), and per_req counts those layers (CSV `layers`).
  * alloc, free and fork consume or release slots: their `reset` callback restores the pool
- * outside the timed region before every sample.
+ * outside the timed region before every sample, and waits for the device, so every sample
+ * starts from an idle device. The ops themselves return once queued (docs/pool.md): the timed
+ * region holds the host's issue of the launches and the device's work behind them.
  *
  * Verification is exact: sampled slots are filled with random bytes (layers 0 and L-1, every
  * buffer), the op runs, and the destination must equal the expected bytes (or zeros).
@@ -181,6 +183,12 @@ static int held_setup(bench_ctx *x, ls_zero_policy zero)
     return p->src ? 0 : -1;
 }
 
+/* A reset's end: rc, then the device idle (the reset's zeroing done before the sample). */
+static int settled(bench_ctx *x, int rc)
+{
+    return rc != 0 || ls_pool_sync(x->pool) != 0 ? -1 : 0;
+}
+
 static int take_all(bench_ctx *x)
 {
     pool_priv *p = x->priv;
@@ -208,7 +216,7 @@ int bench_pool_alloc_setup(bench_ctx *x)
 
 int bench_pool_alloc_reset(void *x)
 {
-    return give_all(x);
+    return settled(x, give_all(x));
 }
 
 int bench_pool_alloc_run(void *vx, int rot, ls_stream s)
@@ -238,7 +246,7 @@ int bench_pool_free_setup(bench_ctx *x)
 
 int bench_pool_free_reset(void *x)
 {
-    return take_all(x);
+    return settled(x, take_all(x));
 }
 
 int bench_pool_free_run(void *vx, int rot, ls_stream s)
@@ -280,7 +288,7 @@ int bench_pool_fork_reset(void *vx)
     if (p->forked && ls_pool_free(x->pool, p->B, p->dst) != 0)
         return -1;
     p->forked = 0;
-    return 0;
+    return settled(x, 0);
 }
 
 int bench_pool_fork_run(void *vx, int rot, ls_stream s)

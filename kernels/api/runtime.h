@@ -19,7 +19,10 @@ extern "C" {
  * found) and "host" (kernels/ref/host_backend.c: plain memory, wall-clock events). Kernels are
  * not part of it: they belong to implementations (ls_impl below), which run on a runtime.
  */
-#define LS_RUNTIME_ABI 3
+#define LS_RUNTIME_ABI 4
+
+/* Largest copy `upload` takes (its bytes travel as kernel parameters, under CUDA's 4 KB). */
+#define LS_UPLOAD_MAX_BYTES 4000
 
 /* Runtime capability bits (ls_runtime.caps). */
 #define LS_RT_DEVICE_MEMORY 1u /* memory is a device's, separate from the host's: a copy peak, the
@@ -66,6 +69,12 @@ typedef struct ls_runtime {
     int (*copy_h2d)(void *dst, const void *src, size_t bytes);
     int (*copy_d2h)(void *dst, const void *src, size_t bytes);
     int (*copy_d2d)(void *dst, const void *src, size_t bytes, ls_stream s);
+    /* Stream-ordered host-to-device copy of a small list (bytes a multiple of 4, at most
+     * LS_UPLOAD_MAX_BYTES, dst 4-byte aligned) that never waits for the device: the bytes are
+     * taken when it returns, so src may be reused at once (cuda: they travel as the parameters
+     * of a kernel launched on s; host: a copy). copy_h2d, by contrast, first waits for the
+     * default stream. */
+    int (*upload)(void *dst, const void *src, size_t bytes, ls_stream s);
 
     /* streams, events, graphs (host: events are wall-clock stamps; graphs unsupported -> NULL fns) */
     int (*stream_create)(ls_stream *out);

@@ -145,6 +145,44 @@ static int cuda_copy_d2d(void *dst, const void *src, size_t bytes, ls_stream s)
     return 0;
 }
 
+/* upload: the words ride in the launch's parameter buffer, which the driver copies when the
+ * launch is issued, so the host's list is free at once and nothing waits for the device. Two
+ * sizes keep a one-row list (a fork's two indices) from carrying 4 KB of parameters. */
+template <int N> struct upload_words {
+    uint32_t w[N];
+};
+
+template <int N>
+__global__ void __launch_bounds__(256) upload_kernel(const upload_words<N> v, uint32_t *dst, int n)
+{
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        dst[i] = v.w[i];
+}
+
+template <int N> static int upload_launch(uint32_t *dst, const void *src, int n, cudaStream_t st)
+{
+    upload_words<N> v;
+    memcpy(v.w, src, (size_t)n * 4);
+    upload_kernel<N><<<1, 256, 0, st>>>(v, dst, n);
+    LS_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+static int cuda_upload(void *dst, const void *src, size_t bytes, ls_stream s)
+{
+    if (bytes == 0)
+        return 0;
+    if (!dst || !src)
+        return ls_fail("cuda: upload: %s is NULL (%zu bytes)", dst ? "src" : "dst", bytes);
+    if (bytes % 4 || bytes > LS_UPLOAD_MAX_BYTES || (uintptr_t)dst % 4)
+        return ls_fail("cuda: upload: %zu bytes to %p: needs a multiple of 4 bytes, at most %d, "
+                       "to a 4-byte aligned address", bytes, dst, LS_UPLOAD_MAX_BYTES);
+    const int n = (int)(bytes / 4);
+    if (n <= 16)
+        return upload_launch<16>((uint32_t *)dst, src, n, ls_cuda_stream(s));
+    return upload_launch<LS_UPLOAD_MAX_BYTES / 4>((uint32_t *)dst, src, n, ls_cuda_stream(s));
+}
+
 /* ------------------------------------------------------------------ streams and events */
 
 static int cuda_stream_create(ls_stream *out)
@@ -396,6 +434,7 @@ static const ls_runtime cuda_backend = {
     .copy_h2d = cuda_copy_h2d,
     .copy_d2h = cuda_copy_d2h,
     .copy_d2d = cuda_copy_d2d,
+    .upload = cuda_upload,
     .stream_create = cuda_stream_create,
     .stream_destroy = cuda_stream_destroy,
     .sync = cuda_sync,

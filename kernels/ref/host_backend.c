@@ -112,6 +112,15 @@ static int host_copy_d2h(void *d, const void *s, size_t n)
 {
     return host_copy("copy_d2h", d, s, n);
 }
+/* The same checks as the cuda runtime's upload, so a caller that passes here passes there. */
+static int host_upload(void *d, const void *s, size_t n, ls_stream st)
+{
+    (void)st;
+    if (n % 4 || n > LS_UPLOAD_MAX_BYTES || (uintptr_t)d % 4)
+        return ls_fail("host: upload: %zu bytes to %p: needs a multiple of 4 bytes, at most %d, "
+                       "to a 4-byte aligned address", n, d, LS_UPLOAD_MAX_BYTES);
+    return host_copy("upload", d, s, n);
+}
 static int host_copy_d2d(void *d, const void *s, size_t n, ls_stream st)
 {
     return host_copy("copy_d2d", d, s, n);
@@ -182,6 +191,7 @@ static const ls_runtime host_table = {
     .copy_h2d = host_copy_h2d,
     .copy_d2h = host_copy_d2h,
     .copy_d2d = host_copy_d2d,
+    .upload = host_upload,
     .stream_create = host_stream_create,
     .stream_destroy = host_stream_destroy,
     .sync = host_sync,

@@ -10,6 +10,8 @@
  * src and dst disjoint; accept: some rows with step -1). Then every byte of every main buffer is
  * compared: written items equal the reference, all others still poison. One large case puts the
  * speculative buffer past 2^31 bytes (64-bit offsets). LS_GPU_TEST_QUICK=1: tp 8, 2 layers.
+ * Before the matrix, the pool's slot operations queued back to back without a sync
+ * (slot_ops_queued) against the same calls on the host pool.
  * Built with LS_STATE_OPS_IMPL="name" it runs the same matrix on that impl (a peer plugin found by
  * name: tests/peers test_gpu_peer_sglang_pool), exit 77 when it was not built.
  */
@@ -249,6 +251,52 @@ static void large_offsets(uint64_t *seed)
     twin_close(&t);
 }
 
+/* The same slot operation on both pools; both must succeed. */
+#define BOTH(t, call_h, call_d)                                                                   \
+    do {                                                                                      \
+        LS_REQUIRE((call_h) == 0);                                                            \
+        int rc_ = (call_d);                                                                   \
+        if (rc_ != 0)                                                                         \
+            fprintf(stderr, "  %s: %s\n", #call_d, ls_last_error());                          \
+        LS_REQUIRE(rc_ == 0);                                                                 \
+    } while (0)
+
+/*
+ * The pool's slot operations return once queued (docs/pool.md): forks, a copy whose index list
+ * is too long for upload (so it goes through copy_h2d), more forks and a zeroing free, all back
+ * to back with no sync on the device pool, must leave what the host pool holds after the same
+ * calls. A fork's index upload racing the previous fork's copy would show as a wrong slot.
+ */
+static void slot_ops_queued(uint64_t *seed)
+{
+    enum { CAP = 1140, A = 1050, FORKS = 40, BIG = LS_UPLOAD_MAX_BYTES / 8 + 10 };
+    ls_shape sh;
+    ls_state_desc desc;
+    LS_REQUIRE(ls_shape_from_model(ls_model_find("qwen3-next-80b-a3b"), 8, &sh) == 0);
+    LS_REQUIRE(ls_state_desc_from_shape(&sh, LS_BF16, 0, &desc) == 0);
+    desc.layers = 2;
+    twin t;
+    LS_REQUIRE(twin_open(&t, &desc, CAP, "qwen3-next-80b-a3b/tp8/bf16/L2 queued slot ops") == 0);
+    static int32_t a[A], ad[A], f[2 * FORKS], fd[2 * FORKS];
+    BOTH(t, ls_pool_alloc(t.ph, A, a), ls_pool_alloc(t.pd, A, ad));
+    LS_REQUIRE(memcmp(a, ad, sizeof a) == 0); /* one FIFO order on both */
+    twin_poison(&t);
+    for (int i = 0; i < BIG; i++)
+        twin_fill_slot(&t, seed, a[i], -1);
+    printf("%s: %d forks, copy of %d rows, %d forks, free of %d, no sync between\n", t.name,
+           FORKS, BIG, FORKS, 2 * FORKS);
+    for (int i = 0; i < FORKS; i++)
+        BOTH(t, ls_pool_fork(t.ph, a[i], &f[i]), ls_pool_fork(t.pd, a[i], &fd[i]));
+    BOTH(t, ls_pool_copy(t.ph, BIG, a, a + A - BIG), ls_pool_copy(t.pd, BIG, a, a + A - BIG));
+    for (int i = FORKS; i < 2 * FORKS; i++) /* from the copy's destinations */
+        BOTH(t, ls_pool_fork(t.ph, a[A - BIG + i], &f[i]), ls_pool_fork(t.pd, a[A - BIG + i], &fd[i]));
+    LS_CHECK(memcmp(f, fd, sizeof f) == 0);
+    BOTH(t, ls_pool_free(t.ph, FORKS, f), ls_pool_free(t.pd, FORKS, fd)); /* zero at free */
+    LS_CHECK_EQ_INT(ls_pool_sync(t.pd), 0);
+    twin_compare_main(&t, "queued slot ops");
+    twin_close(&t);
+}
+
 int main(void)
 {
     be = gt_init();
@@ -271,6 +319,7 @@ int main(void)
 #endif
     const int quick = gt_quick();
     uint64_t seed = 0x57a7e0b5ull;
+    slot_ops_queued(&seed);
     if (quick) {
         preset("qwen3-next-80b-a3b", 8, LS_F32, 2, 3, 3, &seed);
         preset("kimi-linear-48b-a3b", 8, LS_BF16, 2, 3, 3, &seed);

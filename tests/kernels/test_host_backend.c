@@ -66,6 +66,17 @@ int main(void)
     LS_CHECK_EQ_INT(be->copy_d2h(dst, NULL, 4), -1);
     LS_CHECK(strstr(ls_last_error(), "src") != NULL);
     LS_CHECK_EQ_INT(be->copy_d2h(NULL, NULL, 0), 0); /* zero bytes: nothing to do */
+    /* upload: the copy_h2d of small lists; whole 4-byte words, at most LS_UPLOAD_MAX_BYTES */
+    memset(back, 0, sizeof back);
+    LS_CHECK_EQ_INT(be->upload(dev2, src, 256, NULL), 0);
+    LS_CHECK_EQ_INT(be->copy_d2h(back, dev2, 256), 0);
+    LS_CHECK(memcmp(back, src, 256) == 0);
+    LS_CHECK_EQ_INT(be->upload(dev2, src, 6, NULL), -1);
+    LS_CHECK(strstr(ls_last_error(), "6 bytes") != NULL);
+    LS_CHECK_EQ_INT(be->upload(dev2 + 2, src, 4, NULL), -1);
+    LS_CHECK(strstr(ls_last_error(), "aligned") != NULL);
+    LS_CHECK_EQ_INT(be->upload(dev2, src, LS_UPLOAD_MAX_BYTES + 4, NULL), -1);
+    LS_CHECK(strstr(ls_last_error(), "at most") != NULL);
     be->mem_free(dev);
     be->mem_free(dev2);
 

@@ -7,13 +7,15 @@
  * memory, and fails the k-th call of a chosen entry on demand. Checked: a new pool reads zero
  * despite the poison; which state ops each operation issues under each zero policy; staging of
  * overlapping copies through copy_d2d; create failing at every allocation releases everything;
- * state_zero / state_copy / state_accept / copy_h2d / sync / mem_alloc failures return -1 with
- * the pool unchanged.
+ * state_zero / state_copy / state_accept / upload / copy_h2d / sync / mem_alloc failures return
+ * -1 with the pool unchanged. Index lists travel through upload (never waiting for the device)
+ * up to LS_UPLOAD_MAX_BYTES and through copy_h2d beyond; no operation syncs but an overlapping
+ * copy, before it frees its staging buffer.
  */
 #include "pool_test_util.h"
 
-enum { OP_ALLOC, OP_SET, OP_H2D, OP_D2D, OP_SYNC, OP_COPY, OP_ACCEPT, OP_ZERO, N_OPS };
-static const char *k_op_names[N_OPS] = {"mem_alloc", "mem_set", "copy_h2d", "copy_d2d",
+enum { OP_ALLOC, OP_SET, OP_H2D, OP_UP, OP_D2D, OP_SYNC, OP_COPY, OP_ACCEPT, OP_ZERO, N_OPS };
+static const char *k_op_names[N_OPS] = {"mem_alloc", "mem_set", "copy_h2d", "upload", "copy_d2d",
                                         "sync", "state_copy", "state_accept", "state_zero"};
 
 static struct {
@@ -55,6 +57,10 @@ static int spy_h2d(void *d, const void *s, size_t n)
 {
     return should_fail(OP_H2D) ? -1 : host()->copy_h2d(d, s, n);
 }
+static int spy_up(void *d, const void *s, size_t n, ls_stream st)
+{
+    return should_fail(OP_UP) ? -1 : host()->upload(d, s, n, st);
+}
 static int spy_d2d(void *d, const void *s, size_t n, ls_stream st)
 {
     return should_fail(OP_D2D) ? -1 : host()->copy_d2d(d, s, n, st);
@@ -81,6 +87,7 @@ static ls_runtime spy_backend(void)
     be.mem_free = spy_free;
     be.mem_set = spy_set;
     be.copy_h2d = spy_h2d;
+    be.upload = spy_up;
     be.copy_d2d = spy_d2d;
     be.sync = spy_sync;
     return be;
@@ -158,10 +165,13 @@ static void test_op_counts(const ls_runtime *be, int preset)
         reset(-1, 0);
         LS_REQUIRE(ls_pool_free(p, 1, a) == 0);
         LS_CHECK_EQ_INT(g.calls[OP_ZERO], z == LS_ZERO_AT_FREE);
-        LS_CHECK_EQ_INT(g.calls[OP_SYNC], z == LS_ZERO_AT_FREE);
+        LS_CHECK_EQ_INT(g.calls[OP_UP], z == LS_ZERO_AT_FREE); /* the index list, once */
+        LS_CHECK_EQ_INT(g.calls[OP_SYNC], 0);                  /* queued, not waited for */
         reset(-1, 0);
         LS_REQUIRE(ls_pool_copy(p, 1, &a[1], &a[2]) == 0); /* disjoint: one state op */
         LS_CHECK_EQ_INT(g.calls[OP_COPY], 1);
+        LS_CHECK_EQ_INT(g.calls[OP_UP], 1);                  /* src and dst in one piece */
+        LS_CHECK_EQ_INT(g.calls[OP_H2D] + g.calls[OP_SYNC], 0);
         LS_CHECK_EQ_INT(g.calls[OP_D2D], 0);
         LS_CHECK_EQ_INT(g.calls[OP_ALLOC], 0);
         reset(-1, 0);
@@ -169,14 +179,19 @@ static void test_op_counts(const ls_runtime *be, int preset)
         LS_CHECK_EQ_INT(g.calls[OP_COPY], 1);                /* a[1] -> a[2] plain */
         LS_CHECK_EQ_INT(g.calls[OP_D2D], 2 * nb * L);        /* a[2] -> a[3] gathered+scattered */
         LS_CHECK_EQ_INT(g.calls[OP_ALLOC], 1);               /* the staging buffer ... */
+        LS_CHECK_EQ_INT(g.calls[OP_SYNC], 1);                /* ... waited for before its free */
         reset(-1, 0);
         int32_t f;
         LS_REQUIRE(ls_pool_fork(p, a[1], &f) == 0);
         LS_CHECK_EQ_INT(g.calls[OP_COPY], 1);
         LS_CHECK_EQ_INT(g.calls[OP_ZERO], 0);                /* overwritten anyway */
+        LS_CHECK_EQ_INT(g.calls[OP_UP], 1);
+        LS_CHECK_EQ_INT(g.calls[OP_H2D] + g.calls[OP_SYNC], 0); /* no host-device round trip */
         reset(-1, 0);
         LS_REQUIRE(ls_pool_accept(p, 2, (int32_t[]){a[1], a[2]}, (int32_t[]){1, -1}) == 0);
         LS_CHECK_EQ_INT(g.calls[OP_ACCEPT], 1);
+        LS_CHECK_EQ_INT(g.calls[OP_UP], 1);
+        LS_CHECK_EQ_INT(g.calls[OP_SYNC], 0);
         ls_pool_destroy(p);
         LS_CHECK_EQ_INT(g.live, 0);                          /* ... was released */
     }
@@ -203,24 +218,25 @@ static void test_op_failures(const ls_runtime *be, int preset)
         int32_t a[S], out[S];
         if (zero_op_on_alloc) {
             EXPECT_OP_FAILS(p, OP_ZERO, 1, ls_pool_alloc(p, 2, out));
-            EXPECT_OP_FAILS(p, OP_H2D, 1, ls_pool_alloc(p, 2, out));
-            EXPECT_OP_FAILS(p, OP_SYNC, 1, ls_pool_alloc(p, 2, out));
+            EXPECT_OP_FAILS(p, OP_UP, 1, ls_pool_alloc(p, 2, out));
         }
         LS_REQUIRE(ls_pool_alloc(p, S - 1, a) == 0); /* one slot left for fork */
         if (!zero_op_on_alloc) {
             EXPECT_OP_FAILS(p, OP_ZERO, 1, ls_pool_free(p, 1, a));
-            EXPECT_OP_FAILS(p, OP_SYNC, 1, ls_pool_free(p, 1, a));
+            EXPECT_OP_FAILS(p, OP_UP, 1, ls_pool_free(p, 1, a));
         }
         EXPECT_OP_FAILS(p, OP_COPY, 1, ls_pool_copy(p, 1, &a[0], &a[1]));
-        EXPECT_OP_FAILS(p, OP_H2D, 1, ls_pool_copy(p, 1, &a[0], &a[1]));
+        EXPECT_OP_FAILS(p, OP_UP, 1, ls_pool_copy(p, 1, &a[0], &a[1]));
         EXPECT_OP_FAILS(p, OP_ALLOC, 1, ls_pool_copy(p, 2, a, (int32_t[]){a[1], a[0]}));
         EXPECT_OP_FAILS(p, OP_D2D, 3, ls_pool_copy(p, 2, a, (int32_t[]){a[1], a[0]}));
+        EXPECT_OP_FAILS(p, OP_SYNC, 1, ls_pool_copy(p, 2, a, (int32_t[]){a[1], a[0]}));
         LS_CHECK_EQ_INT(g.live, 2 * ls_pool_n_buffers(p) + 1); /* staging released on failure */
         int32_t f = -9;
         EXPECT_OP_FAILS(p, OP_COPY, 1, ls_pool_fork(p, a[0], &f));
+        EXPECT_OP_FAILS(p, OP_UP, 1, ls_pool_fork(p, a[0], &f));
         LS_CHECK_EQ_INT(f, -9);
         EXPECT_OP_FAILS(p, OP_ACCEPT, 1, ls_pool_accept(p, 1, a, (int32_t[]){1}));
-        EXPECT_OP_FAILS(p, OP_H2D, 1, ls_pool_accept(p, 1, a, (int32_t[]){1}));
+        EXPECT_OP_FAILS(p, OP_UP, 1, ls_pool_accept(p, 1, a, (int32_t[]){1}));
         /* and everything still works afterwards */
         LS_CHECK_EQ_INT(ls_pool_fork(p, a[0], &f), 0);
         LS_CHECK_EQ_INT(ls_pool_free(p, 1, &f), 0);
@@ -229,9 +245,51 @@ static void test_op_failures(const ls_runtime *be, int preset)
     }
 }
 
+/* An index list over LS_UPLOAD_MAX_BYTES goes through copy_h2d in one piece, up to it through
+ * upload: alloc of 1000 slots (4000 bytes) and of 1001 under zero-at-alloc, on the preset with
+ * the smallest one-layer state; the second alloc must zero every slot the first one dirtied. */
+static void test_upload_paths(const ls_runtime *be)
+{
+    ls_state_desc d = pt_desc(0, 8, LS_BF16, 0);
+    d.layers = 1;
+    for (int i = 1; i < ls_model_count(); i++) {
+        ls_state_desc c = pt_desc(i, 8, LS_BF16, 0);
+        c.layers = 1;
+        if (ls_bytes_per_req(&c) < ls_bytes_per_req(&d))
+            d = c;
+    }
+    enum { N = LS_UPLOAD_MAX_BYTES / 4 };
+    ls_pool_config cfg = {.capacity = N + 1, .zero = LS_ZERO_AT_ALLOC, .impl = &spy_impl,
+                          .tuning = &(ls_tuning){0}};
+    reset(-1, 0);
+    ls_pool *p = ls_pool_create(&d, &cfg, be);
+    LS_REQUIRE(p != NULL);
+    int32_t *a = malloc((N + 1) * sizeof *a);
+    LS_REQUIRE(a != NULL);
+    reset(-1, 0);
+    LS_REQUIRE(ls_pool_alloc(p, N, a) == 0);
+    LS_CHECK_EQ_INT(g.calls[OP_UP], 1);
+    LS_CHECK_EQ_INT(g.calls[OP_H2D], 0);
+    for (int32_t i = 0; i < N; i++)
+        pt_fill(p, a[i], -1, 0x5eed + (uint64_t)i);
+    LS_REQUIRE(ls_pool_free(p, N, a) == 0);
+    reset(-1, 0);
+    LS_REQUIRE(ls_pool_alloc(p, N + 1, a) == 0);
+    LS_CHECK_EQ_INT(g.calls[OP_UP], 0);
+    LS_CHECK_EQ_INT(g.calls[OP_H2D], 1);
+    int bad = 0;
+    for (int32_t s = 0; s < ls_pool_slots(p); s++)
+        bad += pt_mismatch(p, s, -1, PT_ZERO);
+    LS_CHECK_EQ_INT(bad, 0);
+    free(a);
+    ls_pool_destroy(p);
+    LS_CHECK_EQ_INT(g.live, 0);
+}
+
 int main(void)
 {
     const ls_runtime be = spy_backend();
+    test_upload_paths(&be);
     for (int i = 0; i < ls_model_count(); i++) {
         const int before = ls_test_failures;
         test_create_failures(&be, i);

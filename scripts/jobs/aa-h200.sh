@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# scripts/jobs/aa-h200.sh OUT_DIR [STEP...] — on the GPU machine: the A/A of the default sweep (two
+# processes of one build, compare.py), alone on the GPU, and the GPU test of the pool's queued
+# slot operations. Needs build/ (cmake --preset default ..., built) and LS_GIT_COMMIT set.
+# Steps (default: aa):
+#   pool   test_gpu_state_ops (quick matrix, with the queued slot operations): state-ops.txt
+#   aa     aa-1.csv, aa-2.csv (the default sweep twice) and compare-aa.txt
+# Exit status 1 when a step fails (compare.py's exit 1: a case SLOWER or FASTER).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+out=${1:?usage: scripts/jobs/aa-h200.sh OUT_DIR [STEP...]}
+shift
+B=build/bench/linstate-bench
+[ -x "$B" ] || { echo "aa-h200: $B missing (build first)" >&2; exit 2; }
+mkdir -p "$out"
+rc=0
+for s in ${*:-aa}; do
+  echo "== $s $(date -u +%T)" >&2
+  case $s in
+    pool)
+      LS_GPU_TEST_QUICK=1 timeout 300 build/tests/gpu/test_gpu_state_ops >"$out/state-ops.txt" 2>&1 || rc=1
+      echo "state ops: $(tail -1 "$out/state-ops.txt")" >&2 ;;
+    aa)
+      for i in 1 2; do
+        "$B" --backend cuda --out "$out/aa-$i.csv" >"$out/aa-$i.txt" 2>"$out/aa-$i.log" || rc=1
+      done
+      python3 scripts/compare.py "$out/aa-1.csv" "$out/aa-2.csv" >"$out/compare-aa.txt" 2>&1 || rc=1
+      grep -m1 -E '^[0-9]+ SLOWER' "$out/compare-aa.txt" >&2 ;;
+    *) echo "aa-h200: unknown step '$s'" >&2; exit 2 ;;
+  esac
+done
+exit $rc
