@@ -16,6 +16,9 @@
  *    thread, the shortest dependent chain (x, weights and the guessed state beside the index);
  *  - conv_cm_tile (channel-major state: large-batch decode and every verify; prefetches its
  *    rows' state into L2 before the PDL wait);
+ *  - conv_cm_wave (conv_wave.cuh; conv.variant=wave): channel-major single-token decode,
+ *    conv_cm_tile's warp tiles walked by a grid of at most one wave, the next tile's loads
+ *    issued before the current tile's math;
  *  - conv_pair / conv_quad (conv_pair.cuh; conv.variant=pair / quad): 2 / 4 channels per thread
  *    for any token count, either orientation and weight dtype, every token's x issued at once
  *    (small-batch verify, window-major decode);
@@ -37,7 +40,9 @@
 #include <string.h>
 
 #include "conv_pair.cuh"
+#include "conv_tile.cuh"
 #include "conv_vec.cuh"
+#include "conv_wave.cuh"
 #include "conv_wlat.cuh"
 
 /* --------------------------------------------------------------------- vector path */
@@ -209,78 +214,13 @@ __global__ void __launch_bounds__(128) conv_vec2(const conv_args a)
 
 /*
  * Channel-major bf16 state (GDN, Mamba2), warp-cooperative so every global access is one
- * contiguous 512-byte warp transaction: a warp owns a tile of 256 channels (8 per lane) of one
- * row, whose state is 256(W-1) contiguous bf16 = 32(W-1) vectors. Lanes load vectors k*32+lane
- * (coalesced), swap them through warp-private shared memory to vectors lane*(W-1)+k (the lane's
- * own 8 channels; 48-byte lane stride is bank-conflict free for 16-byte accesses), compute as
- * conv_vec8, and swap back for the state / inter stores. ITEMS tiles per warp have all their
- * state and first-token x loads issued before any compute (more bytes in flight per thread).
- * Needs: the ls_conv_vec_ok conditions with a channel-major state and (if any) channel-major inter.
- */
-template <int N>
-static __device__ __forceinline__ void tile_swap_in(uint4 *sm, const uint4 v[N], int lane, int nv, uint32_t win[4 * N])
-{
-#pragma unroll
-    for (int k = 0; k < N; k++)
-        if (k * 32 + lane < nv)
-            sm[k * 32 + lane] = v[k];
-    __syncwarp();
-#pragma unroll
-    for (int k = 0; k < N; k++) {
-        uint4 u = lane * N < nv ? sm[lane * N + k] : make_uint4(0, 0, 0, 0);
-        win[4 * k] = u.x, win[4 * k + 1] = u.y, win[4 * k + 2] = u.z, win[4 * k + 3] = u.w;
-    }
-    __syncwarp();
-}
-
-/* Window (lane layout) -> shared -> coalesced stores of the tile's nv vectors at dst. */
-template <int N>
-static __device__ __forceinline__ void tile_swap_out(uint4 *sm, const uint32_t win[4 * N], int lane, int nv, uint16_t *dst)
-{
-    if (lane * N < nv)
-#pragma unroll
-        for (int k = 0; k < N; k++)
-            sm[lane * N + k] = make_uint4(win[4 * k], win[4 * k + 1], win[4 * k + 2], win[4 * k + 3]);
-    __syncwarp();
-#pragma unroll
-    for (int k = 0; k < N; k++)
-        if (k * 32 + lane < nv)
-            ls_st16(dst + 8 * (k * 32 + lane), sm[k * 32 + lane]);
-    __syncwarp();
-}
-
-/*
- * Before the PDL wait (while the previous kernel of the stream may still run), a warp pulls its
- * tiles' state and first-token x into L2, at the slot the index holds now: the read of the
- * index goes to L2 only (ld.cg, so no stale copy stays in L1 for the real read after the
- * wait), and a prefetch changes no value, so a stale index costs one wasted prefetch and
- * nothing else (L2 is the point of coherence: a later write by the previous kernel updates the
- * prefetched line). The state is prefetched only when the caller gives the view's slot count
- * (p.slots) and the index is below it, so even a garbage index never names an address outside
- * the state view. The loads after the wait then hit L2 for the CTAs that
- * were resident early: at large B the first wave's index -> state chain no longer waits on
- * DRAM.
+ * contiguous 512-byte warp transaction: one warp tile of 256 channels of one row (conv_tile.cuh),
+ * computed as conv_vec8 and swapped back for the state / inter stores. ITEMS tiles per warp have
+ * all their state and first-token x loads issued before any compute (more bytes in flight per
+ * thread). Needs: the ls_conv_vec_ok conditions with a channel-major state and (if any)
+ * channel-major inter.
  */
 constexpr int TILE_ITEMS = 1; /* tiles per warp (two per warp was slower: results/h200/kernels.md) */
-
-template <int N, int ITEMS>
-static __device__ __forceinline__ void tile_prefetch(const ls_conv_params &p, uint32_t tile0, uint32_t tiles_per_row,
-                                                     uint32_t ntiles, int lane)
-{
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) {
-        if (tile0 + i >= ntiles)
-            return;
-        const int row = (int)((tile0 + i) / tiles_per_row);
-        const int c0 = (int)(tile0 + i - (uint32_t)row * tiles_per_row) * 256;
-        const int nc = min(256, p.channels - c0), nbytes = nc * N * 2; /* the tile's state, contiguous */
-        const int s = __ldcg(p.slot_idx + row);
-        if ((unsigned)s < (unsigned)p.slots && lane * 128 < nbytes) /* never outside the view */
-            ls_prefetch_l2((const char *)p.state + ((int64_t)s * p.state_stride_slot + (int64_t)c0 * N) * 2 + lane * 128);
-        else if (lane >= 28 && (lane - 28) * 128 < nc * 2) /* x of token 0: up to 512 bytes, 4 lines */
-            ls_prefetch_l2((const char *)(p.x + (int64_t)row * p.x_stride_b + c0) + (lane - 28) * 128);
-    }
-}
 
 template <int W, typename WT, bool INTER>
 __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
@@ -484,6 +424,34 @@ static int launch_tile_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
     return 0;
 }
 
+/* conv_cm_wave: LS_CONV_WAVE_CTAS_PER_SM CTAs of ~17 KB of shared memory each (W = 4) must fit on
+ * an SM together, so the instance asks for the largest shared-memory carveout, once (a hint: a
+ * refusal only costs residency, and its error is cleared). */
+template <int W, typename WT, bool INTER>
+static int launch_wave_one(const conv_args &a, const ls_plan &pl, cudaStream_t st)
+{
+    static const int carveout = [] {
+        if (cudaFuncSetAttribute(conv_cm_wave<W, WT, INTER>, cudaFuncAttributePreferredSharedMemoryCarveout, 100) !=
+            cudaSuccess)
+            (void)cudaGetLastError();
+        return 0;
+    }();
+    (void)carveout;
+    LS_CUDA_LAUNCH((conv_cm_wave<W, WT, INTER>), dim3(pl.grid_x, pl.grid_y), pl.block, 0, st, pl.pdl, a);
+    return 0;
+}
+
+template <int W>
+static int launch_wave_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
+{
+    const bool wf = a.p.weight_dtype == LS_F32, inter = a.p.inter != NULL;
+    if (a.p.tokens != 1)
+        return ls_fail("conv_update: conv_cm_wave planned for tokens=%d (decode only)", a.p.tokens);
+    if (wf)
+        return inter ? launch_wave_one<W, float, true>(a, pl, st) : launch_wave_one<W, float, false>(a, pl, st);
+    return inter ? launch_wave_one<W, uint16_t, true>(a, pl, st) : launch_wave_one<W, uint16_t, false>(a, pl, st);
+}
+
 template <int W>
 static int launch_scalar_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
 {
@@ -515,6 +483,7 @@ static int launch_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
             return ls_fail("conv_update: conv_wlat planned for a channel-major state");
         return a.p.weight_dtype == LS_F32 ? launch_wlat_wt<W, float>(a, pl, st) : launch_wlat_wt<W, uint16_t>(a, pl, st);
     case LS_K_CONV_TILE: return launch_tile_w<W>(a, pl, st);
+    case LS_K_CONV_WAVE: return launch_wave_w<W>(a, pl, st);
     case LS_K_CONV_SCALAR: return launch_scalar_w<W>(a, pl, st);
     default: return ls_fail("conv_update: plan names kernel %s", ls_kernel_name(pl.kernel));
     }
