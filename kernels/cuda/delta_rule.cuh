@@ -149,12 +149,13 @@ constexpr int MAX_WARPS_PER_CTA = 4;
  *           twice NARROW's warps (where SPLIT's four times would not fit the SMs at once).
  * NARROW and WIDE keep 16 key rows x 4 columns of state per lane (64 registers).
  */
-enum layout { NARROW = 0, WIDE = 1, SPLIT = 2, SPLIT2 = 3 };
+enum layout { NARROW = 0, WIDE = 1, SPLIT = 2, SPLIT2 = 3, THIN = 4 };
 template <int L> struct shape_of;
 template <> struct shape_of<NARROW> { static constexpr int LV = 4, KW = 1; };
 template <> struct shape_of<WIDE> { static constexpr int LV = 8, KW = 2; };
 template <> struct shape_of<SPLIT> { static constexpr int LV = 4, KW = 4; };
 template <> struct shape_of<SPLIT2> { static constexpr int LV = 4, KW = 2; };
+template <> struct shape_of<THIN> { static constexpr int LV = 1, KW = 1; };
 
 /* Sum over the lanes along K (lane bits log2(LV)..4); every lane receives the total. */
 template <int LV>
@@ -215,7 +216,7 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
     const int base = lane & ~(LV - 1);
 #pragma unroll
     for (int i = 0; i < RK; i++)
-        e[i] = __shfl_sync(0xffffffffu, mine[i % G], base | (i / G));
+        e[i] = LV == 1 ? mine[i] : __shfl_sync(0xffffffffu, mine[i % G], base | (i / G)); /* THIN: own rows */
 }
 
 /* Minimum CTAs per SM asked of the register allocator: decode keeps <= 128 registers (16 warps
@@ -225,9 +226,14 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
  * warps per SM; the next token's activations held in registers need more than 64 without spills);
  * SPLIT2 (32 state registers) decode <= 80, verify <= 96 (24 and 20 warps per SM: its batches
  * give at most about 16 per SM). */
-constexpr int min_ctas(int layout, bool fast, bool one_token)
+constexpr int min_ctas(int layout, bool fast, bool one_token, bool per_row)
 {
-    return !fast ? 1 : layout == SPLIT ? (one_token ? 8 : 6) : layout == SPLIT2 ? (one_token ? 6 : 5) : one_token ? 4 : 3;
+    return !fast                ? 1
+           : layout == THIN   ? (per_row ? 7 : 8)
+           : layout == SPLIT  ? (one_token ? 8 : 6)
+           : layout == SPLIT2 ? (one_token ? 6 : 5)
+           : one_token        ? 4
+                              : 3;
 }
 
 /* Partial sums a lane contributes per token before the cross-warp combine (WIDE, SPLIT(2)). */
@@ -323,9 +329,11 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
      * token t's math and exchange instead of heading token t + 1's chain (inputs are read-only:
      * the early read sees the same values). NARROW and WIDE, whose registers hold 64 state
      * values, load each token's at its top. */
-    constexpr bool PIPE = L == SPLIT && !ONE_TOKEN;
-    static_assert(!PIPE || (FAST && RK == 4 && LV == 4), "PIPE: one 8-byte q, k, v piece and one gate per lane");
-    uint2 nxq, nxk, nxv;
+    constexpr bool PIPE = (L == SPLIT || L == THIN) && !ONE_TOKEN;
+    static_assert(!PIPE || (FAST && RK == 4 && (LV == 4 || LV == 1)), "PIPE: one 8-byte q, k, v piece per lane");
+    /* KDA gates per lane (kda_decay's RK / LV rows: SPLIT 1, THIN 4 = one 8-byte piece) */
+    constexpr int GP = PER_ROW ? RK / LV : 1;
+    uint2 nxq, nxk, nxv, nxa4;
     uint16_t nxb, nxa;
     const auto load_next = [&](long long bn) { /* token bn = r * T + t */
         const long long qk = (bn * p.heads_qk + h) * K + k0;
@@ -333,7 +341,10 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         nxk = *reinterpret_cast<const uint2 *>(p.k + qk);
         nxv = *reinterpret_cast<const uint2 *>(p.v + (bn * HV + hv) * V + col0);
         nxb = p.b[bn * HV + hv];
-        nxa = PER_ROW ? p.a[(bn * HV + hv) * K + k0 + lane % LV] : p.a[bn * HV + hv]; /* kda_decay's row */
+        if constexpr (GP == 4)
+            nxa4 = *reinterpret_cast<const uint2 *>(p.a + (bn * HV + hv) * K + k0);
+        else
+            nxa = PER_ROW ? p.a[(bn * HV + hv) * K + k0 + lane % LV] : p.a[bn * HV + hv]; /* kda_decay's row */
     };
     if constexpr (PIPE)
         load_next((long long)r * T);
@@ -352,12 +363,15 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         if constexpr (!PIPE)
             ls_rec::load4<FAST>(p.v + v_off, V - col0, vv);
         const float beta = ls_sigmoid(ls_bf2f(PIPE ? nxb : p.b[bt * HV + hv]));
-        float gnow[1]; /* PIPE: this token's raw gate (GDN: the head's; KDA: the lane's row) */
+        float gnow[GP == 4 ? 4 : 1]; /* PIPE: this token's raw gate (GDN: the head's; KDA: the lane's rows) */
         if constexpr (PIPE) {
             ls_rec::unpack_bf16x4(nxq, qv);
             ls_rec::unpack_bf16x4(nxk, kv);
             ls_rec::unpack_bf16x4(nxv, vv);
-            gnow[0] = ls_bf2f(nxa);
+            if constexpr (GP == 4)
+                ls_rec::unpack_bf16x4(nxa4, gnow);
+            else
+                gnow[0] = ls_bf2f(nxa);
             if (t + 1 < T)
                 load_next(bt + 1);
         }
@@ -459,7 +473,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
  * adjacent columns of one head; warp w % KW owns rows of that slice.
  */
 template <typename ST, bool PER_ROW, int L, bool FAST, bool ONE_TOKEN>
-__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(L, FAST, ONE_TOKEN))
+__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(L, FAST, ONE_TOKEN, PER_ROW))
 delta_rule_kernel(const ls_delta_params p)
 {
     constexpr int KW = shape_of<L>::KW;
@@ -506,6 +520,9 @@ static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_
     case LS_K_DELTA_SPLIT: return launch_tiles<ST, PER_ROW, SPLIT>(p, pl, st);
     case LS_K_DELTA_SPLIT2: return launch_tiles<ST, PER_ROW, SPLIT2>(p, pl, st);
     case LS_K_DELTA_NARROW: return launch_tiles<ST, PER_ROW, NARROW>(p, pl, st);
+    case LS_K_DELTA_THIN: /* the verify instantiation only (it also serves T = 1, which auto never sends) */
+        LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, THIN, true, false>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
+        return 0;
     case LS_K_DELTA_VK4: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, true>(p, pl, st);
     case LS_K_DELTA_VK8: return launch_vk_k<ST, PER_ROW, VK_ROWS_WIDE, true>(p, pl, st);
     case LS_K_DELTA_VK_GENERIC: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, false>(p, pl, st);
