@@ -12,7 +12,9 @@
  * NARROW's 16-column tile split along K over 4 warps (32 key rows each, 4 per lane): four times
  * NARROW's warps, each with a quarter of the per-token math and state, for the smallest batches,
  * where NARROW leaves about one warp per SM and a warp's T-token serial chain is the time;
- * SPLIT2, the same over 2 warps (8 rows per lane). Reductions over K (S^T k, S^T q, the L2
+ * SPLIT2, the same over 2 warps (8 rows per lane); THIN (verify only), 1 warp per 4-column tile,
+ * its 32 lanes along K (4 rows per lane): few enough registers (64 GDN, 72 KDA, vs WIDE's 136)
+ * for 2-3 times the resident warps at the middle batches. Reductions over K (S^T k, S^T q, the L2
  * norms) are in-lane sums, xor-shuffles over the warp's K-lanes and, for WIDE, SPLIT and
  * SPLIT2, one shared-memory exchange among the tile's warps per token
  * (named barrier of the tile's warps); CTAs group 1..4 warps, picked by the launcher to spread
@@ -31,8 +33,8 @@
  * Large batches take the head-per-CTA bulk-copy kernel instead (delta_bulk.cuh); the vk state
  * layout ([V, K] per head) takes its own kernel (delta_vk.cuh). Which kernel
  * serves a launch, with which CTA size, is decided by ls_choose_delta (choose.c); the knob
- * delta.variant can force the register tiles or the bulk kernel for the WIDE batches, or SPLIT /
- * SPLIT2 for every batch.
+ * delta.variant can force the register tiles or the bulk kernel for the WIDE batches, SPLIT /
+ * SPLIT2 for every batch, or THIN for every verify (decode then takes auto's kernel).
  */
 #ifndef LS_DELTA_RULE_CUH
 #define LS_DELTA_RULE_CUH
@@ -147,6 +149,11 @@ constexpr int MAX_WARPS_PER_CTA = 4;
  *           token t + 1's activations into registers while token t is computed.
  *   SPLIT2: the same over 2 warps of 64 key rows: 8 rows x 4 columns per lane (32 registers),
  *           twice NARROW's warps (where SPLIT's four times would not fit the SMs at once).
+ *   THIN:   1 lane along V x 32 along K, 1 warp, 4 columns (SGLang's program shape): 4 key rows
+ *           x 4 columns per lane (16 registers of state), no cross-warp exchange, 5 xor-shuffle
+ *           steps per sum; each row access is 16 (fp32) / 8 (bf16) bytes per lane, the other
+ *           pieces of the line read by the CTA's neighbouring tiles (the same head's next
+ *           columns). Verify only; like SPLIT it loads token t + 1's activations during token t.
  * NARROW and WIDE keep 16 key rows x 4 columns of state per lane (64 registers).
  */
 enum layout { NARROW = 0, WIDE = 1, SPLIT = 2, SPLIT2 = 3, THIN = 4 };
@@ -225,7 +232,8 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
  * registers per lane, four times the warps): decode <= 64 (32 warps per SM), verify <= 80 (24
  * warps per SM; the next token's activations held in registers need more than 64 without spills);
  * SPLIT2 (32 state registers) decode <= 80, verify <= 96 (24 and 20 warps per SM: its batches
- * give at most about 16 per SM). */
+ * give at most about 16 per SM). THIN (16 state registers, verify only): <= 64 for GDN (32 warps
+ * per SM), <= 72 for KDA (28; its 4 row gates per token spill 8 bytes at 64). */
 constexpr int min_ctas(int layout, bool fast, bool one_token, bool per_row)
 {
     return !fast                ? 1
@@ -324,8 +332,9 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
     const float neg_a = -expf(p.A_log[hv]);
     const float gdn_dtb = PER_ROW ? 0.0f : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
 
-    /* SPLIT verify (PIPE): token t + 1's activations go into registers (nx*, raw bf16: its 8-byte
-     * q, k and v pieces, b, the lane's gate) at the top of token t, so their latency overlaps
+    /* SPLIT and THIN verify (PIPE): token t + 1's activations go into registers (nx*, raw bf16:
+     * its 8-byte q, k and v pieces, b, the lane's gate(s): GDN the head's, KDA SPLIT one row's,
+     * KDA THIN its 4 rows' as one 8-byte piece) at the top of token t, so their latency overlaps
      * token t's math and exchange instead of heading token t + 1's chain (inputs are read-only:
      * the early read sees the same values). NARROW and WIDE, whose registers hold 64 state
      * values, load each token's at its top. */
