@@ -15,7 +15,7 @@
  * SPLIT2, the same over 2 warps (8 rows per lane); THIN (verify only), 1 warp per 4-column tile,
  * its 32 lanes along K (4 rows per lane): few enough registers (64 GDN, 72 KDA, vs WIDE's 136)
  * for 2-3 times the resident warps at the middle batches. Reductions over K (S^T k, S^T q, the L2
- * norms) are in-lane sums, xor-shuffles over the warp's K-lanes and, for WIDE, SPLIT and
+ * norms) are in-lane sums, xor-shuffles over the warp's K-lanes (THIN: a reduce-scatter) and, for WIDE, SPLIT and
  * SPLIT2, one shared-memory exchange among the tile's warps per token
  * (named barrier of the tile's warps); CTAs group 1..4 warps, picked by the launcher to spread
  * small batches over the SMs.
@@ -150,8 +150,9 @@ constexpr int MAX_WARPS_PER_CTA = 4;
  *   SPLIT2: the same over 2 warps of 64 key rows: 8 rows x 4 columns per lane (32 registers),
  *           twice NARROW's warps (where SPLIT's four times would not fit the SMs at once).
  *   THIN:   1 lane along V x 32 along K, 1 warp, 4 columns (SGLang's program shape): 4 key rows
- *           x 4 columns per lane (16 registers of state), no cross-warp exchange, 5 xor-shuffle
- *           steps per sum; each row access is 16 (fp32) / 8 (bf16) bytes per lane, the other
+ *           x 4 columns per lane (16 registers of state), no cross-warp exchange; the sums
+ *           over K by a reduce-scatter (thin_token_out: 23 shuffles per token where NSUM
+ *           butterflies over 32 lanes would take 55); each row access is 16 (fp32) / 8 (bf16) bytes per lane, the other
  *           pieces of the line read by the CTA's neighbouring tiles (the same head's next
  *           columns). Verify only; like SPLIT it loads token t + 1's activations during token t.
  * NARROW and WIDE keep 16 key rows x 4 columns of state per lane (64 registers).
@@ -275,6 +276,60 @@ __device__ __forceinline__ void token_out(const float sum[NSUM], float beta, flo
         o[c] = fmaf(kq, u, sum[3 + COLS + c] * rq); /* (S + kn u^T)^T qn */
         uk[c] = u * rk;                             /* S += kn u^T == k (rk u)^T */
     }
+}
+
+/*
+ * THIN's token outputs (the whole K on one warp, 32 lanes along it): the lane's in-lane sums
+ * (add_row_sums order) reduced over the warp by a reduce-scatter instead of NSUM butterflies:
+ * 16 slots (S^T k [4], S^T q [4], |q|^2, |k|^2, q.k, 5 zeros), each step across lane bit m
+ * (16, 8, 4, 2) keeps half the slots and adds the partner's copy of them (16 shuffles in all
+ * against 55), a last xor-1 step completes slot (lane >> 1) on lanes 2j, 2j + 1 (a + b and b + a:
+ * the same bits). The totals every lane needs (S^T k, the norms) are then read from their
+ * owners, so all lanes apply the same u; the S^T q owners (lanes 8, 10, 12, 14) each write
+ * their o column (token_out's math). uk: as token_out's.
+ */
+template <int M> /* one reduce-scatter step: M slots -> M / 2, across lane bit M */
+__device__ __forceinline__ void scatter_step(float x[16], int lane)
+{
+    const bool up = (lane & M) != 0;
+#pragma unroll
+    for (int i = 0; i < M / 2; i++) {
+        const float send = up ? x[i] : x[M / 2 + i];
+        const float keep = up ? x[M / 2 + i] : x[i];
+        x[i] = keep + __shfl_xor_sync(0xffffffffu, send, M);
+    }
+}
+
+__device__ __forceinline__ void thin_token_out(const float sum[NSUM], float beta, float scale, const float vv[COLS],
+                                               int lane, float uk[COLS], uint16_t *o_row)
+{
+    float x[16];
+#pragma unroll
+    for (int c = 0; c < COLS; c++)
+        x[c] = sum[3 + c], x[COLS + c] = sum[3 + COLS + c];
+    x[8] = sum[0], x[9] = sum[1], x[10] = sum[2];
+#pragma unroll
+    for (int j = 11; j < 16; j++)
+        x[j] = 0.0f;
+    scatter_step<16>(x, lane); /* 16 slots -> 8 -> 4 -> 2 -> 1 */
+    scatter_step<8>(x, lane);
+    scatter_step<4>(x, lane);
+    scatter_step<2>(x, lane);
+    const float tot = x[0] + __shfl_xor_sync(0xffffffffu, x[0], 1); /* slot lane >> 1 */
+    const float rq = rsqrtf(__shfl_sync(0xffffffffu, tot, 2 * 8) + 1e-6f) * scale;
+    const float rk = rsqrtf(__shfl_sync(0xffffffffu, tot, 2 * 9) + 1e-6f);
+    const float kq = __shfl_sync(0xffffffffu, tot, 2 * 10) * rq * rk; /* kn . qn */
+    float u_mine = 0.0f;
+#pragma unroll
+    for (int c = 0; c < COLS; c++) {
+        const float u = beta * (vv[c] - __shfl_sync(0xffffffffu, tot, 2 * c) * rk);
+        uk[c] = u * rk;
+        if (lane == 2 * (COLS + c))
+            u_mine = u;
+    }
+    const int oc = lane / 2 - COLS; /* the S^T q column this lane's slot holds */
+    if ((lane & 1) == 0 && oc >= 0 && oc < COLS)
+        o_row[oc] = ls_f2bf(fmaf(kq, u_mine, tot * rq)); /* (S + kn u^T)^T qn */
 }
 
 /*
@@ -419,6 +474,10 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
 #pragma unroll
         for (int i = 0; i < RK; i++)
             add_row_sums(sum, S[i], qv[i], kv[i]);
+        float uk[COLS], o[COLS];
+        if constexpr (L == THIN) { /* reduce-scatter, o stored by 4 lanes (thin_token_out) */
+            thin_token_out(sum, beta, p.scale, vv, lane, uk, p.o + v_off);
+        } else {
 #pragma unroll
         for (int j = 0; j < NSUM; j++)
             sum[j] = sum_k_lanes<LV>(sum[j]);
@@ -447,16 +506,15 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
                     sum[j] = (buf[g][lv][j] + buf[g + 1][lv][j]) + (buf[g + 2][lv][j] + buf[g + 3][lv][j]);
             }
         }
-        float uk[COLS], o[COLS];
         token_out(sum, beta, p.scale, vv, o, uk);
+        if (lk == 0 && kw == 0)
+            ls_rec::store4<FAST>(p.o + v_off, V - col0, o);
+        }
 #pragma unroll
         for (int i = 0; i < RK; i++)
 #pragma unroll
             for (int c = 0; c < COLS; c++)
                 S[i][c] = fmaf(kv[i], uk[c], S[i][c]);
-
-        if (lk == 0 && kw == 0)
-            ls_rec::store4<FAST>(p.o + v_off, V - col0, o);
 
         if (p.inter && slot >= 0) {
             ST *dst = (ST *)p.inter + slot * p.inter_stride_slot + (long long)t * HV * K * V + head;
