@@ -475,46 +475,47 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         for (int i = 0; i < RK; i++)
             add_row_sums(sum, S[i], qv[i], kv[i]);
         float uk[COLS], o[COLS];
-        if constexpr (L == THIN) { /* reduce-scatter, o stored by 4 lanes (thin_token_out) */
+        if constexpr (L == THIN) { /* reduce-scatter; o stored by 4 lanes (thin_token_out) */
             thin_token_out(sum, beta, p.scale, vv, lane, uk, p.o + v_off);
         } else {
 #pragma unroll
-        for (int j = 0; j < NSUM; j++)
-            sum[j] = sum_k_lanes<LV>(sum[j]);
-        if constexpr (KW > 1) { /* WIDE, SPLIT(2): combine the KW warps' parts of K through shared memory;
-                       * every warp of the tile gets the bit-identical total (KW 2: a0 + a1 == a1 + a0;
-                       * SPLIT: (a0 + a1) + (a2 + a3) read back in warp order), so all apply the
-                       * same u. Double-buffered by token parity: a buffer is rewritten at token
-                       * t + 2 only after every warp of the tile passed barrier t + 1, i.e. read
-                       * its token-t entries. The tile's warps are warps g..g+KW-1 of the CTA. */
-            static_assert(KW == 2 || KW == 4, "the exchange pairs warps or adds four in a tree");
-            static_assert(MAX_WARPS_PER_CTA % KW == 0, "a CTA holds whole tiles");
-            float(*buf)[LV][NSUM] = xchg[KW > 1 ? (t & 1) : 0];
-            if (lk == 0)
+            for (int j = 0; j < NSUM; j++)
+                sum[j] = sum_k_lanes<LV>(sum[j]);
+            if constexpr (KW > 1) { /* WIDE, SPLIT(2): combine the KW warps' parts of K through shared memory;
+                           * every warp of the tile gets the bit-identical total (KW 2: a0 + a1 == a1 + a0;
+                           * SPLIT: (a0 + a1) + (a2 + a3) read back in warp order), so all apply the
+                           * same u. Double-buffered by token parity: a buffer is rewritten at token
+                           * t + 2 only after every warp of the tile passed barrier t + 1, i.e. read
+                           * its token-t entries. The tile's warps are warps g..g+KW-1 of the CTA. */
+                static_assert(KW == 2 || KW == 4, "the exchange pairs warps or adds four in a tree");
+                static_assert(MAX_WARPS_PER_CTA % KW == 0, "a CTA holds whole tiles");
+                float(*buf)[LV][NSUM] = xchg[KW > 1 ? (t & 1) : 0];
+                if (lk == 0)
 #pragma unroll
-                for (int j = 0; j < NSUM; j++)
-                    buf[warp][lv][j] = sum[j];
-            asm volatile("bar.sync %0, %1;" ::"r"(1 + warp / KW), "r"(32 * KW) : "memory");
-            if constexpr (KW == 2) {
+                    for (int j = 0; j < NSUM; j++)
+                        buf[warp][lv][j] = sum[j];
+                asm volatile("bar.sync %0, %1;" ::"r"(1 + warp / KW), "r"(32 * KW) : "memory");
+                if constexpr (KW == 2) {
 #pragma unroll
-                for (int j = 0; j < NSUM; j++)
-                    sum[j] += buf[warp ^ 1][lv][j];
-            } else {
-                const int g = warp & ~(KW - 1);
+                    for (int j = 0; j < NSUM; j++)
+                        sum[j] += buf[warp ^ 1][lv][j];
+                } else {
+                    const int g = warp & ~(KW - 1);
 #pragma unroll
-                for (int j = 0; j < NSUM; j++)
-                    sum[j] = (buf[g][lv][j] + buf[g + 1][lv][j]) + (buf[g + 2][lv][j] + buf[g + 3][lv][j]);
+                    for (int j = 0; j < NSUM; j++)
+                        sum[j] = (buf[g][lv][j] + buf[g + 1][lv][j]) + (buf[g + 2][lv][j] + buf[g + 3][lv][j]);
+                }
             }
-        }
-        token_out(sum, beta, p.scale, vv, o, uk);
-        if (lk == 0 && kw == 0)
-            ls_rec::store4<FAST>(p.o + v_off, V - col0, o);
+            token_out(sum, beta, p.scale, vv, o, uk);
         }
 #pragma unroll
         for (int i = 0; i < RK; i++)
 #pragma unroll
             for (int c = 0; c < COLS; c++)
                 S[i][c] = fmaf(kv[i], uk[c], S[i][c]);
+
+        if (L != THIN && lk == 0 && kw == 0)
+            ls_rec::store4<FAST>(p.o + v_off, V - col0, o);
 
         if (p.inter && slot >= 0) {
             ST *dst = (ST *)p.inter + slot * p.inter_stride_slot + (long long)t * HV * K * V + head;
