@@ -35,7 +35,7 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                                "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto, verify: split "
                                "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). thin (kv layout, K = V = 128, "
                                "verify only): one warp per 4-column tile, 32 lanes along K, 16 state values per lane "
-                               "(<= 64-72 registers, 2-3x the resident warps); decode takes auto. A value of the other "
+                               "(64 registers, 72 for KDA with a bf16 state: 2-3x the resident warps); decode takes auto. A value of the other "
                                "layout means auto; split(2) / thin on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "

@@ -13,7 +13,7 @@
  * NARROW's warps, each with a quarter of the per-token math and state, for the smallest batches,
  * where NARROW leaves about one warp per SM and a warp's T-token serial chain is the time;
  * SPLIT2, the same over 2 warps (8 rows per lane); THIN (verify only), 1 warp per 4-column tile,
- * its 32 lanes along K (4 rows per lane): few enough registers (64 GDN, 72 KDA, vs WIDE's 136)
+ * its 32 lanes along K (4 rows per lane): few enough registers (64; 72 for KDA with a bf16 state; WIDE: 136)
  * for 2-3 times the resident warps at the middle batches. Reductions over K (S^T k, S^T q, the L2
  * norms) are in-lane sums, xor-shuffles over the warp's K-lanes (THIN: a reduce-scatter) and, for WIDE, SPLIT and
  * SPLIT2, one shared-memory exchange among the tile's warps per token
@@ -233,12 +233,13 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
  * registers per lane, four times the warps): decode <= 64 (32 warps per SM), verify <= 80 (24
  * warps per SM; the next token's activations held in registers need more than 64 without spills);
  * SPLIT2 (32 state registers) decode <= 80, verify <= 96 (24 and 20 warps per SM: its batches
- * give at most about 16 per SM). THIN (16 state registers, verify only): <= 64 for GDN (32 warps
- * per SM), <= 72 for KDA (28; its 4 row gates per token spill 8 bytes at 64). */
-constexpr int min_ctas(int layout, bool fast, bool one_token, bool per_row)
+ * give at most about 16 per SM). THIN (16 state registers, verify only): <= 64 (32 warps per
+ * SM, so B = 8 at HV 16 is one wave), but <= 72 for KDA with a bf16 state (28 warps per SM),
+ * which spills 8 bytes at 64. */
+constexpr int min_ctas(int layout, bool fast, bool one_token, bool per_row, bool bf16_state)
 {
     return !fast                ? 1
-           : layout == THIN   ? (per_row ? 7 : 8)
+           : layout == THIN   ? (per_row && bf16_state ? 7 : 8)
            : layout == SPLIT  ? (one_token ? 8 : 6)
            : layout == SPLIT2 ? (one_token ? 6 : 5)
            : one_token        ? 4
@@ -541,7 +542,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
  * adjacent columns of one head; warp w % KW owns rows of that slice.
  */
 template <typename ST, bool PER_ROW, int L, bool FAST, bool ONE_TOKEN>
-__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(L, FAST, ONE_TOKEN, PER_ROW))
+__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(L, FAST, ONE_TOKEN, PER_ROW, sizeof(ST) == 2))
 delta_rule_kernel(const ls_delta_params p)
 {
     constexpr int KW = shape_of<L>::KW;
