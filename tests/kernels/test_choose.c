@@ -509,6 +509,24 @@ static void test_delta(void)
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "pdl=off").pdl, 0);
 }
 
+/* A forced kv vector-path variant (spec) on shapes off that path, B = 3 at T tokens: the generic
+ * kernel for odd head sizes and a misaligned KDA gate, vk4 for the vk layout. */
+static void check_off_vector_path(const char *spec, int T)
+{
+    ls_delta_params p = delta(3, T);
+    p.dk = 64;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, spec).kernel, LS_K_DELTA_GENERIC);
+    p = delta(3, T);
+    p.dv = 48;
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, spec).kernel, LS_K_DELTA_GENERIC);
+    p = delta(3, T);
+    p.a = (const uint16_t *)((char *)A16 + 8); /* a KDA gate off the vector path */
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, spec).kernel, LS_K_DELTA_GENERIC);
+    p = delta(3, T);
+    p.state_layout = LS_STATE_VK;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, spec).kernel, LS_K_DELTA_VK4);
+}
+
 /* SPLIT / SPLIT2 (delta.variant=split / split2): NARROW's 16-column tiles over 4 / 2 warps along
  * K, forced at every batch of the kv vector path; auto takes them for verify in the bands of
  * choose.h (set from the H200 A/B). */
@@ -549,19 +567,10 @@ static void test_delta_split(void)
     p = delta(512, 1);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_SPLIT2);
     /* other shapes ignore it: generic kv shapes, the vk layout */
-    p = delta(1, 1);
-    p.dk = 64;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_GENERIC);
-    p = delta(1, 1);
-    p.a = (const uint16_t *)((char *)A16 + 8); /* a KDA gate off the vector path */
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=split").kernel, LS_K_DELTA_GENERIC);
-    p.dk = 128, p.dv = 64;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_GENERIC);
-    p = delta(1, 1);
+    check_off_vector_path("delta.variant=split", 1);
+    check_off_vector_path("delta.variant=split2", 1);
+    p = delta(512, 1);
     p.state_layout = LS_STATE_VK;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_VK4);
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_VK4);
-    p.batch = 512;
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_VK8);
 
     /* auto (limits from the H200 A/B, choose.h), tp 2 shapes (HV 16) on 132 SMs: verify only;
@@ -651,19 +660,11 @@ static void test_delta_thin(void)
             LS_CHECK_EQ_INT(pl.grid_x, a.grid_x);
         }
     /* generic kv shapes and the vk layout: their auto */
+    check_off_vector_path("delta.variant=thin", 4);
+    check_off_vector_path("delta.variant=thin", 2);
     p = delta(3, 4);
-    p.dk = 64;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=thin").kernel, LS_K_DELTA_GENERIC);
-    p = delta(3, 4);
-    p.dv = 48;
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=thin").kernel, LS_K_DELTA_GENERIC);
-    p = delta(3, 4);
-    p.a = (const uint16_t *)((char *)A16 + 8); /* a KDA gate off the vector path */
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=thin").kernel, LS_K_DELTA_GENERIC);
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=thin").kernel, LS_K_DELTA_THIN); /* GDN: a unused by the check */
-    p = delta(3, 4);
-    p.state_layout = LS_STATE_VK;
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=thin").kernel, LS_K_DELTA_VK4);
+    p.a = (const uint16_t *)((char *)A16 + 8); /* GDN's gate is read as scalars: still THIN */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=thin").kernel, LS_K_DELTA_THIN);
     /* auto never takes it */
     for (int b = 1; b <= 1024; b *= 2)
         for (int t = 1; t <= 8; t *= 2)
