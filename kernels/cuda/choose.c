@@ -316,19 +316,17 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
         const int64_t narrow_warps = rh * (LS_DELTA_DIM_FAST / 16);
         const int64_t wide_warps = rh * (LS_DELTA_DIM_FAST / 32) * 2;
         const int kv_auto = v != LS_DELTA_REGS && v != LS_DELTA_BULK; /* vk values (and thin at T = 1) mean auto here */
-        if (v == LS_DELTA_THIN && p->tokens > 1) {
-            out->kernel = LS_K_DELTA_THIN;
-            if (pick_cta(rh * (LS_DELTA_DIM_FAST / 4), 1, sms, out))
-                return ls_fail("cuda %s: batch=%d too large", op, p->batch);
-            return 0;
-        }
+        const int thin = v == LS_DELTA_THIN && p->tokens > 1;
         const int split = v == LS_DELTA_SPLIT    ? 4
                           : v == LS_DELTA_SPLIT2 ? 2
                           : kv_auto && p->tokens > 1
                               ? ls_delta_split_auto(narrow_warps, sms, per_row ? LS_DELTA_SPLIT_MAX_WARPS_PER_SM : 0,
                                                     LS_DELTA_SPLIT2_MIN_WARPS_PER_SM, LS_DELTA_SPLIT2_MAX_WARPS_PER_SM)
                               : 0;
-        if (split) {
+        if (thin) {
+            out->kernel = LS_K_DELTA_THIN;
+            rc = pick_cta(rh * (LS_DELTA_DIM_FAST / 4), 1, sms, out); /* one warp per 4 value columns */
+        } else if (split) {
             out->kernel = split == 4 ? LS_K_DELTA_SPLIT : LS_K_DELTA_SPLIT2;
             rc = pick_cta(narrow_warps * split, split, sms, out);
         } else if (wide_warps >= 8LL * sms) {
