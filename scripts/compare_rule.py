@@ -17,8 +17,9 @@ SCATTER_FACTOR = 3.0    # x the run's scatter: 1.4826 MAD of the log ratios of e
 MIN_KEYS_FOR_SCATTER = 8
 # Run-to-run floors per op, in %, that no in-run statistic shows (override: --noise-floor).
 # pool/fork: in the committed H200 A/A (results/h200/impls-45c3dc9/compare-aa.txt) its medians
-# moved 9-18 % between two processes of one build while its in-run spread was 1-3 %: fork
-# waits for the device inside its timed call over pool memory placed anew by every process.
+# moved 9-18 % between two processes of one build while its in-run spread was 1-3 %; its timed
+# call is host-issued launches (two per forked request; no longer waited for since 82937c4),
+# and it still moved up to 17 % at B >= 128 in results/h200/pool-queued-82937c4/.
 DEFAULT_NOISE_FLOORS = {"pool/fork": 20.0}
 # Run-to-run floor of the latency regime (override: --latency-floor US=PCT; 0=0 removes it): a
 # case whose median is under US microseconds on either side. In the committed H200 A/A of
