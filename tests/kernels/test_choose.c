@@ -1412,74 +1412,61 @@ static void test_knobs(void)
 #endif
 }
 
+/* The plan's one-line description is `want` (printed when it is not). */
+static void check_describe(ls_op op, const ls_plan *pl, const char *want)
+{
+    char buf[256];
+    ls_choose_describe(op, pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, want) == 0);
+    if (strcmp(buf, want))
+        fprintf(stderr, "got '%s', want '%s'\n", buf, want);
+}
+
 static void test_describe(void)
 {
     char buf[256];
     ls_conv_params c = conv(1, 1);
     ls_plan pl = plan_conv(&c, "");
     LS_CHECK(ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf) > 0);
-    LS_CHECK(strcmp(buf, "conv_vec2 grid=(16,1) block=128 pdl spec=on") == 0);
-    if (strcmp(buf, "conv_vec2 grid=(16,1) block=128 pdl spec=on"))
-        fprintf(stderr, "got '%s'\n", buf);
+    check_describe(LS_OP_CONV_UPDATE, &pl, "conv_vec2 grid=(16,1) block=128 pdl spec=on");
     c = conv(512, 1);
     pl = plan_conv(&c, "pdl=off,conv.prefetch=off");
-    ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "conv_cm_tile grid=(2048,1) block=128 prefetch=off") == 0);
+    check_describe(LS_OP_CONV_UPDATE, &pl, "conv_cm_tile grid=(2048,1) block=128 prefetch=off");
     c = conv(2, 4);
     c.state_stride_c = 1, c.state_stride_w = 4096;
     pl = plan_conv(&c, "conv.variant=pair");
-    ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "conv_pair grid=(16,2) block=128 pdl spec=on state=wmaj inter=cmaj") == 0);
-    if (strcmp(buf, "conv_pair grid=(16,2) block=128 pdl spec=on state=wmaj inter=cmaj"))
-        fprintf(stderr, "got '%s'\n", buf);
+    check_describe(LS_OP_CONV_UPDATE, &pl, "conv_pair grid=(16,2) block=128 pdl spec=on state=wmaj inter=cmaj");
     c = conv(512, 1);
     pl = plan_conv(&c, "conv.variant=wave");
-    ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "conv_cm_wave grid=(1024,1) block=128 pdl prefetch") == 0);
-    if (strcmp(buf, "conv_cm_wave grid=(1024,1) block=128 pdl prefetch"))
-        fprintf(stderr, "got '%s'\n", buf);
+    check_describe(LS_OP_CONV_UPDATE, &pl, "conv_cm_wave grid=(1024,1) block=128 pdl prefetch");
     c = conv(2, 4);
     c.state_stride_c = 1, c.state_stride_w = 4096;
     pl = plan_conv(&c, "conv.variant=quad,pdl=off");
-    ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "conv_quad grid=(8,2) block=128 spec=on state=wmaj inter=cmaj") == 0);
+    check_describe(LS_OP_CONV_UPDATE, &pl, "conv_quad grid=(8,2) block=128 spec=on state=wmaj inter=cmaj");
     c = conv_kimi(1, 1);
     pl = plan_conv(&c, "conv.variant=wlat");
-    ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "conv_wlat grid=(8,1) block=128 pdl prefetch spec=on state=wmaj inter=cmaj") == 0);
-    if (strcmp(buf, "conv_wlat grid=(8,1) block=128 pdl prefetch spec=on state=wmaj inter=cmaj"))
-        fprintf(stderr, "got '%s'\n", buf);
+    check_describe(LS_OP_CONV_UPDATE, &pl, "conv_wlat grid=(8,1) block=128 pdl prefetch spec=on state=wmaj inter=cmaj");
     pl = plan_conv(&c, "conv.variant=wlat,conv.prefetch=off,conv.speculate=off");
-    ls_choose_describe(LS_OP_CONV_UPDATE, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "conv_wlat grid=(8,1) block=128 pdl prefetch=off spec=off state=wmaj inter=cmaj") == 0);
+    check_describe(LS_OP_CONV_UPDATE, &pl, "conv_wlat grid=(8,1) block=128 pdl prefetch=off spec=off state=wmaj inter=cmaj");
     ls_delta_params d = delta(512, 1);
     LS_CHECK_EQ_INT(ls_choose(LS_OP_KDA, &d, NULL, &H200, &pl), 0);
-    ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "delta_bulk grid=(8192,1) block=256 pdl") == 0);
+    check_describe(LS_OP_KDA, &pl, "delta_bulk grid=(8192,1) block=256 pdl");
     d.state_layout = LS_STATE_VK;
     LS_CHECK_EQ_INT(ls_choose(LS_OP_GDN, &d, NULL, &H200, &pl), 0);
-    ls_choose_describe(LS_OP_GDN, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "delta_vk8 grid=(32768,1) block=128 pdl") == 0);
+    check_describe(LS_OP_GDN, &pl, "delta_vk8 grid=(32768,1) block=128 pdl");
     d = delta(1, 2);
     pl = plan_delta(&d, 1, "delta.variant=split");
-    ls_choose_describe(LS_OP_KDA, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "delta_rule_split grid=(128,1) block=128 pdl") == 0);
+    check_describe(LS_OP_KDA, &pl, "delta_rule_split grid=(128,1) block=128 pdl");
     ls_conv_delta_params cd = conv_delta(1, 4, 16, 1);
     LS_CHECK_EQ_INT(ls_choose(LS_OP_CONV_DELTA, &cd, NULL, &H200, &pl), 0); /* auto: the tiles */
-    ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "conv_delta_tiles grid=(16,8) block=256 pdl cluster=8") == 0);
+    check_describe(LS_OP_CONV_DELTA, &pl, "conv_delta_tiles grid=(16,8) block=256 pdl cluster=8");
     pl = plan_cd(&cd, "conv_delta.variant=cluster");
-    ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "conv_delta grid=(16,4) block=128 pdl cluster=4") == 0);
+    check_describe(LS_OP_CONV_DELTA, &pl, "conv_delta grid=(16,4) block=128 pdl cluster=4");
     pl = plan_cd(&cd, "conv_delta.variant=tiles");
-    ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "conv_delta_tiles grid=(16,8) block=256 pdl cluster=8") == 0);
-    if (strcmp(buf, "conv_delta_tiles grid=(16,8) block=256 pdl cluster=8"))
-        fprintf(stderr, "got '%s'\n", buf);
+    check_describe(LS_OP_CONV_DELTA, &pl, "conv_delta_tiles grid=(16,8) block=256 pdl cluster=8");
     ls_ssu_params s = ssu(1, 1);
     pl = plan_ssu(&s, "ssu.variant=tiles,ssu.speculate=miss", 132, 0);
-    ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "ssu_narrow grid=(512,1) block=32 pdl spec=miss rows/lane=2") == 0);
+    check_describe(LS_OP_SSU, &pl, "ssu_narrow grid=(512,1) block=32 pdl spec=miss rows/lane=2");
     s = ssu(1, 4);
     static const char *const rows[][2] = {
         {"ssu.variant=rows", "ssu_rows grid=(512,1) block=64 pdl spec=on rows/lane=4"},
@@ -1487,10 +1474,7 @@ static void test_describe(void)
     };
     for (int i = 0; i < 2; i++) {
         pl = plan_ssu(&s, rows[i][0], 132, 16);
-        ls_choose_describe(LS_OP_SSU, &pl, buf, sizeof buf);
-        LS_CHECK(strcmp(buf, rows[i][1]) == 0);
-        if (strcmp(buf, rows[i][1]))
-            fprintf(stderr, "got '%s'\n", buf);
+        check_describe(LS_OP_SSU, &pl, rows[i][1]);
     }
     pl = plan_ssu(&s, "ssu.speculate=miss,ssu.variant=tiles", 132, 0);
     /* cut to the buffer */
