@@ -12,6 +12,8 @@
 #   LS_GPU_BUILD_DIR      build directory (default build-gpu)
 #   LS_GPU_CHECK_TESTS    ctest -R regex restricting the tests (default: all gpu tests)
 #   LS_GPU_CHECK_SANITIZE 0 skips the compute-sanitizer passes
+#   LS_GPU_CHECK_SANITIZE_TESTS  ctest -R regex of the binaries the sanitizers run (default: the
+#                         tests run); the summary names it, so a partial pass is never read as whole
 #   LS_GPU_CHECK_LOGDIR   where full logs go (default: next to SUMMARY_FILE)
 #   LS_GPU_CHECK_JOBS     ctest -j (default 4); the sanitizer passes run alongside, in the background
 set -uo pipefail
@@ -21,6 +23,7 @@ summary=${1:-build-gpu/gpu-check.txt}   # the committed copy (results/<gpu>/) is
 build=${LS_GPU_BUILD_DIR:-build-gpu}
 regex=${LS_GPU_CHECK_TESTS:-}
 sanitize=${LS_GPU_CHECK_SANITIZE:-1}
+san_regex=${LS_GPU_CHECK_SANITIZE_TESTS:-$regex}
 mkdir -p "$(dirname "$summary")"
 logdir=${LS_GPU_CHECK_LOGDIR:-$(dirname "$summary")}
 mkdir -p "$logdir"
@@ -64,7 +67,8 @@ if [ "$sanitize" != "0" ]; then
   if ! command -v compute-sanitizer >/dev/null 2>&1; then
     note "sanitizer: compute-sanitizer not found: SKIPPED"
   else
-    mapfile -t tests < <(ctest --test-dir "$build" -N -L gpu ${regex:+-R "$regex"} |
+    [ -n "${LS_GPU_CHECK_SANITIZE_TESTS:-}" ] && note "sanitizer: only the tests matching '$san_regex'"
+    mapfile -t tests < <(ctest --test-dir "$build" -N -L gpu ${san_regex:+-R "$san_regex"} |
                          sed -n 's/^ *Test *#[0-9]*: *\(.*\)$/\1/p')
     for t in "${tests[@]}"; do
       bin=$(find "$build/tests" -type f -name "$t" -perm -u+x 2>/dev/null | head -1)
