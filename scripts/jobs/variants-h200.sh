@@ -15,7 +15,7 @@
 #   abssu     ab-ssu.csv: ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot guess
 #             forced on (Mamba2 nemotron-h)
 #   abconv    ab-convcm.csv: channel-major conv decode (qwen3-next) B 128, 512 under every conv kernel
-#   fused     ab-fused.csv: conv_delta.variant=cluster, tiles and bulk, one-kernel and back-to-back
+#   fused     ab-fused.csv: conv_delta.variant=cluster, tiles, bulk and bulkp, one-kernel and back-to-back
 #             (--variant all), beside SGLang's fused KDA verify; graph replays; B 1, 8, 32, 128,
 #             512, T 1 and 4 (kimi-linear, qwen3-next)
 #   profile   ncu (SpeedOfLight, LaunchStats, Occupancy, WarpStateStats) of the cases still behind
@@ -82,7 +82,8 @@ for s in $steps; do
       run ab-fused --impl linstate,sglang --tp 2 --family conv_delta --variant all --graph on \
         --model kimi-linear-48b-a3b,qwen3-next-80b-a3b --batch 1,8,32,128,512 --draft 1,4 \
         --tune linstate:conv_delta.variant=cluster --tune linstate:conv_delta.variant=tiles \
-        --tune linstate:conv_delta.variant=bulk ;;
+        --tune linstate:conv_delta.variant=bulk --tune linstate:conv_delta.variant=bulkp
+      vs ab-fused conv_delta.variant=bulk conv_delta.variant=bulkp fused-bulkp ;;
     profile)
       # CASE|KERNEL REGEX|IMPL|BENCH ARGS (one launch each: the 4th, after warm-up)
       while IFS='|' read -r name re impl args; do
