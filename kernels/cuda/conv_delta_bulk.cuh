@@ -65,9 +65,9 @@ static __device__ __forceinline__ void bulk_prologue_early(const ls_conv_params 
     qk.fetch(c, r, slot, qk_ch, T, wvec);
     if (has_v)
         vc.fetch(c, r, slot, v_ch, T, wvec);
-    gate_in g1 = {};
-    if (has_g1)
-        g1 = gate_fetch(i + N);
+    /* loaded unconditionally (item ng - 1 when the thread has no second one): behind a branch,
+     * ptxas scheduled the conv's first FMA, which waits for the conv loads, above these loads */
+    const gate_in g1 = gate_fetch(has_g1 ? i + N : ng - 1);
     qk.steps(c, slot, qk_ch, T, i < K ? q_s + i : k_s + (i - K), K, blockIdx.y == 0, solo);
     if (has_v)
         vc.steps(c, slot, v_ch, T, v_s + i, V, true, true);
