@@ -109,42 +109,71 @@ static __device__ __forceinline__ void conv_store_state(const ls_conv_params &c,
             st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
 }
 
-/* The loads of one conv channel ch (window at sbase, x row xr): its W-1 stored inputs, W weights
- * (wvec: by ld_w4), bias and the x of the first XT tokens. */
+/* One channel's loads held between conv_channel's two halves (bulk_prologue_early). */
 template <int XT>
-static __device__ __forceinline__ void conv_fetch(const ls_conv_params &c, int ch, int T, bool wvec, int64_t sbase,
-                                                  const uint16_t *xr, float (&win)[3], float (&wt)[4], float &bias,
-                                                  float (&xs)[XT > 0 ? XT : 1])
-{
-    const int W = c.width;
-#pragma unroll
-    for (int j = 0; j < 3; j++)
-        win[j] = j < W - 1 ? ld_any(c.state, c.state_dtype, sbase + j * c.state_stride_w) : 0.0f;
-    if (wvec)
-        ld_w4(c.weight, c.weight_dtype, ch, wt);
-    else
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-            wt[j] = j < W ? ld_any(c.weight, c.weight_dtype, (int64_t)ch * W + j) : 0.0f;
-    bias = c.bias ? ld_any(c.bias, c.weight_dtype, ch) : 0.0f;
-#pragma unroll
-    for (int t = 0; t < XT; t++)
-        xs[t] = t < T ? ls_bf2f(xr[(int64_t)t * c.x_stride_t]) : 0.0f;
-}
+struct conv_in {
+    float win[3], wt[4], bias, xs[XT > 0 ? XT : 1];
+};
+
+/* conv_channel's parts: the whole channel, its loads only (into *held), its steps only (from). */
+enum { CONV_ALL = 0, CONV_FETCH, CONV_STEPS };
 
 /*
- * The T steps of channel ch (slot) on conv_fetch's inputs: output t SiLU'd (c.silu) and rounded
- * to bf16 as the conv op stores y, at dst[t * stride]; the window after each step into c.inter
- * when inter (and c.inter is set), the final window (left in win) into the conv state when state
- * (and the conv half updates it). Tokens from XT on load their x at their step.
+ * Conv of channel ch of row r (slot) over the T tokens: output t SiLU'd (c.silu) and rounded to
+ * bf16 as the conv op stores y, at dst[t * stride]; the window after each step into c.inter when
+ * inter (and c.inter is set), the final window into the conv state when state (and the conv half
+ * updates it). The W-1 stored inputs stay in registers. XT > 0: the first XT tokens' x are loaded
+ * with the window, weights and bias, before the first store (the stores could alias the inputs as
+ * far as the compiler knows, so a load after one waits a round trip of its own); XT = 0: each
+ * token's x at its step (fewer registers: the cluster kernel, the generic tiles kernel).
+ * PART = CONV_FETCH issues the loads into *held (wvec: the weights by ld_w4) and returns; then
+ * CONV_STEPS runs the rest from *held and leaves the final window in held->win (so a caller can
+ * issue the loads of several channels before any of them waits). CONV_ALL: both, no holder.
  */
-template <int XT>
-static __device__ __forceinline__ void conv_steps(const ls_conv_params &c, int slot, int ch, int T, int64_t sbase,
-                                                  const uint16_t *xr, float (&win)[3], const float (&wt)[4], float bias,
-                                                  const float (&xs)[XT > 0 ? XT : 1], float *dst, int stride,
-                                                  bool inter, bool state)
+template <int XT, int PART = CONV_ALL>
+static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int r, int slot, int ch, int T, float *dst,
+                                                    int stride, bool inter, bool state, conv_in<XT> *held = nullptr,
+                                                    bool wvec = false)
 {
     const int W = c.width;
+    const int64_t sbase = conv_sbase(c, slot, ch);
+    const uint16_t *xr = c.x + (int64_t)r * c.x_stride_b + (int64_t)ch * c.x_stride_c;
+    float win[3], wt[4], bias, xs[XT > 0 ? XT : 1];
+    if constexpr (PART != CONV_STEPS) {
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            win[j] = j < W - 1 ? ld_any(c.state, c.state_dtype, sbase + j * c.state_stride_w) : 0.0f;
+        if (PART == CONV_FETCH && wvec)
+            ld_w4(c.weight, c.weight_dtype, ch, wt);
+        else
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                wt[j] = j < W ? ld_any(c.weight, c.weight_dtype, (int64_t)ch * W + j) : 0.0f;
+        bias = c.bias ? ld_any(c.bias, c.weight_dtype, ch) : 0.0f;
+#pragma unroll
+        for (int t = 0; t < XT; t++)
+            xs[t] = t < T ? ls_bf2f(xr[(int64_t)t * c.x_stride_t]) : 0.0f;
+    }
+    if constexpr (PART != CONV_ALL) { /* into the holder (FETCH) or back out of it (STEPS) */
+        const auto move = [](float &h, float &l) {
+            if (PART == CONV_FETCH)
+                h = l;
+            else
+                l = h;
+        };
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            if (j < 3)
+                move(held->win[j], win[j]);
+            move(held->wt[j], wt[j]);
+        }
+#pragma unroll
+        for (int t = 0; t < XT; t++)
+            move(held->xs[t], xs[t]);
+        move(held->bias, bias);
+        if (PART == CONV_FETCH)
+            return;
+    }
     const float wlast = W == 2 ? wt[1] : W == 3 ? wt[2] : wt[3]; /* constant indices: registers */
     const auto step = [&](int t, float xt) {
         float acc = bias;
@@ -176,45 +205,15 @@ static __device__ __forceinline__ void conv_steps(const ls_conv_params &c, int s
     for (int t = XT; t < T; t++)
         step(t, ls_bf2f(xr[(int64_t)t * c.x_stride_t]));
     if (state && !c.disable_state_update)
-        conv_store_state(c, sbase, win);
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            if (j < W - 1)
+                st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
+    if constexpr (PART == CONV_STEPS)
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            held->win[j] = win[j];
 }
-
-/*
- * Conv of channel ch of row r (slot) over the T tokens: conv_fetch then conv_steps (which says
- * what is stored). XT > 0: the first XT tokens' x are loaded with the window, weights and bias,
- * before the first store (the stores could alias the inputs as far as the compiler knows, so a
- * load after one waits a round trip of its own); XT = 0: each token's x at its step (fewer
- * registers: the cluster kernel, the generic tiles kernel).
- */
-template <int XT>
-static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int r, int slot, int ch, int T, float *dst,
-                                                    int stride, bool inter, bool state)
-{
-    const int64_t sbase = conv_sbase(c, slot, ch);
-    const uint16_t *xr = c.x + (int64_t)r * c.x_stride_b + (int64_t)ch * c.x_stride_c;
-    float win[3], wt[4], bias, xs[XT > 0 ? XT : 1];
-    conv_fetch<XT>(c, ch, T, false, sbase, xr, win, wt, bias, xs);
-    conv_steps<XT>(c, slot, ch, T, sbase, xr, win, wt, bias, xs, dst, stride, inter, state);
-}
-
-/* One channel's conv_fetch inputs held between the fetch and the steps (bulk_prologue_early). */
-template <int XT>
-struct conv_in {
-    int64_t sbase;
-    const uint16_t *xr;
-    float win[3], wt[4], bias, xs[XT > 0 ? XT : 1];
-    __device__ __forceinline__ void fetch(const ls_conv_params &c, int r, int slot, int ch, int T, bool wvec)
-    {
-        sbase = conv_sbase(c, slot, ch);
-        xr = c.x + (int64_t)r * c.x_stride_b + (int64_t)ch * c.x_stride_c;
-        conv_fetch<XT>(c, ch, T, wvec, sbase, xr, win, wt, bias, xs);
-    }
-    __device__ __forceinline__ void steps(const ls_conv_params &c, int slot, int ch, int T, float *dst, int stride,
-                                          bool inter, bool state)
-    {
-        conv_steps<XT>(c, slot, ch, T, sbase, xr, win, wt, bias, xs, dst, stride, inter, state);
-    }
-};
 
 /*
  * conv_channel over key head h's K q and K k channels (into q_s / k_s, rows of K floats; their

@@ -46,9 +46,10 @@ constexpr int bulk_conv_xt(bool one_token) { return one_token ? 1 : 4; }
  * both channels' windows, weights (one 8/16-byte vector per channel where conv_wvec allows: the
  * scalar loads touch 4 sectors per warp for every one they use), bias and first XT tokens of x,
  * and the thread's second gate item (the first, g0, is the caller's), then the two convs (the
- * same conv_run as every kernel) and the gates. With G > 1, rank 0 stores the q/k conv state
- * after the cluster barrier from the window the conv left in registers (no reload). Gate items
- * past the thread's first two (KDA verify past T = 4) are loaded and stored last.
+ * same conv_channel as every kernel, in its FETCH and STEPS parts) and the gates. With G > 1,
+ * rank 0 stores the q/k conv state after the cluster barrier from the window the conv left in
+ * registers (no reload). Gate items past the thread's first two (KDA verify past T = 4) are
+ * loaded and stored last.
  */
 template <int XT, typename Fetch, typename Store>
 static __device__ __forceinline__ void bulk_prologue_early(const ls_conv_params &c, int r, int slot, int h, int H, int hv,
@@ -62,19 +63,20 @@ static __device__ __forceinline__ void bulk_prologue_early(const ls_conv_params 
     const bool wvec = conv_wvec(c), has_v = i < V, has_g1 = i + N < ng;
     const int qk_ch = i < K ? h * K + i : H * K + h * K + (i - K), v_ch = 2 * H * K + hv * V + i;
     conv_in<XT> qk, vc;
-    qk.fetch(c, r, slot, qk_ch, T, wvec);
+    float *qk_dst = i < K ? q_s + i : k_s + (i - K);
+    conv_channel<XT, CONV_FETCH>(c, r, slot, qk_ch, T, qk_dst, K, blockIdx.y == 0, solo, &qk, wvec);
     if (has_v)
-        vc.fetch(c, r, slot, v_ch, T, wvec);
+        conv_channel<XT, CONV_FETCH>(c, r, slot, v_ch, T, v_s + i, V, true, true, &vc, wvec);
     /* loaded unconditionally (item ng - 1 when the thread has no second one): behind a branch,
      * ptxas scheduled the conv's first FMA, which waits for the conv loads, above these loads */
     const gate_in g1 = gate_fetch(has_g1 ? i + N : ng - 1);
-    qk.steps(c, slot, qk_ch, T, i < K ? q_s + i : k_s + (i - K), K, blockIdx.y == 0, solo);
+    conv_channel<XT, CONV_STEPS>(c, r, slot, qk_ch, T, qk_dst, K, blockIdx.y == 0, solo, &qk);
     if (has_v)
-        vc.steps(c, slot, v_ch, T, v_s + i, V, true, true);
+        conv_channel<XT, CONV_STEPS>(c, r, slot, v_ch, T, v_s + i, V, true, true, &vc);
     if (!solo && !c.disable_state_update) { /* every rank has read the q/k state: rank 0 stores it */
         cooperative_groups::this_cluster().sync();
         if (blockIdx.y == 0)
-            conv_store_state(c, qk.sbase, qk.win);
+            conv_store_state(c, conv_sbase(c, slot, qk_ch), qk.win);
     }
     if (i < ng)
         gate_store(i, g0);
