@@ -102,6 +102,7 @@ gdn-decode-B128|delta_|linstate|--family gdn/decode --model qwen3-next-80b-a3b -
 gdn-decode-B128|gdn_decode|flashinfer|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
 fused-kda-verify-B128-T4-tiles|conv_delta|linstate|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4 --tune linstate:conv_delta.variant=tiles
 fused-kda-decode-B512-bulk|conv_delta|linstate|--family conv_delta/decode --variant one-kernel --model kimi-linear-48b-a3b --batch 512
+fused-kda-decode-B512-bulkp|conv_delta|linstate|--family conv_delta/decode --variant one-kernel --model kimi-linear-48b-a3b --batch 512 --tune linstate:conv_delta.variant=bulkp
 kda-decode-B512|delta_|linstate|--family kda/decode --model kimi-linear-48b-a3b --batch 512
 fused-kda-verify-B128-T4|fused_kda|sglang|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4
 CASES
