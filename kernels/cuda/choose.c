@@ -55,9 +55,10 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                                     "cluster); bulk = one CTA per (row, value head): the head's state pulled by bulk "
                                     "copies while the CTA runs the conv, then delta_bulk's math (where the bulk GDN/KDA "
                                     "kernel serves: K = V = 128 aligned, bf16 state decode only; G <= 8, T <= 16; else "
-                                    "auto); bulkp = bulk with every load of its conv and gate prologue issued before any use and "
-                                    "vector weight loads (the same shapes; else auto; auto never takes it) (auto: bulk "
-                                    "with an fp32 state for decode and for verify from 3 CTAs (B*HV) per SM, "
+                                    "auto); bulkp = bulk with every load of its conv and gate prologue issued "
+                                    "before any use and vector weight loads (the same shapes; else auto; auto never "
+                                    "takes it) (auto: bulk with an fp32 state for decode and for verify from 3 CTAs "
+                                    "(B*HV) per SM, "
                                     "tiles elsewhere on the vector path, K = V = 128 aligned; cluster otherwise)"},
 };
 

@@ -52,9 +52,9 @@ constexpr int bulk_conv_xt(bool one_token) { return one_token ? 1 : 4; }
  * loaded and stored last.
  */
 template <int XT, typename Fetch, typename Store>
-static __device__ __forceinline__ void bulk_prologue_early(const ls_conv_params &c, int r, int slot, int h, int H, int hv,
-                                                           int T, float *q_s, float *k_s, float *v_s, bool solo,
-                                                           Fetch gate_fetch, Store gate_store, int ng,
+static __device__ __forceinline__ void bulk_prologue_early(const ls_conv_params &c, int r, int slot, int h, int H,
+                                                           int hv, int T, float *q_s, float *k_s, float *v_s,
+                                                           bool solo, Fetch gate_fetch, Store gate_store, int ng,
                                                            const gate_in &g0)
 {
     constexpr int K = MAXK, V = MAXK, N = LS_CONV_DELTA_BULK_THREADS;
