@@ -51,7 +51,7 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                            "SSU rows / rows8 kernels: threads per CTA (auto: 128, 64 for auto's rows8 verify, "
                            "halved while the grid would not give every SM two CTAs); the tiles and the generic "
                            "kernel ignore it"},
-    [LS_KNOB_CONV_DELTA_VARIANT] = {"conv_delta.variant", "auto|cluster|tiles|bulk",
+    [LS_KNOB_CONV_DELTA_VARIANT] = {"conv_delta.variant", "auto|cluster|tiles|bulk|bulkp",
                                     "fused conv + GDN/KDA kernel: cluster = a cluster of CTAs per (row, key head), 4 "
                                     "lanes per value column; tiles = the same clusters, the conv in a per-CTA prologue "
                                     "into shared memory, then 1 warp per 16-column NARROW tile of the GDN/KDA op "
@@ -59,7 +59,10 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                                     "cluster); bulk = one CTA per (row, value head): the head's state pulled by bulk "
                                     "copies while the CTA runs the conv, then delta_bulk's math (where the bulk GDN/KDA "
                                     "kernel serves: K = V = 128 aligned, bf16 state decode only; G <= 8, T <= 16; else "
-                                    "auto) (auto: bulk with an fp32 state for decode and for verify from 3 CTAs (B*HV) per SM, "
+                                    "auto); bulkp = bulk with every load of its conv and gate prologue issued "
+                                    "before any use and vector weight loads (the same shapes; else auto; auto never "
+                                    "takes it) (auto: bulk with an fp32 state for decode and for verify from 3 CTAs "
+                                    "(B*HV) per SM, "
                                     "tiles elsewhere on the vector path, K = V = 128 aligned; cluster otherwise)"},
 };
 
@@ -502,10 +505,11 @@ int ls_conv_delta_bulk_auto(const ls_conv_delta_params *p, int sms)
 }
 
 /*
- * bulk (auto by ls_conv_delta_bulk_auto, or forced): one CTA per (row, value head), grid (B*H, G),
- * the G value heads of a key head one cluster (1, G) so that the q/k conv state, read by all G,
- * has one writer (rank 0, after the cluster barrier). Where ls_conv_delta_bulk_ok refuses, the
- * variant means auto without bulk.
+ * bulk (auto by ls_conv_delta_bulk_auto, or forced) and bulkp (forced only: the same kernel with
+ * its prologue's loads issued first): one CTA per (row, value head), grid (B*H, G), the G value
+ * heads of a key head one cluster (1, G) so that the q/k conv state, read by all G, has one
+ * writer (rank 0, after the cluster barrier). Where ls_conv_delta_bulk_ok refuses, either variant
+ * means auto without bulk.
  * The cluster and tiles kernels run a cluster of ns CTAs per (row r, key head h): grid (B*H, ns).
  * cluster: the largest power of two ns <= LS_CONV_DELTA_MAX_SPLIT that cuts the G*V value columns
  * into slices of at least 32 while B*H*ns stays within two CTAs per SM (small batches fill the
@@ -529,13 +533,14 @@ int ls_choose_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, cons
     out->grid_x = (uint32_t)heads;
     const int cv_knob = ls_tune_get(t, LS_KNOB_CONV_DELTA_VARIANT);
     const int bulk_auto = cv_knob == LS_CD_AUTO && ls_conv_delta_bulk_auto(p, sms);
-    if ((cv_knob == LS_CD_BULK || bulk_auto) && ls_conv_delta_bulk_ok(p)) {
-        out->kernel = LS_K_CONV_DELTA_BULK;
+    const int bulk_forced = cv_knob == LS_CD_BULK || cv_knob == LS_CD_BULKP;
+    if ((bulk_forced || bulk_auto) && ls_conv_delta_bulk_ok(p)) {
+        out->kernel = cv_knob == LS_CD_BULKP ? LS_K_CONV_DELTA_BULKP : LS_K_CONV_DELTA_BULK;
         out->block = LS_CONV_DELTA_BULK_THREADS;
         out->grid_y = (uint32_t)G;
         return 0;
     }
-    const int cv = cv_knob == LS_CD_BULK ? LS_CD_AUTO : cv_knob;
+    const int cv = bulk_forced ? LS_CD_AUTO : cv_knob;
     const int tiles_auto = cv == LS_CD_AUTO && ls_delta_fast_ok(d, 0); /* measured on the vector path only */
     if ((cv == LS_CD_TILES || tiles_auto) && ls_conv_delta_tiles_ok(p)) {
         const int tiles = G * (int)ceil_div(d->dv, 16);
@@ -663,6 +668,7 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_CONV_DELTA_BULK] = "conv_delta_bulk",
         [LS_K_CONV_WAVE] = "conv_cm_wave",
         [LS_K_DELTA_THIN] = "delta_rule_thin",
+        [LS_K_CONV_DELTA_BULKP] = "conv_delta_bulkp",
     };
     return (unsigned)k < LS_K_COUNT ? names[k] : "?";
 }
@@ -679,7 +685,8 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
     if (op == LS_OP_SSU)
         snprintf(extra, sizeof extra, " rows/lane=%d", plan->rows_per_lane);
     else if (plan->kernel == LS_K_CONV_DELTA || plan->kernel == LS_K_CONV_DELTA_TILES ||
-             plan->kernel == LS_K_CONV_DELTA_TILES_GENERIC || plan->kernel == LS_K_CONV_DELTA_BULK)
+             plan->kernel == LS_K_CONV_DELTA_TILES_GENERIC || plan->kernel == LS_K_CONV_DELTA_BULK ||
+             plan->kernel == LS_K_CONV_DELTA_BULKP)
         snprintf(extra, sizeof extra, " cluster=%u", plan->grid_y);
     else if (plan->kernel == LS_K_STATE_OP)
         snprintf(extra, sizeof extra, " vec=%dB chunks=%lld", plan->vec_bytes, (long long)plan->chunks);

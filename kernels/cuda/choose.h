@@ -46,7 +46,7 @@ enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_V
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS, LS_SSU_ROWS8 };
 enum { LS_SBLK_AUTO = 0, LS_SBLK_32, LS_SBLK_64, LS_SBLK_128 }; /* ssu.block: threads per CTA */
-enum { LS_CD_AUTO = 0, LS_CD_CLUSTER, LS_CD_TILES, LS_CD_BULK }; /* conv_delta.variant */
+enum { LS_CD_AUTO = 0, LS_CD_CLUSTER, LS_CD_TILES, LS_CD_BULK, LS_CD_BULKP }; /* conv_delta.variant */
 
 extern const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT];
 
@@ -92,6 +92,7 @@ typedef enum ls_kernel_id {
     LS_K_CONV_DELTA_BULK, /* conv_delta_bulk_kernel: one CTA per (row, value head), the conv as delta_bulk's prologue */
     LS_K_CONV_WAVE,       /* conv_cm_wave: conv_cm_tile's warp tiles on a one-wave grid, channel-major decode */
     LS_K_DELTA_THIN,      /* delta_rule_kernel, vector path, verify: 1 warp per 4-column tile, 32 lanes along K */
+    LS_K_CONV_DELTA_BULKP,/* conv_delta_bulk_kernel with every prologue load issued first (bulk_prologue_early) */
     LS_K_COUNT
 } ls_kernel_id;
 
@@ -235,10 +236,11 @@ int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int m
 /* The fused conv + delta rule (conv_delta.cu). Kernels: conv_delta_kernel (LS_K_CONV_DELTA,
  * grid (B*H, ns), cluster (1, ns)), the NARROW-tile kernel (LS_K_CONV_DELTA_TILES[_GENERIC],
  * same grid and clusters, plan.groups = tile warps per CTA) or the bulk kernel
- * (LS_K_CONV_DELTA_BULK, grid (B*H, G), cluster (1, G): one CTA per value head).
+ * (LS_K_CONV_DELTA_BULK, grid (B*H, G), cluster (1, G): one CTA per value head; LS_K_CONV_DELTA_BULKP
+ * the same grid with bulkp's prologue).
  * conv_delta.variant: auto (bulk where ls_conv_delta_bulk_auto says so, else tiles on its vector
- * path, else cluster), cluster, tiles (where it does not fit: the cluster kernel), bulk (where
- * ls_conv_delta_bulk_ok refuses: auto's choice without bulk).
+ * path, else cluster), cluster, tiles (where it does not fit: the cluster kernel), bulk and bulkp
+ * (where ls_conv_delta_bulk_ok refuses: auto's choice without bulk; auto never takes bulkp).
  * -1 with ls_last_error() when no kernel serves the shape (K > 128). */
 int ls_choose_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out);
 /* 1 when the tiles kernel serves the shape: K <= 128 and G*ceil(V/16) tiles per key head within

@@ -37,7 +37,8 @@
  * conv_delta_bulk_kernel ("bulk", conv_delta_bulk.cuh). One CTA of 8 warps per (row, value head),
  * the G value heads of a key head one cluster (the same single writer of the q/k conv state):
  * the GDN/KDA op's bulk-copy kernel (delta_bulk.cuh) with the conv (the same conv_heads) and the
- * gates as the prologue that runs while the head's state is copied into shared memory.
+ * gates as the prologue that runs while the head's state is copied into shared memory. "bulkp"
+ * is the same kernel with bulk_prologue_early's prologue (every load issued before any use).
  *
  * Padding rows (slot < 0) leave at once in all three: nothing read or written, o included.
  */
@@ -76,6 +77,47 @@ static __device__ __forceinline__ void st_st(uint16_t *p, int64_t i, float v) { 
 
 /* ------------------------------------------------------------------ shared by both kernels */
 
+/* Element offset of channel ch's stored window in slot `slot` of the conv state. */
+static __device__ __forceinline__ int64_t conv_sbase(const ls_conv_params &c, int slot, int ch)
+{
+    return (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
+}
+
+/* The W = 4 weights of channel ch as one 8-byte (bf16) or 16-byte (fp32) load: a warp's 32
+ * channels read one contiguous run instead of four strided ones. Needs conv_wvec. */
+static __device__ __forceinline__ void ld_w4(const void *w, ls_dtype dt, int ch, float wt[4])
+{
+    if (dt == LS_F32) {
+        const float4 v = reinterpret_cast<const float4 *>(w)[ch];
+        wt[0] = v.x, wt[1] = v.y, wt[2] = v.z, wt[3] = v.w;
+    } else
+        ls_rec::unpack_bf16x4(reinterpret_cast<const uint2 *>(w)[ch], wt);
+}
+
+/* 1 when ld_w4 may read the weights: W = 4 and a base aligned to a row of them. */
+static __device__ __forceinline__ bool conv_wvec(const ls_conv_params &c)
+{
+    return c.width == 4 && (uintptr_t)c.weight % (4 * (c.weight_dtype == LS_F32 ? 4 : 2)) == 0;
+}
+
+/* Store a window (W-1 values) as the conv state at sbase (conv_sbase). */
+static __device__ __forceinline__ void conv_store_state(const ls_conv_params &c, int64_t sbase, const float win[3])
+{
+#pragma unroll
+    for (int j = 0; j < 3; j++)
+        if (j < c.width - 1)
+            st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
+}
+
+/* One channel's loads held between conv_channel's two halves (bulk_prologue_early). */
+template <int XT>
+struct conv_in {
+    float win[3], wt[4], bias, xs[XT > 0 ? XT : 1];
+};
+
+/* conv_channel's parts: the whole channel, its loads only (into *held), its steps only (from). */
+enum { CONV_ALL = 0, CONV_FETCH, CONV_STEPS };
+
 /*
  * Conv of channel ch of row r (slot) over the T tokens: output t SiLU'd (c.silu) and rounded to
  * bf16 as the conv op stores y, at dst[t * stride]; the window after each step into c.inter when
@@ -84,25 +126,54 @@ static __device__ __forceinline__ void st_st(uint16_t *p, int64_t i, float v) { 
  * with the window, weights and bias, before the first store (the stores could alias the inputs as
  * far as the compiler knows, so a load after one waits a round trip of its own); XT = 0: each
  * token's x at its step (fewer registers: the cluster kernel, the generic tiles kernel).
+ * PART = CONV_FETCH issues the loads into *held (wvec: the weights by ld_w4) and returns; then
+ * CONV_STEPS runs the rest from *held and leaves the final window in held->win (so a caller can
+ * issue the loads of several channels before any of them waits). CONV_ALL: both, no holder.
  */
-template <int XT>
+template <int XT, int PART = CONV_ALL>
 static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int r, int slot, int ch, int T, float *dst,
-                                                    int stride, bool inter, bool state)
+                                                    int stride, bool inter, bool state, conv_in<XT> *held = nullptr,
+                                                    bool wvec = false)
 {
     const int W = c.width;
-    const int64_t sbase = (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
+    const int64_t sbase = conv_sbase(c, slot, ch);
     const uint16_t *xr = c.x + (int64_t)r * c.x_stride_b + (int64_t)ch * c.x_stride_c;
-    float win[3], wt[4], xs[XT > 0 ? XT : 1];
+    float win[3], wt[4], bias, xs[XT > 0 ? XT : 1];
+    if constexpr (PART != CONV_STEPS) {
 #pragma unroll
-    for (int j = 0; j < 3; j++)
-        win[j] = j < W - 1 ? ld_any(c.state, c.state_dtype, sbase + j * c.state_stride_w) : 0.0f;
+        for (int j = 0; j < 3; j++)
+            win[j] = j < W - 1 ? ld_any(c.state, c.state_dtype, sbase + j * c.state_stride_w) : 0.0f;
+        if (PART == CONV_FETCH && wvec)
+            ld_w4(c.weight, c.weight_dtype, ch, wt);
+        else
 #pragma unroll
-    for (int j = 0; j < 4; j++)
-        wt[j] = j < W ? ld_any(c.weight, c.weight_dtype, (int64_t)ch * W + j) : 0.0f;
-    const float bias = c.bias ? ld_any(c.bias, c.weight_dtype, ch) : 0.0f;
+            for (int j = 0; j < 4; j++)
+                wt[j] = j < W ? ld_any(c.weight, c.weight_dtype, (int64_t)ch * W + j) : 0.0f;
+        bias = c.bias ? ld_any(c.bias, c.weight_dtype, ch) : 0.0f;
 #pragma unroll
-    for (int t = 0; t < XT; t++)
-        xs[t] = t < T ? ls_bf2f(xr[(int64_t)t * c.x_stride_t]) : 0.0f;
+        for (int t = 0; t < XT; t++)
+            xs[t] = t < T ? ls_bf2f(xr[(int64_t)t * c.x_stride_t]) : 0.0f;
+    }
+    if constexpr (PART != CONV_ALL) { /* into the holder (FETCH) or back out of it (STEPS) */
+        const auto move = [](float &h, float &l) {
+            if (PART == CONV_FETCH)
+                h = l;
+            else
+                l = h;
+        };
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            if (j < 3)
+                move(held->win[j], win[j]);
+            move(held->wt[j], wt[j]);
+        }
+#pragma unroll
+        for (int t = 0; t < XT; t++)
+            move(held->xs[t], xs[t]);
+        move(held->bias, bias);
+        if (PART == CONV_FETCH)
+            return;
+    }
     const float wlast = W == 2 ? wt[1] : W == 3 ? wt[2] : wt[3]; /* constant indices: registers */
     const auto step = [&](int t, float xt) {
         float acc = bias;
@@ -138,6 +209,10 @@ static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int
         for (int j = 0; j < 3; j++)
             if (j < W - 1)
                 st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
+    if constexpr (PART == CONV_STEPS)
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            held->win[j] = win[j];
 }
 
 /*
@@ -399,7 +474,7 @@ static int launch_cluster(void (*kern)(KArgs...), const char *name, unsigned gri
 /* Shared bytes of the plan's kernel. */
 static size_t plan_smem(const ls_conv_delta_params &p, const ls_plan &pl)
 {
-    if (pl.kernel == LS_K_CONV_DELTA_BULK)
+    if (pl.kernel == LS_K_CONV_DELTA_BULK || pl.kernel == LS_K_CONV_DELTA_BULKP)
         return bulk_smem(p);
     return (pl.kernel == LS_K_CONV_DELTA ? smem_floats(p, (int)pl.grid_y) : tiles_smem_floats(p, pl.groups)) *
            sizeof(float);
@@ -411,7 +486,9 @@ static int launch_typed(const ls_conv_delta_params *p, const ls_plan &pl, size_t
 {
     const int ns = (int)pl.grid_y;
     if (pl.kernel == LS_K_CONV_DELTA_BULK)
-        return launch_bulk<ST, KDA>(p, pl, smem, st);
+        return launch_bulk<ST, KDA, false>(p, pl, smem, st);
+    if (pl.kernel == LS_K_CONV_DELTA_BULKP)
+        return launch_bulk<ST, KDA, true>(p, pl, smem, st);
     if (pl.kernel == LS_K_CONV_DELTA)
         return launch_cluster(conv_delta_kernel<ST, KDA>, "conv_delta_kernel", pl.grid_x, ns, pl.block, smem, st,
                               pl.pdl, *p);

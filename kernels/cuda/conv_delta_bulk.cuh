@@ -20,6 +20,8 @@
  * between tokens), G <= 8, T <= 16; the plan gives the rest to auto's kernel.
  * Padding rows (slot < 0) leave at once: nothing read or written, o included (the conv_delta
  * contract; delta_bulk itself writes o for them).
+ * EARLY (conv_delta.variant=bulkp): step 2 as bulk_prologue_early instead of conv_heads, the
+ * same outputs; tokens and launch as bulk.
  */
 #ifndef LS_CONV_DELTA_BULK_CUH
 #define LS_CONV_DELTA_BULK_CUH
@@ -36,7 +38,55 @@ static inline size_t bulk_smem(const ls_conv_delta_params &P)
 /* Conv x of the first tokens loaded with each channel's window: decode 1, verify 4 (registers). */
 constexpr int bulk_conv_xt(bool one_token) { return one_token ? 1 : 4; }
 
-template <typename ST, bool KDA, bool ONE_TOKEN>
+/*
+ * bulkp's prologue (conv_delta.variant=bulkp): every global load of the conv and of the gates
+ * issued before any of them is used, so the CTA waits one round trip instead of one per trip of
+ * conv_heads' channel loop (then the gates, then store_qk_state's reloads). Thread i owns q/k
+ * channel i of key head h (2K = 256: the whole CTA) and, for i < V, v channel i of value head hv:
+ * both channels' windows, weights (one 8/16-byte vector per channel where conv_wvec allows: the
+ * scalar loads touch 4 sectors per warp for every one they use), bias and first XT tokens of x,
+ * and the thread's second gate item (the first, g0, is the caller's), then the two convs (the
+ * same conv_channel as every kernel, in its FETCH and STEPS parts) and the gates. With G > 1,
+ * rank 0 stores the q/k conv state after the cluster barrier from the window the conv left in
+ * registers (no reload). Gate items past the thread's first two (KDA verify past T = 4) are
+ * loaded and stored last.
+ */
+template <int XT, typename Fetch, typename Store>
+static __device__ __forceinline__ void bulk_prologue_early(const ls_conv_params &c, int r, int slot, int h, int H,
+                                                           int hv, int T, float *q_s, float *k_s, float *v_s,
+                                                           bool solo, Fetch gate_fetch, Store gate_store, int ng,
+                                                           const gate_in &g0)
+{
+    constexpr int K = MAXK, V = MAXK, N = LS_CONV_DELTA_BULK_THREADS;
+    static_assert(2 * K == N && V <= N, "bulkp: one q/k channel per thread, v channels on the first V");
+    const int i = threadIdx.x;
+    const bool wvec = conv_wvec(c), has_v = i < V, has_g1 = i + N < ng;
+    const int qk_ch = i < K ? h * K + i : H * K + h * K + (i - K), v_ch = 2 * H * K + hv * V + i;
+    conv_in<XT> qk, vc;
+    float *qk_dst = i < K ? q_s + i : k_s + (i - K);
+    conv_channel<XT, CONV_FETCH>(c, r, slot, qk_ch, T, qk_dst, K, blockIdx.y == 0, solo, &qk, wvec);
+    if (has_v)
+        conv_channel<XT, CONV_FETCH>(c, r, slot, v_ch, T, v_s + i, V, true, true, &vc, wvec);
+    /* loaded unconditionally (item ng - 1 when the thread has no second one): behind a branch,
+     * ptxas scheduled the conv's first FMA, which waits for the conv loads, above these loads */
+    const gate_in g1 = gate_fetch(has_g1 ? i + N : ng - 1);
+    conv_channel<XT, CONV_STEPS>(c, r, slot, qk_ch, T, qk_dst, K, blockIdx.y == 0, solo, &qk);
+    if (has_v)
+        conv_channel<XT, CONV_STEPS>(c, r, slot, v_ch, T, v_s + i, V, true, true, &vc);
+    if (!solo && !c.disable_state_update) { /* every rank has read the q/k state: rank 0 stores it */
+        cooperative_groups::this_cluster().sync();
+        if (blockIdx.y == 0)
+            conv_store_state(c, conv_sbase(c, slot, qk_ch), qk.win);
+    }
+    if (i < ng)
+        gate_store(i, g0);
+    if (has_g1)
+        gate_store(i + N, g1);
+    for (int j = i + 2 * N; j < ng; j += N) /* KDA verify past T = 4 */
+        gate_store(j, gate_fetch(j));
+}
+
+template <typename ST, bool KDA, bool ONE_TOKEN, bool EARLY>
 __global__ void __launch_bounds__(LS_CONV_DELTA_BULK_THREADS, ONE_TOKEN ? 3 : 2)
 conv_delta_bulk_kernel(const ls_conv_delta_params P)
 {
@@ -78,13 +128,18 @@ conv_delta_bulk_kernel(const ls_conv_delta_params P)
     /* G = 1: this CTA alone reads the key head's q/k channels, so their state is stored by the conv
      * itself; else by rank 0 after the cluster barrier */
     const bool solo = gridDim.y == 1;
-    conv_heads<bulk_conv_xt(ONE_TOKEN)>(c, r, slot, h, H, K, T, q_s, k_s, v_s, hv * V, V, blockIdx.y == 0, solo);
-    if (!solo)
-        store_qk_state(c, r, slot, h, H, K, T);
-    if ((int)threadIdx.x < ng)
-        gate_store(threadIdx.x, g0);
-    for (int i = threadIdx.x + blockDim.x; i < ng; i += blockDim.x)
-        gate_store(i, gate_fetch(i));
+    if constexpr (EARLY)
+        bulk_prologue_early<bulk_conv_xt(ONE_TOKEN)>(c, r, slot, h, H, hv, T, q_s, k_s, v_s, solo, gate_fetch,
+                                                     gate_store, ng, g0);
+    else {
+        conv_heads<bulk_conv_xt(ONE_TOKEN)>(c, r, slot, h, H, K, T, q_s, k_s, v_s, hv * V, V, blockIdx.y == 0, solo);
+        if (!solo)
+            store_qk_state(c, r, slot, h, H, K, T);
+        if ((int)threadIdx.x < ng)
+            gate_store(threadIdx.x, g0);
+        for (int i = threadIdx.x + blockDim.x; i < ng; i += blockDim.x)
+            gate_store(i, gate_fetch(i));
+    }
     __syncthreads(); /* q, k, v, gates (and the copy barrier's initialisation) visible */
 
     ls_delta::bulk_tokens(d, S, tl, lane, w, T, true, slot, head, [&](int t, ls_delta::bulk_in &in, long long &v_off) {
@@ -108,22 +163,24 @@ conv_delta_bulk_kernel(const ls_conv_delta_params P)
     });
 }
 
-/* Launch the plan's bulk kernel (grid (B*H, G), cluster (1, G)); decode and (fp32 state) verify. */
-template <typename ST, bool KDA>
+/* Launch the plan's bulk kernel (grid (B*H, G), cluster (1, G)); decode and (fp32 state) verify.
+ * EARLY: bulkp's prologue (bulk_prologue_early). */
+template <typename ST, bool KDA, bool EARLY>
 static int launch_bulk(const ls_conv_delta_params *p, const ls_plan &pl, size_t smem, cudaStream_t st)
 {
     const int G = (int)pl.grid_y;
+    const char *name = EARLY ? "conv_delta_bulkp_kernel" : "conv_delta_bulk_kernel";
     if (p->delta.tokens == 1) {
-        LS_CUDA_TRY(ls_allow_smem(conv_delta_bulk_kernel<ST, KDA, true>, smem));
-        return launch_cluster(conv_delta_bulk_kernel<ST, KDA, true>, "conv_delta_bulk_kernel", pl.grid_x, G, pl.block,
-                              smem, st, pl.pdl, *p);
+        LS_CUDA_TRY(ls_allow_smem(conv_delta_bulk_kernel<ST, KDA, true, EARLY>, smem));
+        return launch_cluster(conv_delta_bulk_kernel<ST, KDA, true, EARLY>, name, pl.grid_x, G, pl.block, smem, st,
+                              pl.pdl, *p);
     }
     if constexpr (std::is_same<ST, float>::value) {
-        LS_CUDA_TRY(ls_allow_smem(conv_delta_bulk_kernel<ST, KDA, false>, smem));
-        return launch_cluster(conv_delta_bulk_kernel<ST, KDA, false>, "conv_delta_bulk_kernel", pl.grid_x, G,
-                              pl.block, smem, st, pl.pdl, *p);
+        LS_CUDA_TRY(ls_allow_smem(conv_delta_bulk_kernel<ST, KDA, false, EARLY>, smem));
+        return launch_cluster(conv_delta_bulk_kernel<ST, KDA, false, EARLY>, name, pl.grid_x, G, pl.block, smem, st,
+                              pl.pdl, *p);
     } else
-        return ls_fail("cuda conv_delta: bulk kernel with a bf16 state and T=%d (decode only; the plan refuses it)",
+        return ls_fail("cuda conv_delta: %s with a bf16 state and T=%d (decode only; the plan refuses it)", name,
                        (int)p->delta.tokens);
 }
 

@@ -16,7 +16,7 @@
 #             forced on (Mamba2 nemotron-h)
 #   abconv    ab-convcm.csv: channel-major conv decode (qwen3-next) B 8, 32, 128, 256, 512 under every
 #             conv kernel that serves it (wave with and without its prefetch), compare-wave*.txt
-#   fused     ab-fused.csv: conv_delta.variant=cluster, tiles and bulk, one-kernel and back-to-back
+#   fused     ab-fused.csv: conv_delta.variant=cluster, tiles, bulk and bulkp, one-kernel and back-to-back
 #             (--variant all), beside SGLang's fused KDA verify; graph replays; B 1, 8, 32, 128,
 #             512, T 1 and 4 (kimi-linear, qwen3-next)
 #   profile   ncu (SpeedOfLight, LaunchStats, Occupancy, WarpStateStats) of the cases still behind
@@ -87,7 +87,8 @@ for s in $steps; do
       run ab-fused --impl linstate,sglang --tp 2 --family conv_delta --variant all --graph on \
         --model kimi-linear-48b-a3b,qwen3-next-80b-a3b --batch 1,8,32,128,512 --draft 1,4 \
         --tune linstate:conv_delta.variant=cluster --tune linstate:conv_delta.variant=tiles \
-        --tune linstate:conv_delta.variant=bulk ;;
+        --tune linstate:conv_delta.variant=bulk --tune linstate:conv_delta.variant=bulkp
+      vs ab-fused conv_delta.variant=bulk conv_delta.variant=bulkp fused-bulkp ;;
     profile)
       # CASE|KERNEL REGEX|IMPL|BENCH ARGS (one launch each: the 4th, after warm-up)
       while IFS='|' read -r name re impl args; do
@@ -106,6 +107,7 @@ gdn-decode-B128|delta_|linstate|--family gdn/decode --model qwen3-next-80b-a3b -
 gdn-decode-B128|gdn_decode|flashinfer|--family gdn/decode --model qwen3-next-80b-a3b --batch 128
 fused-kda-verify-B128-T4-tiles|conv_delta|linstate|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4 --tune linstate:conv_delta.variant=tiles
 fused-kda-decode-B512-bulk|conv_delta|linstate|--family conv_delta/decode --variant one-kernel --model kimi-linear-48b-a3b --batch 512
+fused-kda-decode-B512-bulkp|conv_delta|linstate|--family conv_delta/decode --variant one-kernel --model kimi-linear-48b-a3b --batch 512 --tune linstate:conv_delta.variant=bulkp
 kda-decode-B512|delta_|linstate|--family kda/decode --model kimi-linear-48b-a3b --batch 512
 fused-kda-verify-B128-T4|fused_kda|sglang|--family conv_delta/verify --variant one-kernel --model kimi-linear-48b-a3b --batch 128 --draft 4
 CASES

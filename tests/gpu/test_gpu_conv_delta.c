@@ -25,12 +25,14 @@
  * (windows and steps, neither state written). Then PDL off on a few cases.
  * LS_GPU_TEST_QUICK=1 keeps B <= 3 and T <= 2.
  *
- * Everything runs three times: conv_delta.variant=cluster (conv_delta_kernel), =tiles (the
- * NARROW-tile kernel) and =bulk (the head-per-CTA bulk-copy kernel; it serves the presets with
+ * Everything runs four times: conv_delta.variant=cluster (conv_delta_kernel), =tiles (the
+ * NARROW-tile kernel), =bulk (the head-per-CTA bulk-copy kernel; it serves the presets with
  * fp32 state at every T and bf16 state at T = 1, GDN in clusters of G = 2 value heads, and the
- * K = V = 128 odd shape in clusters of 3). Where the variant serves the shape, explain must name
- * its kernel, so the run cannot pass on another one; where bulk does not (bf16 verify, the other
- * odd shapes) it must not be named.
+ * K = V = 128 odd shape in clusters of 3) and =bulkp (the same kernel with every prologue load
+ * issued first, the q/k conv state of a cluster stored from registers, W = 4 weights as vectors:
+ * the presets; the W = 3 odd shape takes the scalar weight loads). Where the variant serves the
+ * shape, explain must name its kernel, so the run cannot pass on another one; where bulk does not
+ * (bf16 verify, the other odd shapes) neither bulk kernel may be named.
  */
 #include <math.h>
 #include <stdio.h>
@@ -51,7 +53,7 @@ typedef struct ccase {
 } ccase;
 
 static double g_worst;
-enum { V_CLUSTER, V_TILES, V_BULK };
+enum { V_CLUSTER, V_TILES, V_BULK, V_BULKP };
 static int g_variant; /* the conv_delta.variant the runs ask for */
 
 static void run_case(const ccase *c, uint64_t seed)
@@ -144,10 +146,11 @@ static void run_case(const ccase *c, uint64_t seed)
     if (gt_impl()->explain) { /* the kernel the variant asked for is the one planned */
         char kb[256];
         LS_CHECK_EQ_INT(gt_impl()->explain(LS_OP_CONV_DELTA, &pd, gt_tuning(), NULL, kb, sizeof kb), 0);
-        const int tiles = strncmp(kb, "conv_delta_tiles", 16) == 0, bulk = strncmp(kb, "conv_delta_bulk", 15) == 0;
-        const int want_bulk = g_variant == V_BULK && ls_conv_delta_bulk_ok(&pd);
-        LS_CHECK_EQ_INT(bulk, want_bulk);
-        if (g_variant != V_BULK)
+        const int tiles = strncmp(kb, "conv_delta_tiles", 16) == 0, bulk = strncmp(kb, "conv_delta_bulk_", 16) == 0;
+        const int bulkp = strncmp(kb, "conv_delta_bulkp_", 17) == 0;
+        LS_CHECK_EQ_INT(bulk, g_variant == V_BULK && ls_conv_delta_bulk_ok(&pd));
+        LS_CHECK_EQ_INT(bulkp, g_variant == V_BULKP && ls_conv_delta_bulk_ok(&pd));
+        if (g_variant != V_BULK && g_variant != V_BULKP)
             LS_CHECK_EQ_INT(tiles, g_variant == V_TILES && ls_conv_delta_tiles_ok(&pd));
     }
     for (size_t i = 0; i < sizeof poisoned / sizeof *poisoned; i++)
@@ -257,8 +260,8 @@ int main(void)
     const int quick = gt_quick();
     const uint64_t seed = 0xc0dede17a0002ull;
     static const char *const variants[] = {"conv_delta.variant=cluster", "conv_delta.variant=tiles",
-                                           "conv_delta.variant=bulk"};
-    for (int vi = 0; vi < 3; vi++) {
+                                           "conv_delta.variant=bulk", "conv_delta.variant=bulkp"};
+    for (int vi = 0; vi < 4; vi++) {
         char spec[96];
         g_variant = vi;
         printf("== %s\n", variants[vi]);
@@ -269,7 +272,7 @@ int main(void)
             if (m->mechanism == LS_MECH_GDN || m->mechanism == LS_MECH_KDA) {
                 uint64_t s = seed + 1 + (uint64_t)mi;
                 preset_case(m, 2, 3, 1, LS_F32, &s);
-                preset_case(m, 2, 3, 4, vi == V_BULK ? LS_F32 : LS_BF16, &s); /* bulk: bf16 decode only */
+                preset_case(m, 2, 3, 4, vi >= V_BULK ? LS_F32 : LS_BF16, &s); /* bulk: bf16 decode only */
             }
         }
         gt_set_tuning(variants[vi]);

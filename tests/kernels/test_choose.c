@@ -888,6 +888,24 @@ static void test_conv_delta(void)
     LS_CHECK(strstr(ls_last_error(), "dk=200") != NULL);
 }
 
+/* The plan's one-line description is `want` (printed when it is not). */
+static void check_describe(ls_op op, const ls_plan *pl, const char *want)
+{
+    char buf[256];
+    ls_choose_describe(op, pl, buf, sizeof buf);
+    LS_CHECK(strcmp(buf, want) == 0);
+    if (strcmp(buf, want))
+        fprintf(stderr, "got '%s', want '%s'\n", buf, want);
+}
+
+/* describe's line for the plan of spec at Qwen3-Next B = 2, T = 4 (G = 2) is want. */
+static void describe_cd(const char *spec, const char *want)
+{
+    const ls_conv_delta_params p = conv_delta(2, 4, 8, 0);
+    const ls_plan pl = plan_cd(&p, spec);
+    check_describe(LS_OP_CONV_DELTA, &pl, want);
+}
+
 /* bulk (conv_delta.variant=bulk): one CTA of 256 threads per (row, value head), grid (B*H, G)
  * with the G value heads of a key head one cluster; where the bulk GDN/KDA kernel would refuse
  * (ls_delta_bulk_ok: bf16 state with T > 1, misalignment, K or V != 128), with G > 8 or T > 16,
@@ -962,12 +980,60 @@ static void test_conv_delta_bulk(void)
     p = conv_delta(4, LS_CONV_DELTA_BULK_MAX_TOKENS + 1, 16, 1);
     LS_CHECK_EQ_INT(ls_conv_delta_bulk_ok(&p), 0);
     LS_CHECK_EQ_INT(plan_cd(&p, "conv_delta.variant=bulk").kernel, LS_K_CONV_DELTA_TILES);
-    /* describe */
-    char buf[160];
-    p = conv_delta(2, 4, 8, 0);
-    ls_plan pl = plan_cd(&p, "conv_delta.variant=bulk");
-    ls_choose_describe(LS_OP_CONV_DELTA, &pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, "conv_delta_bulk grid=(16,2) block=256 pdl cluster=2") == 0);
+    describe_cd("conv_delta.variant=bulk", "conv_delta_bulk grid=(16,2) block=256 pdl cluster=2");
+}
+
+/* bulkp (conv_delta.variant=bulkp): the bulk kernel with bulk_prologue_early's prologue. Its own
+ * kernel id wherever bulk serves (ls_conv_delta_bulk_ok: decode and verify, batch 1, odd batches,
+ * GDN in clusters of G = 2 and KDA, fp32 state at every T, bf16 at T = 1) with bulk's grid,
+ * block, clusters and PDL; where bulk refuses, auto's plan; auto, tiles, cluster and bulk never
+ * take it. */
+static void test_conv_delta_bulkp(void)
+{
+    LS_CHECK_EQ_INT(LS_CD_BULKP, 4); /* appended: the older values keep their indices */
+    LS_CHECK_EQ_INT(tune("conv_delta.variant=bulkp").v[LS_KNOB_CONV_DELTA_VARIANT], LS_CD_BULKP);
+    LS_CHECK(strcmp(ls_kernel_name(LS_K_CONV_DELTA_BULKP), "conv_delta_bulkp") == 0);
+    static const int Bs[] = {1, 3, 7, 64, 200, 512};
+    for (size_t bi = 0; bi < sizeof Bs / sizeof *Bs; bi++)
+        for (int T = 1; T <= LS_CONV_DELTA_BULK_MAX_TOKENS; T *= 2)
+            for (int kda = 0; kda < 2; kda++)
+                for (int bf16 = 0; bf16 < 2; bf16++) {
+                    ls_conv_delta_params q = conv_delta(Bs[bi], T, kda ? 16 : 8, kda);
+                    if (bf16)
+                        q.delta.state_dtype = LS_BF16;
+                    const ls_plan pb = plan_cd(&q, "conv_delta.variant=bulk");
+                    const ls_plan pp = plan_cd(&q, "conv_delta.variant=bulkp");
+                    const ls_plan pa = plan_cd(&q, "");
+                    const int serves = !bf16 || T == 1;
+                    LS_CHECK_EQ_INT(ls_conv_delta_bulk_ok(&q), serves);
+                    LS_CHECK_EQ_INT(pp.kernel, serves ? LS_K_CONV_DELTA_BULKP : pa.kernel);
+                    LS_CHECK_EQ_INT(pp.grid_x, serves ? pb.grid_x : pa.grid_x);
+                    LS_CHECK_EQ_INT(pp.grid_y, serves ? pb.grid_y : pa.grid_y);
+                    LS_CHECK_EQ_INT(pp.block, serves ? pb.block : pa.block);
+                    LS_CHECK_EQ_INT(pp.groups, serves ? pb.groups : pa.groups);
+                    LS_CHECK_EQ_INT(pp.pdl, 1);
+                    LS_CHECK_EQ_INT(plan_cd(&q, "conv_delta.variant=bulkp,pdl=off").pdl, 0);
+                    if (serves) {
+                        LS_CHECK_EQ_INT(pp.grid_x, Bs[bi] * (kda ? 16 : 8));
+                        LS_CHECK_EQ_INT(pp.grid_y, kda ? 1 : 2);
+                        LS_CHECK_EQ_INT(pp.block, LS_CONV_DELTA_BULK_THREADS);
+                    }
+                    LS_CHECK(pa.kernel != LS_K_CONV_DELTA_BULKP);
+                    LS_CHECK(pb.kernel != LS_K_CONV_DELTA_BULKP);
+                    LS_CHECK(plan_cd(&q, "conv_delta.variant=tiles").kernel != LS_K_CONV_DELTA_BULKP);
+                    LS_CHECK(plan_cd(&q, "conv_delta.variant=cluster").kernel != LS_K_CONV_DELTA_BULKP);
+                }
+    /* where bulk refuses: a misaligned state (auto's cluster kernel), G = 16, T = 17 (tiles) */
+    ls_conv_delta_params p = conv_delta(4, 1, 16, 1);
+    p.delta.state = (void *)((uintptr_t)A16 + 8);
+    LS_CHECK_EQ_INT(plan_cd(&p, "conv_delta.variant=bulkp").kernel, LS_K_CONV_DELTA);
+    p = conv_delta(4, 1, 1, 0);
+    p.delta.heads_v = 16;
+    LS_CHECK_EQ_INT(plan_cd(&p, "conv_delta.variant=bulkp").kernel, plan_cd(&p, "").kernel);
+    LS_CHECK(plan_cd(&p, "conv_delta.variant=bulkp").kernel != LS_K_CONV_DELTA_BULKP);
+    p = conv_delta(4, LS_CONV_DELTA_BULK_MAX_TOKENS + 1, 16, 1);
+    LS_CHECK_EQ_INT(plan_cd(&p, "conv_delta.variant=bulkp").kernel, LS_K_CONV_DELTA_TILES);
+    describe_cd("conv_delta.variant=bulkp", "conv_delta_bulkp grid=(16,2) block=256 pdl cluster=2");
 }
 
 /* ------------------------------------------------------------------ SSU */
@@ -1412,16 +1478,6 @@ static void test_knobs(void)
 #endif
 }
 
-/* The plan's one-line description is `want` (printed when it is not). */
-static void check_describe(ls_op op, const ls_plan *pl, const char *want)
-{
-    char buf[256];
-    ls_choose_describe(op, pl, buf, sizeof buf);
-    LS_CHECK(strcmp(buf, want) == 0);
-    if (strcmp(buf, want))
-        fprintf(stderr, "got '%s', want '%s'\n", buf, want);
-}
-
 static void test_describe(void)
 {
     char buf[256];
@@ -1492,6 +1548,7 @@ int main(void)
     test_delta_thin();
     test_conv_delta();
     test_conv_delta_bulk();
+    test_conv_delta_bulkp();
     test_ssu();
     test_ssu_rows();
     test_ssu_rows8();
