@@ -60,9 +60,8 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                                     "copies while the CTA runs the conv, then delta_bulk's math (where the bulk GDN/KDA "
                                     "kernel serves: K = V = 128 aligned, bf16 state decode only; G <= 8, T <= 16; else "
                                     "auto); bulkp = bulk with every load of its conv and gate prologue issued "
-                                    "before any use and vector weight loads (the same shapes; else auto; auto never "
-                                    "takes it) (auto: bulk with an fp32 state for decode and for verify from 3 CTAs "
-                                    "(B*HV) per SM, "
+                                    "before any use and vector weight loads (the same shapes; else auto) (auto: "
+                                    "bulkp with an fp32 state for decode and for verify from 3 CTAs (B*HV) per SM, "
                                     "tiles elsewhere on the vector path, K = V = 128 aligned; cluster otherwise)"},
 };
 
@@ -505,8 +504,9 @@ int ls_conv_delta_bulk_auto(const ls_conv_delta_params *p, int sms)
 }
 
 /*
- * bulk (auto by ls_conv_delta_bulk_auto, or forced) and bulkp (forced only: the same kernel with
- * its prologue's loads issued first): one CTA per (row, value head), grid (B*H, G), the G value
+ * bulkp (auto where ls_conv_delta_bulk_auto says, or forced) and bulk (forced only: the same
+ * kernel with the older prologue, 0-7 % slower at 5 of 40 shapes and never faster in the A/B of
+ * results/h200/check-d8fad17/): one CTA per (row, value head), grid (B*H, G), the G value
  * heads of a key head one cluster (1, G) so that the q/k conv state, read by all G, has one
  * writer (rank 0, after the cluster barrier). Where ls_conv_delta_bulk_ok refuses, either variant
  * means auto without bulk.
@@ -535,7 +535,7 @@ int ls_choose_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, cons
     const int bulk_auto = cv_knob == LS_CD_AUTO && ls_conv_delta_bulk_auto(p, sms);
     const int bulk_forced = cv_knob == LS_CD_BULK || cv_knob == LS_CD_BULKP;
     if ((bulk_forced || bulk_auto) && ls_conv_delta_bulk_ok(p)) {
-        out->kernel = cv_knob == LS_CD_BULKP ? LS_K_CONV_DELTA_BULKP : LS_K_CONV_DELTA_BULK;
+        out->kernel = cv_knob == LS_CD_BULK ? LS_K_CONV_DELTA_BULK : LS_K_CONV_DELTA_BULKP;
         out->block = LS_CONV_DELTA_BULK_THREADS;
         out->grid_y = (uint32_t)G;
         return 0;

@@ -185,7 +185,9 @@ typedef struct ls_choose_dev {
  * (results/h200/variants-8f5a322/ab-fused.csv, graph replays, kimi-linear and qwen3-next tp 2):
  * decode B 1-512 0.78-0.97x the tiles kernel's time in all 10 cases; verify T = 4 at B = 32-512
  * (3.9-62 CTAs per SM) 0.95-0.97x but GDN B = 512 (1.005x), at B = 8 (1 per SM) 0.99 / 1.03x, at
- * B = 1 1.40 / 1.50x. */
+ * B = 1 1.40 / 1.50x. auto runs it with bulkp's prologue (LS_K_CONV_DELTA_BULKP) since the A/B
+ * of results/h200/check-d8fad17/ (compare-fused-bulkp.txt: 40 shapes, bulkp 4-7 % faster at 5,
+ * none slower; at verify B = 8 0.94 / 0.98x the tiles kernel, too few shapes to move the rule). */
 #define LS_CONV_DELTA_BULK_THREADS 256
 #define LS_CONV_DELTA_BULK_MAX_TOKENS 16
 #define LS_CONV_DELTA_BULK_VERIFY_MIN_CTAS_PER_SM 3
@@ -238,9 +240,9 @@ int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int m
  * same grid and clusters, plan.groups = tile warps per CTA) or the bulk kernel
  * (LS_K_CONV_DELTA_BULK, grid (B*H, G), cluster (1, G): one CTA per value head; LS_K_CONV_DELTA_BULKP
  * the same grid with bulkp's prologue).
- * conv_delta.variant: auto (bulk where ls_conv_delta_bulk_auto says so, else tiles on its vector
+ * conv_delta.variant: auto (bulkp where ls_conv_delta_bulk_auto says so, else tiles on its vector
  * path, else cluster), cluster, tiles (where it does not fit: the cluster kernel), bulk and bulkp
- * (where ls_conv_delta_bulk_ok refuses: auto's choice without bulk; auto never takes bulkp).
+ * (where ls_conv_delta_bulk_ok refuses: auto's choice without them).
  * -1 with ls_last_error() when no kernel serves the shape (K > 128). */
 int ls_choose_conv_delta(const ls_conv_delta_params *p, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out);
 /* 1 when the tiles kernel serves the shape: K <= 128 and G*ceil(V/16) tiles per key head within

@@ -802,7 +802,7 @@ static void test_conv_delta(void)
         LS_CHECK_EQ_INT(pl.block, 128);
     }
 
-    /* auto (H200 A/Bs, choose.h): on its vector path the bulk kernel (fp32 state: decode, and
+    /* auto (H200 A/Bs, choose.h): on its vector path the bulkp kernel (fp32 state: decode, and
      * verify from 3 CTAs (B*HV) per SM, B >= 25 here; test_conv_delta_bulk), else the tiles
      * kernel; the cluster kernel where only the generic tiles would serve (a misaligned state)
      * and where the tiles do not fit */
@@ -811,7 +811,7 @@ static void test_conv_delta(void)
             for (int kda = 0; kda < 2; kda++) {
                 ls_conv_delta_params q = conv_delta(b, T, kda ? 16 : 8, kda);
                 LS_CHECK_EQ_INT(plan_cd(&q, "").kernel,
-                                T == 1 || b >= 32 ? LS_K_CONV_DELTA_BULK : LS_K_CONV_DELTA_TILES);
+                                T == 1 || b >= 32 ? LS_K_CONV_DELTA_BULKP : LS_K_CONV_DELTA_TILES);
                 q.delta.state_dtype = LS_BF16;
                 LS_CHECK_EQ_INT(plan_cd(&q, "").kernel, LS_K_CONV_DELTA_TILES);
                 q.delta.state_dtype = LS_F32;
@@ -930,12 +930,14 @@ static void test_conv_delta_bulk(void)
                 LS_CHECK_EQ_INT(pl.block, 256);
                 LS_CHECK_EQ_INT(pl.pdl, 1);
                 LS_CHECK_EQ_INT(plan_cd(&q, "conv_delta.variant=bulk,pdl=off").pdl, 0);
-                /* auto (fp32 state): bulk for decode, and for verify from 3 CTAs (B*HV) per SM:
-                 * B = 64 and 512 here (1024 and 8192 >= 396), not B = 1 or 8 (16, 128) */
+                /* auto (fp32 state): bulkp (bulk's shapes, bulk_prologue_early's prologue) for
+                 * decode, and for verify from 3 CTAs (B*HV) per SM: B = 64 and 512 here (1024
+                 * and 8192 >= 396), not B = 1 or 8 (16, 128) */
                 const int want = T == 1 || b * 16 >= LS_CONV_DELTA_BULK_VERIFY_MIN_CTAS_PER_SM * 132;
                 LS_CHECK_EQ_INT(want, T == 1 || b >= 64);
                 LS_CHECK_EQ_INT(ls_conv_delta_bulk_auto(&q, 132), want);
-                LS_CHECK_EQ_INT(plan_cd(&q, "").kernel == LS_K_CONV_DELTA_BULK, want);
+                LS_CHECK_EQ_INT(plan_cd(&q, "").kernel == LS_K_CONV_DELTA_BULKP, want);
+                LS_CHECK(plan_cd(&q, "").kernel != LS_K_CONV_DELTA_BULK);
                 if (!want)
                     LS_CHECK_EQ_INT(plan_cd(&q, "").kernel, LS_K_CONV_DELTA_TILES);
                 LS_CHECK(plan_cd(&q, "conv_delta.variant=tiles").kernel != LS_K_CONV_DELTA_BULK);
@@ -986,8 +988,8 @@ static void test_conv_delta_bulk(void)
 /* bulkp (conv_delta.variant=bulkp): the bulk kernel with bulk_prologue_early's prologue. Its own
  * kernel id wherever bulk serves (ls_conv_delta_bulk_ok: decode and verify, batch 1, odd batches,
  * GDN in clusters of G = 2 and KDA, fp32 state at every T, bf16 at T = 1) with bulk's grid,
- * block, clusters and PDL; where bulk refuses, auto's plan; auto, tiles, cluster and bulk never
- * take it. */
+ * block, clusters and PDL; where bulk refuses, auto's plan; auto takes it where
+ * ls_conv_delta_bulk_auto says (with bulk's grid); tiles, cluster and bulk never do. */
 static void test_conv_delta_bulkp(void)
 {
     LS_CHECK_EQ_INT(LS_CD_BULKP, 4); /* appended: the older values keep their indices */
@@ -1018,7 +1020,13 @@ static void test_conv_delta_bulkp(void)
                         LS_CHECK_EQ_INT(pp.grid_y, kda ? 1 : 2);
                         LS_CHECK_EQ_INT(pp.block, LS_CONV_DELTA_BULK_THREADS);
                     }
-                    LS_CHECK(pa.kernel != LS_K_CONV_DELTA_BULKP);
+                    const int bulk_auto = serves && ls_conv_delta_bulk_auto(&q, 132);
+                    LS_CHECK_EQ_INT(pa.kernel == LS_K_CONV_DELTA_BULKP, bulk_auto);
+                    if (bulk_auto) {
+                        LS_CHECK_EQ_INT(pa.grid_x, pp.grid_x);
+                        LS_CHECK_EQ_INT(pa.grid_y, pp.grid_y);
+                        LS_CHECK_EQ_INT(pa.block, pp.block);
+                    }
                     LS_CHECK(pb.kernel != LS_K_CONV_DELTA_BULKP);
                     LS_CHECK(plan_cd(&q, "conv_delta.variant=tiles").kernel != LS_K_CONV_DELTA_BULKP);
                     LS_CHECK(plan_cd(&q, "conv_delta.variant=cluster").kernel != LS_K_CONV_DELTA_BULKP);
