@@ -505,7 +505,7 @@ int ls_conv_delta_bulk_auto(const ls_conv_delta_params *p, int sms)
 
 /*
  * bulkp (auto where ls_conv_delta_bulk_auto says, or forced) and bulk (forced only: the same
- * kernel with the older prologue, 0-7 % slower at 5 of 40 shapes and never faster in the A/B of
+ * kernel with the older prologue, 4-7 % slower at 5 of 40 shapes and never faster in the A/B of
  * results/h200/check-d8fad17/): one CTA per (row, value head), grid (B*H, G), the G value
  * heads of a key head one cluster (1, G) so that the q/k conv state, read by all G, has one
  * writer (rank 0, after the cluster barrier). Where ls_conv_delta_bulk_ok refuses, either variant
