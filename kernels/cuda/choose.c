@@ -30,15 +30,13 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
                                 "conv vec2/vec8/pair/quad/wlat: guess each row's slot before the PDL wait (needs "
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
-    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2|thin",
+    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2",
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
                                "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: decode vk8 from 8 such "
                                "warps per SM, vk4 below; verify vk4). split / split2 (kv layout, K = V = 128, every "
                                "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto, verify: split "
-                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). thin (kv layout, K = V = 128, "
-                               "verify only): one warp per 4-column tile, 32 lanes along K, 16 state values per lane "
-                               "(64 registers, 72 for KDA with a bf16 state: 2-3x the resident warps); decode takes auto. A value of the other "
-                               "layout means auto; split(2) / thin on other shapes: auto"},
+                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). A value of the other layout "
+                               "means auto; split(2) on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
@@ -324,10 +322,6 @@ int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int m
  * ls_delta_split_auto says (SPLIT for KDA only; limits and their A/B in choose.h), regs and
  * bulk never (NARROW below the WIDE batches, so regs is auto without SPLIT or bulk). Generic kv
  * shapes and the vk layout ignore split / split2 (their auto).
- * delta.variant=thin: verify (T > 1) on the kv vector path at every batch takes the THIN tiles
- * (one warp per 4-column tile, 32 lanes along K: a quarter of NARROW's state per lane, so about
- * 2.7x the resident warps); decode, generic shapes and the vk layout take auto. Not an auto rule
- * (yet): it waits for its H200 A/B.
  */
 int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, const ls_choose_dev *dev,
                     ls_plan *out)
@@ -348,18 +342,14 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
         const int v = ls_tune_get(t, LS_KNOB_DELTA_VARIANT);
         const int64_t narrow_warps = rh * (LS_DELTA_DIM_FAST / 16);
         const int64_t wide_warps = rh * (LS_DELTA_DIM_FAST / 32) * 2;
-        const int kv_auto = v != LS_DELTA_REGS && v != LS_DELTA_BULK; /* vk values (and thin at T = 1) mean auto here */
-        const int thin = v == LS_DELTA_THIN && p->tokens > 1;
+        const int kv_auto = v != LS_DELTA_REGS && v != LS_DELTA_BULK; /* vk values mean auto here */
         const int split = v == LS_DELTA_SPLIT    ? 4
                           : v == LS_DELTA_SPLIT2 ? 2
                           : kv_auto && p->tokens > 1
                               ? ls_delta_split_auto(narrow_warps, sms, per_row ? LS_DELTA_SPLIT_MAX_WARPS_PER_SM : 0,
                                                     LS_DELTA_SPLIT2_MIN_WARPS_PER_SM, LS_DELTA_SPLIT2_MAX_WARPS_PER_SM)
                               : 0;
-        if (thin) {
-            out->kernel = LS_K_DELTA_THIN;
-            rc = pick_cta(rh * (LS_DELTA_DIM_FAST / 4), 1, sms, out); /* one warp per 4 value columns */
-        } else if (split) {
+        if (split) {
             out->kernel = split == 4 ? LS_K_DELTA_SPLIT : LS_K_DELTA_SPLIT2;
             rc = pick_cta(narrow_warps * split, split, sms, out);
         } else if (wide_warps >= 8LL * sms) {
@@ -667,7 +657,6 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_CONV_DELTA_TILES_GENERIC] = "conv_delta_tiles_generic",
         [LS_K_CONV_DELTA_BULK] = "conv_delta_bulk",
         [LS_K_CONV_WAVE] = "conv_cm_wave",
-        [LS_K_DELTA_THIN] = "delta_rule_thin",
         [LS_K_CONV_DELTA_BULKP] = "conv_delta_bulkp",
     };
     return (unsigned)k < LS_K_COUNT ? names[k] : "?";

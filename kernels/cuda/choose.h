@@ -42,7 +42,7 @@ enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALA
        LS_CONV_WAVE };
 enum { LS_CPF_AUTO = 0, LS_CPF_ON, LS_CPF_OFF }; /* conv.prefetch */
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
-enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2, LS_DELTA_THIN };
+enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2 };
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS, LS_SSU_ROWS8 };
 enum { LS_SBLK_AUTO = 0, LS_SBLK_32, LS_SBLK_64, LS_SBLK_128 }; /* ssu.block: threads per CTA */
@@ -91,7 +91,6 @@ typedef enum ls_kernel_id {
     LS_K_CONV_DELTA_TILES_GENERIC, /* conv_delta_tiles_kernel, generic (any K <= 128, V) */
     LS_K_CONV_DELTA_BULK, /* conv_delta_bulk_kernel: one CTA per (row, value head), the conv as delta_bulk's prologue */
     LS_K_CONV_WAVE,       /* conv_cm_wave: conv_cm_tile's warp tiles on a one-wave grid, channel-major decode */
-    LS_K_DELTA_THIN,      /* delta_rule_kernel, vector path, verify: 1 warp per 4-column tile, 32 lanes along K */
     LS_K_CONV_DELTA_BULKP,/* conv_delta_bulk_kernel with every prologue load issued first (bulk_prologue_early) */
     LS_K_COUNT
 } ls_kernel_id;

@@ -7,8 +7,9 @@
 #   ab        abdelta, abssu and abconv: one run per family, linstate under auto and under each
 #             variant forced, beside the peers, tp 2, T 1, 2, 4, 8 (B 1, 2, 4, 8, 16, 32, 128), and
 #             compare-*.txt: scripts/compare.py of each variant against auto
-#   abdelta   ab-delta.csv: delta.variant=split, split2, thin (GDN qwen3-next, KDA kimi-linear; col8 /
-#             col4 of variants-4db0dd1 and hoist of variants-8cd532a lost and were removed)
+#   abdelta   ab-delta.csv: delta.variant=split, split2 (GDN qwen3-next, KDA kimi-linear; col8 /
+#             col4 of variants-4db0dd1, hoist of variants-8cd532a and thin of check-d8fad17 lost
+#             and were removed)
 #   decode    decode.csv: GDN and KDA decode, B 1, 8, 32, 128, 256, 512, linstate (auto) on both
 #             state layouts beside sglang, py_vllm and flashinfer (their vk layout); stream /
 #             stream4 of variants-8f5a322 lost and were removed
@@ -57,8 +58,8 @@ for s in $steps; do
     abdelta)
       run ab-delta "${P[@]}" --family gdn,kda --model qwen3-next-80b-a3b,kimi-linear-48b-a3b \
         --tune linstate:delta.variant=auto --tune linstate:delta.variant=split \
-        --tune linstate:delta.variant=split2 --tune linstate:delta.variant=thin
-      for v in split split2 thin; do vs ab-delta delta.variant=auto delta.variant=$v $v; done ;;
+        --tune linstate:delta.variant=split2
+      for v in split split2; do vs ab-delta delta.variant=auto delta.variant=$v $v; done ;;
     decode)
       run decode --impl linstate,sglang,py_vllm,flashinfer --tp 2 --family gdn/decode,kda/decode \
         --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --batch 1,8,32,128,256,512 --state-layout kv,vk ;;

@@ -700,65 +700,6 @@ static void test_delta_split(void)
     LS_CHECK_EQ_INT(ls_delta_split_auto((int64_t)1 << 40, 132, 1 << 30, 0, 1 << 30), 0); /* no overflow */
 }
 
-/* THIN (delta.variant=thin): verify (T > 1) on the kv vector path at every batch, one warp per
- * 4-column tile (B * HV * 32 warps); decode, generic kv shapes and the vk layout take auto, and
- * auto never takes it. */
-static void test_delta_thin(void)
-{
-    LS_CHECK_EQ_INT(LS_DELTA_THIN, 7); /* appended: the older values keep their indices */
-    LS_CHECK_EQ_INT(tune("delta.variant=thin").v[LS_KNOB_DELTA_VARIANT], LS_DELTA_THIN);
-    ls_delta_params p = delta(1, 2); /* B = 1: 512 warps, under 2 CTAs of 2 warps per SM */
-    ls_plan pl = plan_delta(&p, 0, "delta.variant=thin");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_THIN);
-    LS_CHECK_EQ_INT(pl.block, 32);
-    LS_CHECK_EQ_INT(pl.grid_x, 16 * 32);
-    LS_CHECK_EQ_INT(pl.pdl, 1);
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=thin").kernel, LS_K_DELTA_THIN); /* KDA */
-    p = delta(3, 8); /* odd batch, bf16 state */
-    p.state_dtype = LS_BF16;
-    pl = plan_delta(&p, 1, "delta.variant=thin,pdl=off");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_THIN);
-    LS_CHECK_EQ_INT(pl.block, 128);
-    LS_CHECK_EQ_INT(pl.grid_x, 3 * 16 * 32 / 4);
-    LS_CHECK_EQ_INT(pl.pdl, 0);
-    p = delta(32, 4); /* the B = 32 verify of issue 23: 16384 warps in CTAs of 4 */
-    pl = plan_delta(&p, 0, "delta.variant=thin");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_THIN);
-    LS_CHECK_EQ_INT(pl.block, 128);
-    LS_CHECK_EQ_INT(pl.grid_x, 32 * 16 * 32 / 4);
-    p = delta(512, 2); /* past the WIDE and bulk batches too */
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=thin").kernel, LS_K_DELTA_THIN);
-    p = delta(12, 4); /* a CTA covers 4 of one head's 32 tiles */
-    p.inter = NULL; /* inter is optional (final write only) */
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=thin").kernel, LS_K_DELTA_THIN);
-
-    /* decode (T = 1) takes auto's plan, at every batch */
-    for (int b = 1; b <= 1024; b *= 2)
-        for (int kda = 0; kda < 2; kda++) {
-            p = delta(b, 1);
-            const ls_plan a = plan_delta(&p, kda, "");
-            pl = plan_delta(&p, kda, "delta.variant=thin");
-            LS_CHECK(pl.kernel != LS_K_DELTA_THIN);
-            LS_CHECK_EQ_INT(pl.kernel, a.kernel);
-            LS_CHECK_EQ_INT(pl.block, a.block);
-            LS_CHECK_EQ_INT(pl.grid_x, a.grid_x);
-        }
-    /* generic kv shapes and the vk layout: their auto */
-    check_off_vector_path("delta.variant=thin", 4);
-    check_off_vector_path("delta.variant=thin", 2);
-    p = delta(3, 4);
-    p.a = (const uint16_t *)((char *)A16 + 8); /* GDN's gate is read as scalars: still THIN */
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=thin").kernel, LS_K_DELTA_THIN);
-    /* auto never takes it */
-    for (int b = 1; b <= 1024; b *= 2)
-        for (int t = 1; t <= 8; t *= 2)
-            for (int kda = 0; kda < 2; kda++) {
-                p = delta(b, t);
-                LS_CHECK(plan_delta(&p, kda, "").kernel != LS_K_DELTA_THIN);
-            }
-    LS_CHECK(strcmp(ls_kernel_name(LS_K_DELTA_THIN), "delta_rule_thin") == 0);
-}
-
 /* ------------------------------------------------------------------ conv + delta rule */
 
 /* A conv_delta call: the delta(B, T) shapes above with H key heads (tp 2: Qwen3-Next H = 8,
@@ -1553,7 +1494,6 @@ int main(void)
     test_conv_wave();
     test_delta();
     test_delta_split();
-    test_delta_thin();
     test_conv_delta();
     test_conv_delta_bulk();
     test_conv_delta_bulkp();
