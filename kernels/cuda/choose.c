@@ -12,7 +12,7 @@
 const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_PDL] = {"pdl", "on|off",
                      "programmatic dependent launch: each kernel overlaps its start with the previous kernel of the stream"},
-    [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad|wlat|wave",
+    [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad|wlat",
                               "conv update kernel (auto, channel-major state: vec2 for small-batch decode, vec8 below "
                               "B = 64, tile above; pair for verify up to B = 16 (T >= 8: up to 128), tile above; "
                               "window-major state: wlat up to B = 512 (verify 128), pair / quad beyond; a forced kernel that does not fit the shape falls back to vec8, then "
@@ -20,13 +20,11 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                               "per thread with every token's x loaded at once, any T, either state orientation, either "
                               "weight dtype; wlat: window-major state up to T = 8, every load of a row issued before "
                               "any use (auto: window-major decode up to B = 512, verify up to B = 128); where it does "
-                              "not fit, the auto choice; wave: channel-major decode (T = 1) only, the tile kernel's "
-                              "warp tiles on a one-wave grid, the next tile's loads issued before the current one's "
-                              "math (large batches; not taken by auto); on other shapes the auto choice)"},
+                              "not fit, the auto choice)"},
     [LS_KNOB_CONV_PREFETCH] = {"conv.prefetch", "auto|on|off",
-                               "conv tile / wave / wlat kernels: prefetch what the rows read (tile: the state; wave: "
-                               "each warp's first tile; wlat: state, x, weights) into L2 before the PDL wait (auto: "
-                               "tile and wave on; wlat on up to B = 32, off above)"},
+                               "conv tile / wlat kernels: prefetch what the rows read (tile: the state; wlat: state, "
+                               "x, weights) into L2 before the PDL wait (auto: tile on; wlat on up to B = 32, off "
+                               "above)"},
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
                                 "conv vec2/vec8/pair/quad/wlat: guess each row's slot before the PDL wait (needs "
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
@@ -135,31 +133,6 @@ int ls_conv_wlat_auto(const ls_conv_params *p, int max_b_decode, int max_b_verif
     return ls_conv_wlat_ok(p) && p->batch <= (p->tokens == 1 ? max_b_decode : max_b_verify);
 }
 
-int ls_conv_wave_ok(const ls_conv_params *p)
-{
-    int swm = 0, iwm = 0;
-    return ls_conv_vec_ok(p, &swm, &iwm) && !swm && !(p->inter && iwm) && p->tokens == 1;
-}
-
-/*
- * conv_cm_wave's grid (conv_wave.cuh): the warp tiles of conv_cm_tile, walked with a grid stride
- * by at most one wave of LS_CONV_WAVE_CTAS_PER_SM CTAs of 4 warps per SM, trimmed so that every
- * warp gets the same number of tiles, ceil(tiles / wave) (but the last few warps): at
- * qwen3-next tp 2 (16 tiles per row) B = 512 on 132 SMs, 8192 tiles take 1024 CTAs of 2 tiles per
- * warp instead of conv_cm_tile's 2048 CTAs in 1.94 waves.
- */
-static void conv_wave_grid(const ls_conv_params *p, int sms, ls_plan *out)
-{
-    const int64_t tpr = ceil_div(p->channels, LS_CONV_TILE_CHANNELS);
-    const int64_t tiles = (int64_t)p->batch * tpr;
-    const int64_t wave = (int64_t)LS_CONV_WAVE_CTAS_PER_SM * 4 * sms;
-    const int64_t per = ceil_div(tiles, wave); /* tiles per warp */
-    out->kernel = LS_K_CONV_WAVE;
-    out->groups = (int32_t)tpr;
-    out->block = 128;
-    out->grid_x = (uint32_t)ceil_div(ceil_div(tiles, per), 4);
-}
-
 /*
  * auto, channel-major state and inter (measured on the H200, results/h200/kernels.md: "conv_vec2"
  * and the first-session conv table): conv_vec2 for single-token decode with bf16 weights up to
@@ -204,12 +177,7 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
     out->state_wmaj = swm, out->inter_wmaj = iwm;
     const int cm = !swm && !(p->inter && iwm);
     const int vec2_ok = cm && p->tokens == 1 && !p->inter && p->weight_dtype == LS_BF16;
-    if (v == LS_CONV_WAVE && ls_conv_wave_ok(p)) {
-        conv_wave_grid(p, dev && dev->sm_count > 0 ? dev->sm_count : 1, out);
-        out->prefetch = ls_tune_get(t, LS_KNOB_CONV_PREFETCH) != LS_CPF_OFF;
-        return 0;
-    }
-    if (v == LS_CONV_AUTO || v == LS_CONV_WAVE || (v == LS_CONV_WLAT && !ls_conv_wlat_ok(p)))
+    if (v == LS_CONV_AUTO || (v == LS_CONV_WLAT && !ls_conv_wlat_ok(p)))
         v = conv_auto(p, cm, vec2_ok);
     if ((v == LS_CONV_VEC2 && !vec2_ok) || (v == LS_CONV_TILE && !cm))
         v = LS_CONV_VEC8;
@@ -234,6 +202,7 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
     const int s = ls_tune_get(t, LS_KNOB_CONV_SPECULATE);
     out->spec = p->slots <= 0 ? LS_SPEC_OFF : s == LS_CSPEC_OFF ? LS_SPEC_OFF : s == LS_CSPEC_MISS ? LS_SPEC_MISS
                                                                                                    : LS_SPEC_ON;
+    (void)dev;
     return 0;
 }
 
@@ -656,7 +625,6 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_CONV_DELTA_TILES] = "conv_delta_tiles",
         [LS_K_CONV_DELTA_TILES_GENERIC] = "conv_delta_tiles_generic",
         [LS_K_CONV_DELTA_BULK] = "conv_delta_bulk",
-        [LS_K_CONV_WAVE] = "conv_cm_wave",
         [LS_K_CONV_DELTA_BULKP] = "conv_delta_bulkp",
     };
     return (unsigned)k < LS_K_COUNT ? names[k] : "?";
@@ -692,7 +660,7 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
                          plan->kernel == LS_K_SSU_ROWS8;
     int n = snprintf(buf, cap, "%s grid=(%u,%u) block=%d%s%s%s%s%s", ls_kernel_name(plan->kernel), plan->grid_x,
                      plan->grid_y, plan->block, plan->pdl ? " pdl" : "",
-                     plan->kernel == LS_K_CONV_TILE || plan->kernel == LS_K_CONV_WLAT || plan->kernel == LS_K_CONV_WAVE
+                     plan->kernel == LS_K_CONV_TILE || plan->kernel == LS_K_CONV_WLAT
                          ? (plan->prefetch ? " prefetch" : " prefetch=off")
                          : "",
                      has_spec ? " spec=" : "", has_spec ? spec[plan->spec >= 0 && plan->spec <= 2 ? plan->spec : 0] : "",
