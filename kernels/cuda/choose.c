@@ -12,7 +12,7 @@
 const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_PDL] = {"pdl", "on|off",
                      "programmatic dependent launch: each kernel overlaps its start with the previous kernel of the stream"},
-    [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad|wlat|wave",
+    [LS_KNOB_CONV_VARIANT] = {"conv.variant", "auto|vec2|vec8|tile|scalar|pair|quad|wlat",
                               "conv update kernel (auto, channel-major state: vec2 for small-batch decode, vec8 below "
                               "B = 64, tile above; pair for verify up to B = 16 (T >= 8: up to 128), tile above; "
                               "window-major state: wlat up to B = 512 (verify 128), pair / quad beyond; a forced kernel that does not fit the shape falls back to vec8, then "
@@ -20,25 +20,21 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                               "per thread with every token's x loaded at once, any T, either state orientation, either "
                               "weight dtype; wlat: window-major state up to T = 8, every load of a row issued before "
                               "any use (auto: window-major decode up to B = 512, verify up to B = 128); where it does "
-                              "not fit, the auto choice; wave: channel-major decode (T = 1) only, the tile kernel's "
-                              "warp tiles on a one-wave grid, the next tile's loads issued before the current one's "
-                              "math (large batches; not taken by auto); on other shapes the auto choice)"},
+                              "not fit, the auto choice)"},
     [LS_KNOB_CONV_PREFETCH] = {"conv.prefetch", "auto|on|off",
-                               "conv tile / wave / wlat kernels: prefetch what the rows read (tile: the state; wave: "
-                               "each warp's first tile; wlat: state, x, weights) into L2 before the PDL wait (auto: "
-                               "tile and wave on; wlat on up to B = 32, off above)"},
+                               "conv tile / wlat kernels: prefetch what the rows read (tile: the state; wlat: state, "
+                               "x, weights) into L2 before the PDL wait (auto: tile on; wlat on up to B = 32, off "
+                               "above)"},
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
                                 "conv vec2/vec8/pair/quad/wlat: guess each row's slot before the PDL wait (needs "
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
-    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2|thin",
+    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2",
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
                                "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: decode vk8 from 8 such "
                                "warps per SM, vk4 below; verify vk4). split / split2 (kv layout, K = V = 128, every "
                                "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto, verify: split "
-                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). thin (kv layout, K = V = 128, "
-                               "verify only): one warp per 4-column tile, 32 lanes along K, 16 state values per lane "
-                               "(64 registers, 72 for KDA with a bf16 state: 2-3x the resident warps); decode takes auto. A value of the other "
-                               "layout means auto; split(2) / thin on other shapes: auto"},
+                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). A value of the other layout "
+                               "means auto; split(2) on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
@@ -137,31 +133,6 @@ int ls_conv_wlat_auto(const ls_conv_params *p, int max_b_decode, int max_b_verif
     return ls_conv_wlat_ok(p) && p->batch <= (p->tokens == 1 ? max_b_decode : max_b_verify);
 }
 
-int ls_conv_wave_ok(const ls_conv_params *p)
-{
-    int swm = 0, iwm = 0;
-    return ls_conv_vec_ok(p, &swm, &iwm) && !swm && !(p->inter && iwm) && p->tokens == 1;
-}
-
-/*
- * conv_cm_wave's grid (conv_wave.cuh): the warp tiles of conv_cm_tile, walked with a grid stride
- * by at most one wave of LS_CONV_WAVE_CTAS_PER_SM CTAs of 4 warps per SM, trimmed so that every
- * warp gets the same number of tiles, ceil(tiles / wave) (but the last few warps): at
- * qwen3-next tp 2 (16 tiles per row) B = 512 on 132 SMs, 8192 tiles take 1024 CTAs of 2 tiles per
- * warp instead of conv_cm_tile's 2048 CTAs in 1.94 waves.
- */
-static void conv_wave_grid(const ls_conv_params *p, int sms, ls_plan *out)
-{
-    const int64_t tpr = ceil_div(p->channels, LS_CONV_TILE_CHANNELS);
-    const int64_t tiles = (int64_t)p->batch * tpr;
-    const int64_t wave = (int64_t)LS_CONV_WAVE_CTAS_PER_SM * 4 * sms;
-    const int64_t per = ceil_div(tiles, wave); /* tiles per warp */
-    out->kernel = LS_K_CONV_WAVE;
-    out->groups = (int32_t)tpr;
-    out->block = 128;
-    out->grid_x = (uint32_t)ceil_div(ceil_div(tiles, per), 4);
-}
-
 /*
  * auto, channel-major state and inter (measured on the H200, results/h200/kernels.md: "conv_vec2"
  * and the first-session conv table): conv_vec2 for single-token decode with bf16 weights up to
@@ -206,12 +177,7 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
     out->state_wmaj = swm, out->inter_wmaj = iwm;
     const int cm = !swm && !(p->inter && iwm);
     const int vec2_ok = cm && p->tokens == 1 && !p->inter && p->weight_dtype == LS_BF16;
-    if (v == LS_CONV_WAVE && ls_conv_wave_ok(p)) {
-        conv_wave_grid(p, dev && dev->sm_count > 0 ? dev->sm_count : 1, out);
-        out->prefetch = ls_tune_get(t, LS_KNOB_CONV_PREFETCH) != LS_CPF_OFF;
-        return 0;
-    }
-    if (v == LS_CONV_AUTO || v == LS_CONV_WAVE || (v == LS_CONV_WLAT && !ls_conv_wlat_ok(p)))
+    if (v == LS_CONV_AUTO || (v == LS_CONV_WLAT && !ls_conv_wlat_ok(p)))
         v = conv_auto(p, cm, vec2_ok);
     if ((v == LS_CONV_VEC2 && !vec2_ok) || (v == LS_CONV_TILE && !cm))
         v = LS_CONV_VEC8;
@@ -236,6 +202,7 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
     const int s = ls_tune_get(t, LS_KNOB_CONV_SPECULATE);
     out->spec = p->slots <= 0 ? LS_SPEC_OFF : s == LS_CSPEC_OFF ? LS_SPEC_OFF : s == LS_CSPEC_MISS ? LS_SPEC_MISS
                                                                                                    : LS_SPEC_ON;
+    (void)dev;
     return 0;
 }
 
@@ -324,10 +291,6 @@ int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int m
  * ls_delta_split_auto says (SPLIT for KDA only; limits and their A/B in choose.h), regs and
  * bulk never (NARROW below the WIDE batches, so regs is auto without SPLIT or bulk). Generic kv
  * shapes and the vk layout ignore split / split2 (their auto).
- * delta.variant=thin: verify (T > 1) on the kv vector path at every batch takes the THIN tiles
- * (one warp per 4-column tile, 32 lanes along K: a quarter of NARROW's state per lane, so about
- * 2.7x the resident warps); decode, generic shapes and the vk layout take auto. Not an auto rule
- * (yet): it waits for its H200 A/B.
  */
 int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, const ls_choose_dev *dev,
                     ls_plan *out)
@@ -348,18 +311,14 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
         const int v = ls_tune_get(t, LS_KNOB_DELTA_VARIANT);
         const int64_t narrow_warps = rh * (LS_DELTA_DIM_FAST / 16);
         const int64_t wide_warps = rh * (LS_DELTA_DIM_FAST / 32) * 2;
-        const int kv_auto = v != LS_DELTA_REGS && v != LS_DELTA_BULK; /* vk values (and thin at T = 1) mean auto here */
-        const int thin = v == LS_DELTA_THIN && p->tokens > 1;
+        const int kv_auto = v != LS_DELTA_REGS && v != LS_DELTA_BULK; /* vk values mean auto here */
         const int split = v == LS_DELTA_SPLIT    ? 4
                           : v == LS_DELTA_SPLIT2 ? 2
                           : kv_auto && p->tokens > 1
                               ? ls_delta_split_auto(narrow_warps, sms, per_row ? LS_DELTA_SPLIT_MAX_WARPS_PER_SM : 0,
                                                     LS_DELTA_SPLIT2_MIN_WARPS_PER_SM, LS_DELTA_SPLIT2_MAX_WARPS_PER_SM)
                               : 0;
-        if (thin) {
-            out->kernel = LS_K_DELTA_THIN;
-            rc = pick_cta(rh * (LS_DELTA_DIM_FAST / 4), 1, sms, out); /* one warp per 4 value columns */
-        } else if (split) {
+        if (split) {
             out->kernel = split == 4 ? LS_K_DELTA_SPLIT : LS_K_DELTA_SPLIT2;
             rc = pick_cta(narrow_warps * split, split, sms, out);
         } else if (wide_warps >= 8LL * sms) {
@@ -666,8 +625,6 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_CONV_DELTA_TILES] = "conv_delta_tiles",
         [LS_K_CONV_DELTA_TILES_GENERIC] = "conv_delta_tiles_generic",
         [LS_K_CONV_DELTA_BULK] = "conv_delta_bulk",
-        [LS_K_CONV_WAVE] = "conv_cm_wave",
-        [LS_K_DELTA_THIN] = "delta_rule_thin",
         [LS_K_CONV_DELTA_BULKP] = "conv_delta_bulkp",
     };
     return (unsigned)k < LS_K_COUNT ? names[k] : "?";
@@ -703,7 +660,7 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
                          plan->kernel == LS_K_SSU_ROWS8;
     int n = snprintf(buf, cap, "%s grid=(%u,%u) block=%d%s%s%s%s%s", ls_kernel_name(plan->kernel), plan->grid_x,
                      plan->grid_y, plan->block, plan->pdl ? " pdl" : "",
-                     plan->kernel == LS_K_CONV_TILE || plan->kernel == LS_K_CONV_WLAT || plan->kernel == LS_K_CONV_WAVE
+                     plan->kernel == LS_K_CONV_TILE || plan->kernel == LS_K_CONV_WLAT
                          ? (plan->prefetch ? " prefetch" : " prefetch=off")
                          : "",
                      has_spec ? " spec=" : "", has_spec ? spec[plan->spec >= 0 && plan->spec <= 2 ? plan->spec : 0] : "",

@@ -38,11 +38,10 @@ enum {
 
 /* Value indices, in the order of each knob's values string (ls_linstate_knobs). */
 enum { LS_PDL_ON = 0, LS_PDL_OFF };
-enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD, LS_CONV_WLAT,
-       LS_CONV_WAVE };
+enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALAR, LS_CONV_PAIR, LS_CONV_QUAD, LS_CONV_WLAT };
 enum { LS_CPF_AUTO = 0, LS_CPF_ON, LS_CPF_OFF }; /* conv.prefetch */
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
-enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2, LS_DELTA_THIN };
+enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2 };
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS, LS_SSU_ROWS8 };
 enum { LS_SBLK_AUTO = 0, LS_SBLK_32, LS_SBLK_64, LS_SBLK_128 }; /* ssu.block: threads per CTA */
@@ -90,8 +89,6 @@ typedef enum ls_kernel_id {
     LS_K_CONV_DELTA_TILES,/* conv_delta_tiles_kernel, vector path: NARROW tiles (1 warp per 16 columns) */
     LS_K_CONV_DELTA_TILES_GENERIC, /* conv_delta_tiles_kernel, generic (any K <= 128, V) */
     LS_K_CONV_DELTA_BULK, /* conv_delta_bulk_kernel: one CTA per (row, value head), the conv as delta_bulk's prologue */
-    LS_K_CONV_WAVE,       /* conv_cm_wave: conv_cm_tile's warp tiles on a one-wave grid, channel-major decode */
-    LS_K_DELTA_THIN,      /* delta_rule_kernel, vector path, verify: 1 warp per 4-column tile, 32 lanes along K */
     LS_K_CONV_DELTA_BULKP,/* conv_delta_bulk_kernel with every prologue load issued first (bulk_prologue_early) */
     LS_K_COUNT
 } ls_kernel_id;
@@ -101,7 +98,7 @@ typedef struct ls_plan {
     uint32_t grid_x, grid_y;
     int32_t block;        /* threads per CTA */
     int32_t pdl;          /* 1: launched with programmatic dependent launch */
-    int32_t prefetch;     /* conv tile / wave / wlat: prefetch what the rows read into L2 before the PDL wait */
+    int32_t prefetch;     /* conv tile / wlat: prefetch what the rows read into L2 before the PDL wait */
     int32_t spec;         /* an ls_spec: the slot guess of conv_vec2 / vec8 / pair / quad / wlat, ssu (vector) */
     int32_t groups;       /* conv: channel groups per row (C/2 vec2 / pair / wlat, C/4 quad, C/8, tiles of 256, or C);
                            * conv_delta tiles: tile warps per CTA */
@@ -126,11 +123,6 @@ typedef struct ls_choose_dev {
 /* Sizes shared with the kernels. */
 #define LS_CONV_TILE_CHANNELS 256  /* channels per warp tile of conv_cm_tile */
 #define LS_CONV_WLAT_MAX_TOKENS 8  /* conv_wlat: token bound of its largest instance */
-/* conv_cm_wave (conv.variant=wave): CTAs of 4 warps per SM in its wave; its bf16-weight decode
- * instance asks ptxas for this residency (__launch_bounds__: at most 56 registers, no spill at
- * W = 4; 10 spilled 52 bytes), the launcher for the shared memory (9 x 17 KB at W = 4), and the
- * plan sizes the grid to at most this many CTAs per SM. */
-#define LS_CONV_WAVE_CTAS_PER_SM 9
 /* auto: window-major rows up to this batch take conv_wlat, decode and verify (0 = never); with
  * conv.prefetch=auto its prefetch is on up to LS_CONV_WLAT_PREFETCH_MAX_B rows, off above. H200
  * A/B (results/h200/variants-08b9550/, kimi-linear tp 2, against the auto of 08b9550): with the
@@ -207,9 +199,6 @@ int ls_conv_wlat_ok(const ls_conv_params *p);
  * takes it for decode (T = 1) and for verify (T > 1); 0 = never. ls_choose_conv passes
  * LS_CONV_WLAT_MAX_B_DECODE / _VERIFY; the unit test passes others. */
 int ls_conv_wlat_auto(const ls_conv_params *p, int max_b_decode, int max_b_verify);
-/* Conv: conv_cm_wave serves the shape (the vector-path conditions, channel-major state and inter,
- * T = 1). 1 when it does. */
-int ls_conv_wave_ok(const ls_conv_params *p);
 
 /* Each returns 0 with *out filled, or -1 with ls_last_error() set (a shape no kernel serves).
  * Params are those that passed ls_*_params_check; their pointers are only tested for alignment. */

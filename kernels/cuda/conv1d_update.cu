@@ -16,9 +16,6 @@
  *    thread, the shortest dependent chain (x, weights and the guessed state beside the index);
  *  - conv_cm_tile (channel-major state: large-batch decode and every verify; prefetches its
  *    rows' state into L2 before the PDL wait);
- *  - conv_cm_wave (conv_wave.cuh; conv.variant=wave): channel-major single-token decode,
- *    conv_cm_tile's warp tiles walked by a grid of at most one wave, the next tile's loads
- *    issued before the current tile's math;
  *  - conv_pair / conv_quad (conv_pair.cuh; conv.variant=pair / quad): 2 / 4 channels per thread
  *    for any token count, either orientation and weight dtype, every token's x issued at once
  *    (small-batch verify, window-major decode);
@@ -42,7 +39,6 @@
 #include "conv_pair.cuh"
 #include "conv_tile.cuh"
 #include "conv_vec.cuh"
-#include "conv_wave.cuh"
 #include "conv_wlat.cuh"
 
 /* --------------------------------------------------------------------- vector path */
@@ -424,34 +420,6 @@ static int launch_tile_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
     return 0;
 }
 
-/* conv_cm_wave: LS_CONV_WAVE_CTAS_PER_SM CTAs of ~17 KB of shared memory each (W = 4) must fit on
- * an SM together, so the instance asks for the largest shared-memory carveout, once (a hint: a
- * refusal only costs residency, and its error is cleared). */
-template <int W, typename WT, bool INTER>
-static int launch_wave_one(const conv_args &a, const ls_plan &pl, cudaStream_t st)
-{
-    static const int carveout = [] {
-        if (cudaFuncSetAttribute(conv_cm_wave<W, WT, INTER>, cudaFuncAttributePreferredSharedMemoryCarveout, 100) !=
-            cudaSuccess)
-            (void)cudaGetLastError();
-        return 0;
-    }();
-    (void)carveout;
-    LS_CUDA_LAUNCH((conv_cm_wave<W, WT, INTER>), dim3(pl.grid_x, pl.grid_y), pl.block, 0, st, pl.pdl, a);
-    return 0;
-}
-
-template <int W>
-static int launch_wave_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
-{
-    const bool wf = a.p.weight_dtype == LS_F32, inter = a.p.inter != NULL;
-    if (a.p.tokens != 1)
-        return ls_fail("conv_update: conv_cm_wave planned for tokens=%d (decode only)", a.p.tokens);
-    if (wf)
-        return inter ? launch_wave_one<W, float, true>(a, pl, st) : launch_wave_one<W, float, false>(a, pl, st);
-    return inter ? launch_wave_one<W, uint16_t, true>(a, pl, st) : launch_wave_one<W, uint16_t, false>(a, pl, st);
-}
-
 template <int W>
 static int launch_scalar_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
 {
@@ -483,7 +451,6 @@ static int launch_w(const conv_args &a, const ls_plan &pl, cudaStream_t st)
             return ls_fail("conv_update: conv_wlat planned for a channel-major state");
         return a.p.weight_dtype == LS_F32 ? launch_wlat_wt<W, float>(a, pl, st) : launch_wlat_wt<W, uint16_t>(a, pl, st);
     case LS_K_CONV_TILE: return launch_tile_w<W>(a, pl, st);
-    case LS_K_CONV_WAVE: return launch_wave_w<W>(a, pl, st);
     case LS_K_CONV_SCALAR: return launch_scalar_w<W>(a, pl, st);
     default: return ls_fail("conv_update: plan names kernel %s", ls_kernel_name(pl.kernel));
     }

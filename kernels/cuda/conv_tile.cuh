@@ -1,12 +1,11 @@
 /*
- * conv_tile.cuh — the warp-tile building blocks of the channel-major conv kernels conv_cm_tile
- * (conv1d_update.cu) and conv_cm_wave (conv_wave.cuh): a warp owns a tile of
- * LS_CONV_TILE_CHANNELS = 256 channels (8 per lane) of one row, whose channel-major state is
- * 256(W-1) contiguous bf16 = 32(W-1) 16-byte vectors. Lanes load / store vectors k*32+lane
- * (coalesced 512-byte warp accesses) and swap them through warp-private shared memory with the
- * lane layout (vectors lane*(W-1)+k: the lane's own 8 channels; the 48-byte lane stride is
- * bank-conflict free for 16-byte accesses). A partial last tile (C % 256 != 0) has nv < 32(W-1)
- * vectors; lanes past it hold zeros and store nothing.
+ * conv_tile.cuh — the warp-tile building blocks of the channel-major conv kernel conv_cm_tile
+ * (conv1d_update.cu): a warp owns a tile of LS_CONV_TILE_CHANNELS = 256 channels (8 per lane) of
+ * one row, whose channel-major state is 256(W-1) contiguous bf16 = 32(W-1) 16-byte vectors. Lanes
+ * load / store vectors k*32+lane (coalesced 512-byte warp accesses) and swap them through
+ * warp-private shared memory with the lane layout (vectors lane*(W-1)+k: the lane's own 8
+ * channels; the 48-byte lane stride is bank-conflict free for 16-byte accesses). A partial last
+ * tile (C % 256 != 0) has nv < 32(W-1) vectors; lanes past it hold zeros and store nothing.
  * Private to kernels/cuda; include from .cu files only.
  */
 #ifndef LS_CONV_TILE_CUH

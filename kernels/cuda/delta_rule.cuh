@@ -12,10 +12,8 @@
  * NARROW's 16-column tile split along K over 4 warps (32 key rows each, 4 per lane): four times
  * NARROW's warps, each with a quarter of the per-token math and state, for the smallest batches,
  * where NARROW leaves about one warp per SM and a warp's T-token serial chain is the time;
- * SPLIT2, the same over 2 warps (8 rows per lane); THIN (verify only), 1 warp per 4-column tile,
- * its 32 lanes along K (4 rows per lane): few enough registers (64; 72 for KDA with a bf16 state; WIDE: 136)
- * for 2-3 times the resident warps at the middle batches. Reductions over K (S^T k, S^T q, the L2
- * norms) are in-lane sums, xor-shuffles over the warp's K-lanes (THIN: a reduce-scatter) and, for WIDE, SPLIT and
+ * SPLIT2, the same over 2 warps (8 rows per lane). Reductions over K (S^T k, S^T q, the L2
+ * norms) are in-lane sums, xor-shuffles over the warp's K-lanes and, for WIDE, SPLIT and
  * SPLIT2, one shared-memory exchange among the tile's warps per token
  * (named barrier of the tile's warps); CTAs group 1..4 warps, picked by the launcher to spread
  * small batches over the SMs.
@@ -33,8 +31,8 @@
  * Large batches take the head-per-CTA bulk-copy kernel instead (delta_bulk.cuh); the vk state
  * layout ([V, K] per head) takes its own kernel (delta_vk.cuh). Which kernel
  * serves a launch, with which CTA size, is decided by ls_choose_delta (choose.c); the knob
- * delta.variant can force the register tiles or the bulk kernel for the WIDE batches, SPLIT /
- * SPLIT2 for every batch, or THIN for every verify (decode then takes auto's kernel).
+ * delta.variant can force the register tiles or the bulk kernel for the WIDE batches, or SPLIT /
+ * SPLIT2 for every batch.
  */
 #ifndef LS_DELTA_RULE_CUH
 #define LS_DELTA_RULE_CUH
@@ -149,21 +147,14 @@ constexpr int MAX_WARPS_PER_CTA = 4;
  *           token t + 1's activations into registers while token t is computed.
  *   SPLIT2: the same over 2 warps of 64 key rows: 8 rows x 4 columns per lane (32 registers),
  *           twice NARROW's warps (where SPLIT's four times would not fit the SMs at once).
- *   THIN:   1 lane along V x 32 along K, 1 warp, 4 columns (SGLang's program shape): 4 key rows
- *           x 4 columns per lane (16 registers of state), no cross-warp exchange; the sums
- *           over K by a reduce-scatter (thin_token_out: 23 shuffles per token where NSUM
- *           butterflies over 32 lanes would take 55); each row access is 16 (fp32) / 8 (bf16) bytes per lane, the other
- *           pieces of the line read by the CTA's neighbouring tiles (the same head's next
- *           columns). Verify only; like SPLIT it loads token t + 1's activations during token t.
  * NARROW and WIDE keep 16 key rows x 4 columns of state per lane (64 registers).
  */
-enum layout { NARROW = 0, WIDE = 1, SPLIT = 2, SPLIT2 = 3, THIN = 4 };
+enum layout { NARROW = 0, WIDE = 1, SPLIT = 2, SPLIT2 = 3 };
 template <int L> struct shape_of;
 template <> struct shape_of<NARROW> { static constexpr int LV = 4, KW = 1; };
 template <> struct shape_of<WIDE> { static constexpr int LV = 8, KW = 2; };
 template <> struct shape_of<SPLIT> { static constexpr int LV = 4, KW = 4; };
 template <> struct shape_of<SPLIT2> { static constexpr int LV = 4, KW = 2; };
-template <> struct shape_of<THIN> { static constexpr int LV = 1, KW = 1; };
 
 /* Sum over the lanes along K (lane bits log2(LV)..4); every lane receives the total. */
 template <int LV>
@@ -224,7 +215,7 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
     const int base = lane & ~(LV - 1);
 #pragma unroll
     for (int i = 0; i < RK; i++)
-        e[i] = LV == 1 ? mine[i] : __shfl_sync(0xffffffffu, mine[i % G], base | (i / G)); /* THIN: own rows */
+        e[i] = __shfl_sync(0xffffffffu, mine[i % G], base | (i / G));
 }
 
 /* Minimum CTAs per SM asked of the register allocator: decode keeps <= 128 registers (16 warps
@@ -233,17 +224,10 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
  * registers per lane, four times the warps): decode <= 64 (32 warps per SM), verify <= 80 (24
  * warps per SM; the next token's activations held in registers need more than 64 without spills);
  * SPLIT2 (32 state registers) decode <= 80, verify <= 96 (24 and 20 warps per SM: its batches
- * give at most about 16 per SM). THIN (16 state registers, verify only): <= 64 (32 warps per
- * SM, so B = 8 at HV 16 is one wave), but <= 72 for KDA with a bf16 state (28 warps per SM),
- * which spills 8 bytes at 64. */
-constexpr int min_ctas(int layout, bool fast, bool one_token, bool per_row, bool bf16_state)
+ * give at most about 16 per SM). */
+constexpr int min_ctas(int layout, bool fast, bool one_token)
 {
-    return !fast                ? 1
-           : layout == THIN   ? (per_row && bf16_state ? 7 : 8)
-           : layout == SPLIT  ? (one_token ? 8 : 6)
-           : layout == SPLIT2 ? (one_token ? 6 : 5)
-           : one_token        ? 4
-                              : 3;
+    return !fast ? 1 : layout == SPLIT ? (one_token ? 8 : 6) : layout == SPLIT2 ? (one_token ? 6 : 5) : one_token ? 4 : 3;
 }
 
 /* Partial sums a lane contributes per token before the cross-warp combine (WIDE, SPLIT(2)). */
@@ -277,60 +261,6 @@ __device__ __forceinline__ void token_out(const float sum[NSUM], float beta, flo
         o[c] = fmaf(kq, u, sum[3 + COLS + c] * rq); /* (S + kn u^T)^T qn */
         uk[c] = u * rk;                             /* S += kn u^T == k (rk u)^T */
     }
-}
-
-/*
- * THIN's token outputs (the whole K on one warp, 32 lanes along it): the lane's in-lane sums
- * (add_row_sums order) reduced over the warp by a reduce-scatter instead of NSUM butterflies:
- * 16 slots (S^T k [4], S^T q [4], |q|^2, |k|^2, q.k, 5 zeros), each step across lane bit m
- * (16, 8, 4, 2) keeps half the slots and adds the partner's copy of them (16 shuffles in all
- * against 55), a last xor-1 step completes slot (lane >> 1) on lanes 2j, 2j + 1 (a + b and b + a:
- * the same bits). The totals every lane needs (S^T k, the norms) are then read from their
- * owners, so all lanes apply the same u; the S^T q owners (lanes 8, 10, 12, 14) each write
- * their o column (token_out's math). uk: as token_out's.
- */
-template <int M> /* one reduce-scatter step: M slots -> M / 2, across lane bit M */
-__device__ __forceinline__ void scatter_step(float x[16], int lane)
-{
-    const bool up = (lane & M) != 0;
-#pragma unroll
-    for (int i = 0; i < M / 2; i++) {
-        const float send = up ? x[i] : x[M / 2 + i];
-        const float keep = up ? x[M / 2 + i] : x[i];
-        x[i] = keep + __shfl_xor_sync(0xffffffffu, send, M);
-    }
-}
-
-__device__ __forceinline__ void thin_token_out(const float sum[NSUM], float beta, float scale, const float vv[COLS],
-                                               int lane, float uk[COLS], uint16_t *o_row)
-{
-    float x[16];
-#pragma unroll
-    for (int c = 0; c < COLS; c++)
-        x[c] = sum[3 + c], x[COLS + c] = sum[3 + COLS + c];
-    x[8] = sum[0], x[9] = sum[1], x[10] = sum[2];
-#pragma unroll
-    for (int j = 11; j < 16; j++)
-        x[j] = 0.0f;
-    scatter_step<16>(x, lane); /* 16 slots -> 8 -> 4 -> 2 -> 1 */
-    scatter_step<8>(x, lane);
-    scatter_step<4>(x, lane);
-    scatter_step<2>(x, lane);
-    const float tot = x[0] + __shfl_xor_sync(0xffffffffu, x[0], 1); /* slot lane >> 1 */
-    const float rq = rsqrtf(__shfl_sync(0xffffffffu, tot, 2 * 8) + 1e-6f) * scale;
-    const float rk = rsqrtf(__shfl_sync(0xffffffffu, tot, 2 * 9) + 1e-6f);
-    const float kq = __shfl_sync(0xffffffffu, tot, 2 * 10) * rq * rk; /* kn . qn */
-    float u_mine = 0.0f;
-#pragma unroll
-    for (int c = 0; c < COLS; c++) {
-        const float u = beta * (vv[c] - __shfl_sync(0xffffffffu, tot, 2 * c) * rk);
-        uk[c] = u * rk;
-        if (lane == 2 * (COLS + c))
-            u_mine = u;
-    }
-    const int oc = lane / 2 - COLS; /* the S^T q column this lane's slot holds */
-    if ((lane & 1) == 0 && oc >= 0 && oc < COLS)
-        o_row[oc] = ls_f2bf(fmaf(kq, u_mine, tot * rq)); /* (S + kn u^T)^T qn */
 }
 
 /*
@@ -388,17 +318,14 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
     const float neg_a = -expf(p.A_log[hv]);
     const float gdn_dtb = PER_ROW ? 0.0f : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
 
-    /* SPLIT and THIN verify (PIPE): token t + 1's activations go into registers (nx*, raw bf16:
-     * its 8-byte q, k and v pieces, b, the lane's gate(s): GDN the head's, KDA SPLIT one row's,
-     * KDA THIN its 4 rows' as one 8-byte piece) at the top of token t, so their latency overlaps
+    /* SPLIT verify (PIPE): token t + 1's activations go into registers (nx*, raw bf16: its 8-byte
+     * q, k and v pieces, b, the lane's gate) at the top of token t, so their latency overlaps
      * token t's math and exchange instead of heading token t + 1's chain (inputs are read-only:
      * the early read sees the same values). NARROW and WIDE, whose registers hold 64 state
      * values, load each token's at its top. */
-    constexpr bool PIPE = (L == SPLIT || L == THIN) && !ONE_TOKEN;
-    static_assert(!PIPE || (FAST && RK == 4 && (LV == 4 || LV == 1)), "PIPE: one 8-byte q, k, v piece per lane");
-    /* KDA gates per lane (kda_decay's RK / LV rows: SPLIT 1, THIN 4 = one 8-byte piece) */
-    constexpr int GP = PER_ROW ? RK / LV : 1;
-    uint2 nxq, nxk, nxv, nxa4;
+    constexpr bool PIPE = L == SPLIT && !ONE_TOKEN;
+    static_assert(!PIPE || (FAST && RK == 4 && LV == 4), "PIPE: one 8-byte q, k, v piece and one gate per lane");
+    uint2 nxq, nxk, nxv;
     uint16_t nxb, nxa;
     const auto load_next = [&](long long bn) { /* token bn = r * T + t */
         const long long qk = (bn * p.heads_qk + h) * K + k0;
@@ -406,10 +333,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         nxk = *reinterpret_cast<const uint2 *>(p.k + qk);
         nxv = *reinterpret_cast<const uint2 *>(p.v + (bn * HV + hv) * V + col0);
         nxb = p.b[bn * HV + hv];
-        if constexpr (GP == 4)
-            nxa4 = *reinterpret_cast<const uint2 *>(p.a + (bn * HV + hv) * K + k0);
-        else
-            nxa = PER_ROW ? p.a[(bn * HV + hv) * K + k0 + lane % LV] : p.a[bn * HV + hv]; /* kda_decay's row */
+        nxa = PER_ROW ? p.a[(bn * HV + hv) * K + k0 + lane % LV] : p.a[bn * HV + hv]; /* kda_decay's row */
     };
     if constexpr (PIPE)
         load_next((long long)r * T);
@@ -428,15 +352,12 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         if constexpr (!PIPE)
             ls_rec::load4<FAST>(p.v + v_off, V - col0, vv);
         const float beta = ls_sigmoid(ls_bf2f(PIPE ? nxb : p.b[bt * HV + hv]));
-        float gnow[GP == 4 ? 4 : 1]; /* PIPE: this token's raw gate (GDN: the head's; KDA: the lane's rows) */
+        float gnow[1]; /* PIPE: this token's raw gate (GDN: the head's; KDA: the lane's row) */
         if constexpr (PIPE) {
             ls_rec::unpack_bf16x4(nxq, qv);
             ls_rec::unpack_bf16x4(nxk, kv);
             ls_rec::unpack_bf16x4(nxv, vv);
-            if constexpr (GP == 4)
-                ls_rec::unpack_bf16x4(nxa4, gnow);
-            else
-                gnow[0] = ls_bf2f(nxa);
+            gnow[0] = ls_bf2f(nxa);
             if (t + 1 < T)
                 load_next(bt + 1);
         }
@@ -475,47 +396,43 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
 #pragma unroll
         for (int i = 0; i < RK; i++)
             add_row_sums(sum, S[i], qv[i], kv[i]);
-        float uk[COLS], o[COLS];
-        if constexpr (L == THIN) { /* reduce-scatter; o stored by 4 lanes (thin_token_out) */
-            thin_token_out(sum, beta, p.scale, vv, lane, uk, p.o + v_off);
-        } else {
 #pragma unroll
-            for (int j = 0; j < NSUM; j++)
-                sum[j] = sum_k_lanes<LV>(sum[j]);
-            if constexpr (KW > 1) { /* WIDE, SPLIT(2): combine the KW warps' parts of K through shared memory;
-                           * every warp of the tile gets the bit-identical total (KW 2: a0 + a1 == a1 + a0;
-                           * SPLIT: (a0 + a1) + (a2 + a3) read back in warp order), so all apply the
-                           * same u. Double-buffered by token parity: a buffer is rewritten at token
-                           * t + 2 only after every warp of the tile passed barrier t + 1, i.e. read
-                           * its token-t entries. The tile's warps are warps g..g+KW-1 of the CTA. */
-                static_assert(KW == 2 || KW == 4, "the exchange pairs warps or adds four in a tree");
-                static_assert(MAX_WARPS_PER_CTA % KW == 0, "a CTA holds whole tiles");
-                float(*buf)[LV][NSUM] = xchg[KW > 1 ? (t & 1) : 0];
-                if (lk == 0)
+        for (int j = 0; j < NSUM; j++)
+            sum[j] = sum_k_lanes<LV>(sum[j]);
+        if constexpr (KW > 1) { /* WIDE, SPLIT(2): combine the KW warps' parts of K through shared memory;
+                       * every warp of the tile gets the bit-identical total (KW 2: a0 + a1 == a1 + a0;
+                       * SPLIT: (a0 + a1) + (a2 + a3) read back in warp order), so all apply the
+                       * same u. Double-buffered by token parity: a buffer is rewritten at token
+                       * t + 2 only after every warp of the tile passed barrier t + 1, i.e. read
+                       * its token-t entries. The tile's warps are warps g..g+KW-1 of the CTA. */
+            static_assert(KW == 2 || KW == 4, "the exchange pairs warps or adds four in a tree");
+            static_assert(MAX_WARPS_PER_CTA % KW == 0, "a CTA holds whole tiles");
+            float(*buf)[LV][NSUM] = xchg[KW > 1 ? (t & 1) : 0];
+            if (lk == 0)
 #pragma unroll
-                    for (int j = 0; j < NSUM; j++)
-                        buf[warp][lv][j] = sum[j];
-                asm volatile("bar.sync %0, %1;" ::"r"(1 + warp / KW), "r"(32 * KW) : "memory");
-                if constexpr (KW == 2) {
+                for (int j = 0; j < NSUM; j++)
+                    buf[warp][lv][j] = sum[j];
+            asm volatile("bar.sync %0, %1;" ::"r"(1 + warp / KW), "r"(32 * KW) : "memory");
+            if constexpr (KW == 2) {
 #pragma unroll
-                    for (int j = 0; j < NSUM; j++)
-                        sum[j] += buf[warp ^ 1][lv][j];
-                } else {
-                    const int g = warp & ~(KW - 1);
+                for (int j = 0; j < NSUM; j++)
+                    sum[j] += buf[warp ^ 1][lv][j];
+            } else {
+                const int g = warp & ~(KW - 1);
 #pragma unroll
-                    for (int j = 0; j < NSUM; j++)
-                        sum[j] = (buf[g][lv][j] + buf[g + 1][lv][j]) + (buf[g + 2][lv][j] + buf[g + 3][lv][j]);
-                }
+                for (int j = 0; j < NSUM; j++)
+                    sum[j] = (buf[g][lv][j] + buf[g + 1][lv][j]) + (buf[g + 2][lv][j] + buf[g + 3][lv][j]);
             }
-            token_out(sum, beta, p.scale, vv, o, uk);
         }
+        float uk[COLS], o[COLS];
+        token_out(sum, beta, p.scale, vv, o, uk);
 #pragma unroll
         for (int i = 0; i < RK; i++)
 #pragma unroll
             for (int c = 0; c < COLS; c++)
                 S[i][c] = fmaf(kv[i], uk[c], S[i][c]);
 
-        if (L != THIN && lk == 0 && kw == 0)
+        if (lk == 0 && kw == 0)
             ls_rec::store4<FAST>(p.o + v_off, V - col0, o);
 
         if (p.inter && slot >= 0) {
@@ -542,7 +459,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
  * adjacent columns of one head; warp w % KW owns rows of that slice.
  */
 template <typename ST, bool PER_ROW, int L, bool FAST, bool ONE_TOKEN>
-__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(L, FAST, ONE_TOKEN, PER_ROW, sizeof(ST) == 2))
+__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, min_ctas(L, FAST, ONE_TOKEN))
 delta_rule_kernel(const ls_delta_params p)
 {
     constexpr int KW = shape_of<L>::KW;
@@ -589,9 +506,6 @@ static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_
     case LS_K_DELTA_SPLIT: return launch_tiles<ST, PER_ROW, SPLIT>(p, pl, st);
     case LS_K_DELTA_SPLIT2: return launch_tiles<ST, PER_ROW, SPLIT2>(p, pl, st);
     case LS_K_DELTA_NARROW: return launch_tiles<ST, PER_ROW, NARROW>(p, pl, st);
-    case LS_K_DELTA_THIN: /* the verify instantiation only (it also serves T = 1, which auto never sends) */
-        LS_CUDA_LAUNCH((delta_rule_kernel<ST, PER_ROW, THIN, true, false>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
-        return 0;
     case LS_K_DELTA_VK4: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, true>(p, pl, st);
     case LS_K_DELTA_VK8: return launch_vk_k<ST, PER_ROW, VK_ROWS_WIDE, true>(p, pl, st);
     case LS_K_DELTA_VK_GENERIC: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, false>(p, pl, st);

@@ -7,15 +7,16 @@
 #   ab        abdelta, abssu and abconv: one run per family, linstate under auto and under each
 #             variant forced, beside the peers, tp 2, T 1, 2, 4, 8 (B 1, 2, 4, 8, 16, 32, 128), and
 #             compare-*.txt: scripts/compare.py of each variant against auto
-#   abdelta   ab-delta.csv: delta.variant=split, split2, thin (GDN qwen3-next, KDA kimi-linear; col8 /
-#             col4 of variants-4db0dd1 and hoist of variants-8cd532a lost and were removed)
+#   abdelta   ab-delta.csv: delta.variant=split, split2 (GDN qwen3-next, KDA kimi-linear; col8 /
+#             col4 of variants-4db0dd1, hoist of variants-8cd532a and thin of check-d8fad17 lost
+#             and were removed)
 #   decode    decode.csv: GDN and KDA decode, B 1, 8, 32, 128, 256, 512, linstate (auto) on both
 #             state layouts beside sglang, py_vllm and flashinfer (their vk layout); stream /
 #             stream4 of variants-8f5a322 lost and were removed
 #   abssu     ab-ssu.csv: ssu.variant=rows, rows8, each at ssu.block=32 / 64 and with the slot guess
 #             forced on (Mamba2 nemotron-h)
-#   abconv    ab-convcm.csv: channel-major conv decode (qwen3-next) B 8, 32, 128, 256, 512 under every
-#             conv kernel that serves it (wave with and without its prefetch), compare-wave*.txt
+#   abconv    ab-convcm.csv: channel-major conv decode (qwen3-next) B 128, 512 under every conv kernel
+#             (wave of check-d8fad17 lost and was removed)
 #   fused     ab-fused.csv: conv_delta.variant=cluster, tiles, bulk and bulkp, one-kernel and back-to-back
 #             (--variant all), beside SGLang's fused KDA verify; graph replays; B 1, 8, 32, 128,
 #             512, T 1 and 4 (kimi-linear, qwen3-next)
@@ -57,8 +58,8 @@ for s in $steps; do
     abdelta)
       run ab-delta "${P[@]}" --family gdn,kda --model qwen3-next-80b-a3b,kimi-linear-48b-a3b \
         --tune linstate:delta.variant=auto --tune linstate:delta.variant=split \
-        --tune linstate:delta.variant=split2 --tune linstate:delta.variant=thin
-      for v in split split2 thin; do vs ab-delta delta.variant=auto delta.variant=$v $v; done ;;
+        --tune linstate:delta.variant=split2
+      for v in split split2; do vs ab-delta delta.variant=auto delta.variant=$v $v; done ;;
     decode)
       run decode --impl linstate,sglang,py_vllm,flashinfer --tp 2 --family gdn/decode,kda/decode \
         --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --batch 1,8,32,128,256,512 --state-layout kv,vk ;;
@@ -77,12 +78,8 @@ for s in $steps; do
       vs ab-ssu ssu.variant=auto,$D ssu.variant=rows8,ssu.speculate=on rows8-spec ;;
     abconv)
       run ab-convcm --impl linstate,sglang,py_vllm --tp 2 --family conv1d_update/decode --model qwen3-next-80b-a3b \
-        --batch 8,32,128,256,512 --tune linstate:conv.variant=auto --tune linstate:conv.variant=tile \
-        --tune linstate:conv.variant=wave --tune linstate:conv.variant=wave,linstate:conv.prefetch=off \
-        --tune linstate:conv.variant=vec8 --tune linstate:conv.variant=pair --tune linstate:conv.variant=quad
-      vs ab-convcm conv.variant=auto conv.variant=wave,conv.prefetch=auto wave
-      vs ab-convcm conv.variant=auto conv.variant=wave,conv.prefetch=off wave-nopf
-      vs ab-convcm conv.variant=tile conv.variant=wave,conv.prefetch=auto wave-vs-tile ;;
+        --batch 128,512 --tune linstate:conv.variant=auto --tune linstate:conv.variant=tile \
+        --tune linstate:conv.variant=vec8 --tune linstate:conv.variant=pair --tune linstate:conv.variant=quad ;;
     fused)
       run ab-fused --impl linstate,sglang --tp 2 --family conv_delta --variant all --graph on \
         --model kimi-linear-48b-a3b,qwen3-next-80b-a3b --batch 1,8,32,128,512 --draft 1,4 \

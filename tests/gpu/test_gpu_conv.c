@@ -13,14 +13,12 @@
  * inter/y poisoned whole (0xFF) identically on host and device. y within 2 bf16 ulps (+1e-5);
  * state and inter windows bit-exact (they are copies of inputs); untouched bytes stay poison.
  * The matrix runs once per tuning (the impl's knobs, gt_set_tuning): each forced conv.variant
- * (tile, vec8, scalar, vec2, pair, quad, wlat, wave; a forced kernel that does not fit a shape
- * falls back, so vec2 runs the single-token bf16-weight cases, tile the channel-major ones, wlat
- * the window-major ones up to T = 8 and wave the channel-major decode ones, which the plan is
- * checked to give it), vec8, vec2, pair, quad and wlat with the slot guess always
- * wrong (conv.speculate=miss: the reload path), vec8, pair and wlat with it off, the tile, wave
- * and wlat kernels without their L2 prefetch, wave without PDL, the default choice without PDL,
- * then the default tuning last. Decode also runs with inter windows (T = 1) and with more rows
- * than one wave of conv_cm_wave holds (B = 4999, 5001), so its warps walk several tiles.
+ * (tile, vec8, scalar, vec2, pair, quad, wlat; a forced kernel that does not fit a shape falls
+ * back, so vec2 runs the single-token bf16-weight cases, tile the channel-major ones and wlat
+ * the window-major ones up to T = 8), vec8, vec2, pair, quad and wlat with the slot guess always
+ * wrong (conv.speculate=miss: the reload path), vec8, pair and wlat with it off, the tile and
+ * wlat kernels without their L2 prefetch, the default choice without PDL, then the default
+ * tuning last. Decode also runs with inter windows (T = 1).
  * Every case gives the pool's slot count (p.slots), so the vector kernels guess the slot before
  * the PDL wait.
  * LS_GPU_TEST_QUICK=1: tp 8 presets, B <= 3, fewer T (for compute-sanitizer).
@@ -29,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/choose.h"
 #include "gpu_test.h"
 #include "ls_pool.h"
 #include "ls_test.h"
@@ -47,8 +44,6 @@ typedef struct conv_case {
     int x_cmajor;        /* x stored as [B, C, T] (strided view; forces the scalar path) */
 } conv_case;
 
-
-static int g_wave; /* the tuning forces conv.variant=wave (run_case checks the plan) */
 
 /* Point a params struct at one set of buffers (host or device side of the mirrors). */
 static void conv_params(const conv_case *k, int slots, ls_conv_params *p, void *x, void *y, void *w, void *bias,
@@ -133,12 +128,6 @@ static void run_case(const conv_case *k, uint64_t *seed)
     if (rc != 0)
         fprintf(stderr, "  conv_update failed: %s\n", ls_last_error());
     LS_CHECK(rc == 0);
-    if (g_wave && strcmp(gt_impl()->name, "linstate") == 0 && gt_impl()->explain) {
-        /* conv.variant=wave: conv_cm_wave on exactly the shapes it serves, auto's kernel elsewhere */
-        char kb[256];
-        LS_CHECK_EQ_INT(gt_impl()->explain(LS_OP_CONV_UPDATE, &pd, gt_tuning(), NULL, kb, sizeof kb), 0);
-        LS_CHECK_EQ_INT(strncmp(kb, "conv_cm_wave", 12) == 0, ls_conv_wave_ok(&pd));
-    }
     gt_download(&y);
     gt_download(&st);
     gt_download(&in);
@@ -287,12 +276,6 @@ static void run_matrix(int quick, uint64_t seed)
     run_case(&kp, &seed);
     kp = synth_case("synth/decode-inter-dsu", 4, 1, 264, 3, 0, LS_F32, LS_BF16, 0, 1, 0, 1, 1, 0);
     run_case(&kp, &seed);
-    /* more 256-channel tiles than one wave of conv_cm_wave holds on an H200 (132 SMs x 36 warps):
-     * every warp walks 3-4 tiles through its pipeline, padding rows among them */
-    kp = synth_case("synth/many-rows", 5001, 1, 264, 4, 1, LS_BF16, LS_BF16, 0, 0, 0, 0, 1, 0);
-    run_case(&kp, &seed);
-    kp = synth_case("synth/many-rows", 4999, 1, 520, 2, 0, LS_F32, LS_BF16, 0, 0, 0, 0, 0, 0);
-    run_case(&kp, &seed);
     /* scalar fallback: C % 8 != 0, x as a [B, C, T] view */
     conv_case k = synth_case("synth/odd-C", 3, 4, 100, 4, 1, LS_BF16, LS_BF16, 0, 1, 0, 0, 1, 0);
     run_case(&k, &seed);
@@ -317,13 +300,11 @@ int main(void)
         "conv.variant=pair,conv.speculate=miss", "conv.variant=pair,conv.speculate=off", "conv.variant=quad",
         "conv.variant=quad,conv.speculate=miss", "conv.variant=wlat", "conv.variant=wlat,conv.prefetch=on",
         "conv.variant=wlat,conv.speculate=miss",
-        "conv.variant=wlat,conv.speculate=off,conv.prefetch=off", "conv.variant=wave",
-        "conv.variant=wave,conv.prefetch=off", "conv.variant=wave,pdl=off", "pdl=off", "",
+        "conv.variant=wlat,conv.speculate=off,conv.prefetch=off", "pdl=off", "",
     };
     const int nt = (int)(sizeof tunings / sizeof tunings[0]);
     for (int v = 0; v < nt; v++) {
         gt_set_tuning(tunings[v]);
-        g_wave = strstr(tunings[v], "conv.variant=wave") != NULL;
         run_matrix(gt_quick(), 0x5eedc0471ull + (uint64_t)v);
     }
     return ls_test_exit();

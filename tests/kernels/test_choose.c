@@ -263,90 +263,6 @@ static ls_conv_params conv_kimi(int B, int T)
 /* conv_wlat: forced on the window-major shapes it serves (T <= 8), the auto choice elsewhere; the
  * auto rule's thresholds (LS_CONV_WLAT_MAX_B_*; 0 = never) checked as they stand and through
  * ls_conv_wlat_auto with others. */
-/* conv_cm_wave (conv.variant=wave): channel-major single-token decode only, on a grid of at most
- * one wave (LS_CONV_WAVE_CTAS_PER_SM CTAs of 4 warps per SM) trimmed so every warp walks the
- * same number of 256-channel tiles; other shapes take the auto choice; auto never takes it. */
-static void test_conv_wave(void)
-{
-    ls_conv_params p = conv(512, 1);
-    ls_plan pl = plan_conv(&p, "conv.variant=wave");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_WAVE);
-    LS_CHECK_EQ_INT(pl.groups, 16);    /* 4096 / 256 tiles per row */
-    LS_CHECK_EQ_INT(pl.grid_x, 1024);  /* 8192 tiles, 2 per warp (conv_cm_tile: 2048 CTAs) */
-    LS_CHECK_EQ_INT(pl.grid_y, 1);
-    LS_CHECK_EQ_INT(pl.block, 128);
-    LS_CHECK_EQ_INT(pl.prefetch, 1);
-    LS_CHECK_EQ_INT(pl.pdl, 1);
-    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_OFF);
-    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wave,conv.prefetch=off").prefetch, 0);
-    LS_CHECK_EQ_INT(plan_conv(&p, "").kernel, LS_K_CONV_TILE); /* not auto's */
-    p = conv(128, 1);
-    pl = plan_conv(&p, "conv.variant=wave");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_WAVE);
-    LS_CHECK_EQ_INT(pl.grid_x, 512); /* 2048 tiles, one per warp */
-    p = conv(1, 1);
-    pl = plan_conv(&p, "conv.variant=wave");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_WAVE);
-    LS_CHECK_EQ_INT(pl.grid_x, 4);
-    /* a partial last tile (264 = 256 + 8 channels), fp32 weights, decode inter windows */
-    p = conv(3, 1);
-    p.channels = 264, p.state_stride_slot = 264 * 3, p.x_stride_b = p.y_stride_b = 264;
-    p.weight_dtype = LS_F32;
-    p.inter = A16, p.inter_stride_slot = 264 * 3, p.inter_stride_t = 264 * 3, p.inter_stride_c = 3,
-    p.inter_stride_w = 1;
-    pl = plan_conv(&p, "conv.variant=wave");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_WAVE);
-    LS_CHECK_EQ_INT(pl.groups, 2);
-    LS_CHECK_EQ_INT(pl.grid_x, 2); /* 6 tiles */
-    LS_CHECK_EQ_INT(ls_conv_wave_ok(&p), 1);
-    /* window-major inter (state channel-major): not this kernel's; auto's vec8 */
-    p.inter_stride_c = 1, p.inter_stride_w = 264;
-    LS_CHECK_EQ_INT(ls_conv_wave_ok(&p), 0);
-    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wave").kernel, plan_conv(&p, "").kernel);
-
-    /* verify, window-major state, fp32 state, odd C: the auto choice */
-    static const int verify_b[] = {1, 16, 17, 512};
-    for (int i = 0; i < 4; i++) {
-        p = conv(verify_b[i], 4);
-        LS_CHECK_EQ_INT(ls_conv_wave_ok(&p), 0);
-        LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wave").kernel, plan_conv(&p, "").kernel);
-    }
-    p = conv(512, 1);
-    p.state_stride_c = 1, p.state_stride_w = 4096; /* window-major: wlat */
-    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wave").kernel, wmaj_auto(512, 1));
-    p = conv_kimi(32, 1);
-    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wave").kernel, plan_conv(&p, "").kernel);
-    p = conv(512, 1);
-    p.state_dtype = LS_F32;
-    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wave").kernel, LS_K_CONV_SCALAR);
-    p = conv(3, 1);
-    p.channels = 100, p.state_stride_slot = 300; /* C % 8 != 0 */
-    LS_CHECK_EQ_INT(plan_conv(&p, "conv.variant=wave").kernel, LS_K_CONV_SCALAR);
-
-    /* the grid on any device: at most one wave, each warp at most the fewest tiles a full wave
-     * could give it, and no CTA more than that count needs */
-    static const int sms[] = {1, 16, 132};
-    static const int bs[] = {1, 3, 64, 257, 512, 5001};
-    static const int chans[] = {264, 4096, 8192};
-    for (int d = 0; d < 3; d++)
-        for (int b = 0; b < 6; b++)
-            for (int c = 0; c < 3; c++) {
-                p = conv(bs[b], 1);
-                p.channels = chans[c], p.state_stride_slot = (int64_t)chans[c] * 3;
-                p.x_stride_b = p.y_stride_b = chans[c];
-                const ls_choose_dev dev = {sms[d], 0};
-                ls_tuning t = tune("conv.variant=wave");
-                LS_CHECK_EQ_INT(ls_choose_conv(&p, &t, &dev, &pl), 0);
-                const int64_t tiles = (int64_t)bs[b] * ((chans[c] + 255) / 256);
-                const int64_t wave = (int64_t)LS_CONV_WAVE_CTAS_PER_SM * 4 * sms[d];
-                const int64_t rounds = (tiles + wave - 1) / wave, nw = (int64_t)pl.grid_x * 4;
-                LS_CHECK_EQ_INT(pl.kernel, LS_K_CONV_WAVE);
-                LS_CHECK(pl.grid_x >= 1 && (int64_t)pl.grid_x <= (int64_t)LS_CONV_WAVE_CTAS_PER_SM * sms[d]);
-                LS_CHECK_EQ_INT((tiles + nw - 1) / nw, rounds);
-                LS_CHECK((int64_t)(pl.grid_x - 1) * 4 * rounds < tiles);
-            }
-}
-
 static void test_conv_wlat(void)
 {
     ls_conv_params p = conv_kimi(1, 1);
@@ -698,65 +614,6 @@ static void test_delta_split(void)
     LS_CHECK_EQ_INT(ls_delta_split_auto(4096, 132, 3, 6, 24), 0);  /* B = 32 */
     LS_CHECK_EQ_INT(ls_delta_split_auto(1024, 132, 8, 6, 16), 4);
     LS_CHECK_EQ_INT(ls_delta_split_auto((int64_t)1 << 40, 132, 1 << 30, 0, 1 << 30), 0); /* no overflow */
-}
-
-/* THIN (delta.variant=thin): verify (T > 1) on the kv vector path at every batch, one warp per
- * 4-column tile (B * HV * 32 warps); decode, generic kv shapes and the vk layout take auto, and
- * auto never takes it. */
-static void test_delta_thin(void)
-{
-    LS_CHECK_EQ_INT(LS_DELTA_THIN, 7); /* appended: the older values keep their indices */
-    LS_CHECK_EQ_INT(tune("delta.variant=thin").v[LS_KNOB_DELTA_VARIANT], LS_DELTA_THIN);
-    ls_delta_params p = delta(1, 2); /* B = 1: 512 warps, under 2 CTAs of 2 warps per SM */
-    ls_plan pl = plan_delta(&p, 0, "delta.variant=thin");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_THIN);
-    LS_CHECK_EQ_INT(pl.block, 32);
-    LS_CHECK_EQ_INT(pl.grid_x, 16 * 32);
-    LS_CHECK_EQ_INT(pl.pdl, 1);
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=thin").kernel, LS_K_DELTA_THIN); /* KDA */
-    p = delta(3, 8); /* odd batch, bf16 state */
-    p.state_dtype = LS_BF16;
-    pl = plan_delta(&p, 1, "delta.variant=thin,pdl=off");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_THIN);
-    LS_CHECK_EQ_INT(pl.block, 128);
-    LS_CHECK_EQ_INT(pl.grid_x, 3 * 16 * 32 / 4);
-    LS_CHECK_EQ_INT(pl.pdl, 0);
-    p = delta(32, 4); /* the B = 32 verify of issue 23: 16384 warps in CTAs of 4 */
-    pl = plan_delta(&p, 0, "delta.variant=thin");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_THIN);
-    LS_CHECK_EQ_INT(pl.block, 128);
-    LS_CHECK_EQ_INT(pl.grid_x, 32 * 16 * 32 / 4);
-    p = delta(512, 2); /* past the WIDE and bulk batches too */
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=thin").kernel, LS_K_DELTA_THIN);
-    p = delta(12, 4); /* a CTA covers 4 of one head's 32 tiles */
-    p.inter = NULL; /* inter is optional (final write only) */
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=thin").kernel, LS_K_DELTA_THIN);
-
-    /* decode (T = 1) takes auto's plan, at every batch */
-    for (int b = 1; b <= 1024; b *= 2)
-        for (int kda = 0; kda < 2; kda++) {
-            p = delta(b, 1);
-            const ls_plan a = plan_delta(&p, kda, "");
-            pl = plan_delta(&p, kda, "delta.variant=thin");
-            LS_CHECK(pl.kernel != LS_K_DELTA_THIN);
-            LS_CHECK_EQ_INT(pl.kernel, a.kernel);
-            LS_CHECK_EQ_INT(pl.block, a.block);
-            LS_CHECK_EQ_INT(pl.grid_x, a.grid_x);
-        }
-    /* generic kv shapes and the vk layout: their auto */
-    check_off_vector_path("delta.variant=thin", 4);
-    check_off_vector_path("delta.variant=thin", 2);
-    p = delta(3, 4);
-    p.a = (const uint16_t *)((char *)A16 + 8); /* GDN's gate is read as scalars: still THIN */
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=thin").kernel, LS_K_DELTA_THIN);
-    /* auto never takes it */
-    for (int b = 1; b <= 1024; b *= 2)
-        for (int t = 1; t <= 8; t *= 2)
-            for (int kda = 0; kda < 2; kda++) {
-                p = delta(b, t);
-                LS_CHECK(plan_delta(&p, kda, "").kernel != LS_K_DELTA_THIN);
-            }
-    LS_CHECK(strcmp(ls_kernel_name(LS_K_DELTA_THIN), "delta_rule_thin") == 0);
 }
 
 /* ------------------------------------------------------------------ conv + delta rule */
@@ -1500,9 +1357,6 @@ static void test_describe(void)
     c.state_stride_c = 1, c.state_stride_w = 4096;
     pl = plan_conv(&c, "conv.variant=pair");
     check_describe(LS_OP_CONV_UPDATE, &pl, "conv_pair grid=(16,2) block=128 pdl spec=on state=wmaj inter=cmaj");
-    c = conv(512, 1);
-    pl = plan_conv(&c, "conv.variant=wave");
-    check_describe(LS_OP_CONV_UPDATE, &pl, "conv_cm_wave grid=(1024,1) block=128 pdl prefetch");
     c = conv(2, 4);
     c.state_stride_c = 1, c.state_stride_w = 4096;
     pl = plan_conv(&c, "conv.variant=quad,pdl=off");
@@ -1550,10 +1404,8 @@ int main(void)
 {
     test_conv();
     test_conv_wlat();
-    test_conv_wave();
     test_delta();
     test_delta_split();
-    test_delta_thin();
     test_conv_delta();
     test_conv_delta_bulk();
     test_conv_delta_bulkp();
