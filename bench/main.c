@@ -255,6 +255,7 @@ int main(int argc, char **argv)
 {
     if (bench_cli_check_argv(argc, argv))
         return 2;
+    (void)ls_steady_host_allocator(); /* before anything is allocated; the worker too */
     int worker_fd = bench_worker_take_fd(&argc, argv); /* >= 0: this is a worker (supervise.c) */
     int argc0 = argc;
     char **argv0 = worker_argv = bench_argv_copy(argc, argv); /* a worker's command line (parsing edits argv) */

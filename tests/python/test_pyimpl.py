@@ -196,7 +196,7 @@ def make_tree(path, delay, git):
 def t_sources(a, tmp):
     ta, tb = os.path.join(tmp, "a", "python"), os.path.join(tmp, "b")
     make_tree(ta, 0.0, git=shutil.which("git") is not None)
-    make_tree(tb, 0.02, git=False)
+    make_tree(tb, 0.004, git=False)
     demo = mod(a, "tests", "python", "srcdemo.py")
     out = os.path.join(tmp, "two.csv")
     rows, p = bench(a, out, "--impl-path", demo, "--impl", "srcdemo@" + ta + ",srcdemo@before=" + tb,
@@ -225,12 +225,13 @@ def t_sources(a, tmp):
     ha = {r["impl_source_hash"] for r in rows if r["impl"] == "srcdemo@a"}
     hb = {r["impl_source_hash"] for r in rows if r["impl"] == "srcdemo@before"}
     check(len(ha) == 1 and len(hb) == 1 and ha != hb, "source hashes a %s, before %s" % (ha, hb))
-    # A/B: the planted sleep (20 ms per conv call, against a conv of 0.1-0.5 ms) shows on the conv
-    # rows only. --threshold 900: the unchanged pool rows (the same numpy state_copy in both) have
-    # moved 5-8x between the two impls of one run on an idle host (memory the copies happen to
-    # touch); a leaked sleep would make them 40x slower or more.
+    # A/B: the planted sleep (4 ms per conv call) shows on the conv rows only, and the unchanged
+    # pool rows (the same numpy state_copy in both impls) are neither SLOWER nor FASTER at
+    # --threshold 50: they may jitter on a loaded machine, never by half. Without the bench's
+    # steady host allocator (harness/host_alloc.c) they moved 5-8x either way, after the conv
+    # cases, as glibc's mmap threshold decided whether each copy's temporary faulted in new pages.
     cmp = run([sys.executable, mod(a, "scripts", "compare.py"), out, "--impls", "srcdemo@a:srcdemo@before",
-               "--threshold", "900"])
+               "--threshold", "50"])
     check(cmp.returncode == 1, "compare rc %d, want 1 (a SLOWER case)\n%s%s" % (cmp.returncode, cmp.stdout, cmp.stderr))
     verdicts = {}
     for line in cmp.stdout.splitlines():
@@ -239,8 +240,8 @@ def t_sources(a, tmp):
             verdicts[m.group(1)] = m.group(2)
     check(len(verdicts) == 4, "compare verdicts: %s\n%s" % (verdicts, cmp.stdout))
     for case, v in verdicts.items():
-        want = "SLOWER" if case.startswith("conv1d_update") else None
-        check(v == want if want else v != "SLOWER", "%s: %s" % (case, v))
+        want = ("SLOWER",) if case.startswith("conv1d_update") else ("SAME", "NOISY")
+        check(v in want, "%s: %s" % (case, v))
     # Loading the same source twice under its folder's name gives a distinct name (-2), same code.
     rows2, _ = bench(a, os.path.join(tmp, "dup.csv"), "--impl-path", demo, "--impl",
                      "srcdemo@" + tb + ",srcdemo@" + os.path.join(tmp, "a", "python"), "--family", "pool/copy",
