@@ -16,6 +16,9 @@
 
 #if defined(__GLIBC__)
 #include <malloc.h>
+
+/* glibc's largest mmap threshold on 64-bit (4 MiB x sizeof(long)): a larger value is refused. */
+#define LS_HOST_MMAP_THRESHOLD (32 * 1024 * 1024)
 #endif
 
 int ls_steady_host_allocator(void)

@@ -338,12 +338,10 @@ void ls_nvtx_range_pop(void);
 
 /* ------------------------------------------------------------------ host allocator */
 
-/* glibc's largest mmap threshold (4 MiB x sizeof(long) on 64-bit): requests below it come from
- * the heap once ls_steady_host_allocator has run. */
-#define LS_HOST_MMAP_THRESHOLD (32 * 1024 * 1024)
-/* Fix glibc malloc's mmap and trim thresholds (host_alloc.c) so that a timed call's host
- * temporaries reuse heap memory whatever earlier cases allocated. Call once, first thing in the
- * process. 1 when set; 0 without glibc or when the malloc in use refuses (a sanitizer's). */
+/* Fix glibc malloc's mmap (32 MiB) and trim (64 MiB) thresholds (host_alloc.c) so that a timed
+ * call's host temporaries reuse heap memory whatever earlier cases allocated. Call once, first
+ * thing in the process. 1 when set; 0 without glibc or when the malloc in use refuses (a
+ * sanitizer's). */
 int ls_steady_host_allocator(void);
 
 /* ------------------------------------------------------------------ hwloc binding */
