@@ -30,3 +30,11 @@ const ls_runtime *ls_runtime_get(const char *name)
     ls_fail("backend: unknown backend '%s' (expected host or cuda)", name);
     return NULL;
 }
+
+int ls_upload_check(const char *who, const void *dst, size_t bytes)
+{
+    if (bytes % 4 || bytes > LS_UPLOAD_MAX_BYTES || (uintptr_t)dst % 4)
+        return ls_fail("%s: upload: %zu bytes to %p: needs a multiple of 4 bytes, at most %d, to a 4-byte aligned "
+                       "address", who, bytes, dst, LS_UPLOAD_MAX_BYTES);
+    return 0;
+}

@@ -23,6 +23,9 @@ extern "C" {
 
 /* Largest copy `upload` takes (its bytes travel as kernel parameters, under CUDA's 4 KB). */
 #define LS_UPLOAD_MAX_BYTES 4000
+/* The checks every runtime's upload makes (kernels/backend.c): 0, or -1 with an error naming
+ * `who` (the runtime), the size and the address. */
+int ls_upload_check(const char *who, const void *dst, size_t bytes);
 
 /* Runtime capability bits (ls_runtime.caps). */
 #define LS_RT_DEVICE_MEMORY 1u /* memory is a device's, separate from the host's: a copy peak, the

@@ -174,9 +174,8 @@ static int cuda_upload(void *dst, const void *src, size_t bytes, ls_stream s)
         return 0;
     if (!dst || !src)
         return ls_fail("cuda: upload: %s is NULL (%zu bytes)", dst ? "src" : "dst", bytes);
-    if (bytes % 4 || bytes > LS_UPLOAD_MAX_BYTES || (uintptr_t)dst % 4)
-        return ls_fail("cuda: upload: %zu bytes to %p: needs a multiple of 4 bytes, at most %d, "
-                       "to a 4-byte aligned address", bytes, dst, LS_UPLOAD_MAX_BYTES);
+    if (ls_upload_check("cuda", dst, bytes))
+        return -1;
     const int n = (int)(bytes / 4);
     if (n <= 16)
         return upload_launch<16>((uint32_t *)dst, src, n, ls_cuda_stream(s));

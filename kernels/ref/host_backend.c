@@ -116,10 +116,7 @@ static int host_copy_d2h(void *d, const void *s, size_t n)
 static int host_upload(void *d, const void *s, size_t n, ls_stream st)
 {
     (void)st;
-    if (n % 4 || n > LS_UPLOAD_MAX_BYTES || (uintptr_t)d % 4)
-        return ls_fail("host: upload: %zu bytes to %p: needs a multiple of 4 bytes, at most %d, "
-                       "to a 4-byte aligned address", n, d, LS_UPLOAD_MAX_BYTES);
-    return host_copy("upload", d, s, n);
+    return ls_upload_check("host", d, n) ? -1 : host_copy("upload", d, s, n);
 }
 static int host_copy_d2d(void *d, const void *s, size_t n, ls_stream st)
 {
