@@ -225,13 +225,15 @@ def t_sources(a, tmp):
     ha = {r["impl_source_hash"] for r in rows if r["impl"] == "srcdemo@a"}
     hb = {r["impl_source_hash"] for r in rows if r["impl"] == "srcdemo@before"}
     check(len(ha) == 1 and len(hb) == 1 and ha != hb, "source hashes a %s, before %s" % (ha, hb))
-    # A/B: the planted sleep (4 ms per conv call) shows on the conv rows only, and the unchanged
-    # pool rows (the same numpy state_copy in both impls) are neither SLOWER nor FASTER at
-    # --threshold 50: they may jitter on a loaded machine, never by half. Without the bench's
-    # steady host allocator (harness/host_alloc.c) they moved 5-8x either way, after the conv
-    # cases, as glibc's mmap threshold decided whether each copy's temporary faulted in new pages.
+    # A/B: the planted sleep (4 ms per conv call, against a conv of about 0.1 ms: 30-40x) shows on
+    # the conv rows only; the unchanged pool rows (the same numpy state_copy in both impls) are
+    # neither SLOWER nor FASTER at --threshold 400. A leaked sleep would make them 50x slower; a
+    # loaded CI host moved them by more than half (CI failed on pool/copy B = 1 at threshold 50),
+    # so the threshold sits above load and below a leak. Whether the copies' temporaries reuse heap
+    # memory (they moved 5-8x when glibc's mmap threshold wandered) is checked on glibc's counters,
+    # not on timings: tests/harness/test_host_alloc.c.
     cmp = run([sys.executable, mod(a, "scripts", "compare.py"), out, "--impls", "srcdemo@a:srcdemo@before",
-               "--threshold", "50"])
+               "--threshold", "400"])
     check(cmp.returncode == 1, "compare rc %d, want 1 (a SLOWER case)\n%s%s" % (cmp.returncode, cmp.stdout, cmp.stderr))
     verdicts = {}
     for line in cmp.stdout.splitlines():
@@ -240,8 +242,8 @@ def t_sources(a, tmp):
             verdicts[m.group(1)] = m.group(2)
     check(len(verdicts) == 4, "compare verdicts: %s\n%s" % (verdicts, cmp.stdout))
     for case, v in verdicts.items():
-        want = ("SLOWER",) if case.startswith("conv1d_update") else ("SAME", "NOISY")
-        check(v in want, "%s: %s" % (case, v))
+        conv = case.startswith("conv1d_update")
+        check(v == "SLOWER" if conv else v not in ("SLOWER", "FASTER"), "%s: %s" % (case, v))
     # Loading the same source twice under its folder's name gives a distinct name (-2), same code.
     rows2, _ = bench(a, os.path.join(tmp, "dup.csv"), "--impl-path", demo, "--impl",
                      "srcdemo@" + tb + ",srcdemo@" + os.path.join(tmp, "a", "python"), "--family", "pool/copy",
