@@ -227,31 +227,160 @@ void gt_random_slots(uint64_t *seed, int32_t *out, int rows, int slots, double p
 
 /* ------------------------------------------------------------------ comparison */
 
+/* The spacing of bf16 values at |x|: 2^(floor(log2 |x|) - 7) for normal values, 2^-133 below.
+ * Read from the double's exponent field (x >= 2^-126 is a normal double): frexp / ldexp per
+ * element were a tenth of a GPU test's host time. */
 double gt_ulp_bf16(double x)
 {
     x = fabs(x);
-    if (!(x >= ldexp(1.0, -126)))
-        return ldexp(1.0, -133); /* subnormal spacing */
-    int e;
-    frexp(x, &e); /* x = m * 2^e, m in [0.5, 1) -> leading bit 2^(e-1) */
-    return ldexp(1.0, e - 1 - 7);
+    if (!(x >= 0x1p-126))
+        return 0x1p-133; /* subnormal spacing (NaN too) */
+    if (x == INFINITY)
+        return 0x1p-8; /* what frexp's exponent 0 for an infinity gave: such a ref fails anyway */
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    const int e = (int)((bits >> 52) & 0x7ff) - 1023; /* x = 1.m * 2^e */
+    const uint64_t ulp = (uint64_t)(e - 7 + 1023) << 52;
+    double u;
+    memcpy(&u, &ulp, sizeof u);
+    return u;
+}
+
+/* Element access for gt_compare, specialised for 4- and 2-byte elements when inlined with a
+ * constant size: whether element i is the poison, whether got and ref hold the same bits, and its
+ * value (fp32, else bf16, as the ops' dtypes) and whether it is finite. */
+static inline int gt_poison_at(const unsigned char *p, size_t i, size_t sz)
+{
+    if (sz == 4) {
+        uint32_t w;
+        memcpy(&w, p + i * 4, 4);
+        return w == (uint32_t)GT_POISON * 0x01010101u;
+    }
+    if (sz == 2) {
+        uint16_t w;
+        memcpy(&w, p + i * 2, 2);
+        return w == (uint16_t)(GT_POISON * 0x0101u);
+    }
+    for (size_t k = 0; k < sz; k++)
+        if (p[i * sz + k] != GT_POISON)
+            return 0;
+    return 1;
+}
+
+static inline int gt_same_at(const unsigned char *a, const unsigned char *b, size_t i, size_t sz)
+{
+    if (sz == 4) {
+        uint32_t x, y;
+        memcpy(&x, a + i * 4, 4);
+        memcpy(&y, b + i * 4, 4);
+        return x == y;
+    }
+    if (sz == 2) {
+        uint16_t x, y;
+        memcpy(&x, a + i * 2, 2);
+        memcpy(&y, b + i * 2, 2);
+        return x == y;
+    }
+    return memcmp(a + i * sz, b + i * sz, sz) == 0;
+}
+
+static inline double gt_value_at(const unsigned char *p, size_t i, int f32)
+{
+    if (f32) {
+        float v;
+        memcpy(&v, p + i * 4, 4);
+        return (double)v;
+    }
+    uint16_t w;
+    memcpy(&w, p + i * 2, 2);
+    return (double)ls_bf16_to_f32(w);
+}
+
+/* Whether element i is finite (an infinity or NaN never passes a numeric compare). */
+static inline int gt_finite_at(const unsigned char *p, size_t i, size_t sz, int f32)
+{
+    if (sz == 4 && f32) {
+        uint32_t w;
+        memcpy(&w, p + i * 4, 4);
+        return (w & 0x7f800000u) != 0x7f800000u;
+    }
+    if (sz == 2 && !f32) {
+        uint16_t w;
+        memcpy(&w, p + i * 2, 2);
+        return (w & 0x7f80u) != 0x7f80u;
+    }
+    return isfinite(gt_value_at(p, i, f32));
 }
 
 static double gt_value(ls_dtype dt, const void *p, size_t i)
 {
-    if (dt == LS_F32)
-        return (double)((const float *)p)[i];
-    return (double)ls_bf16_to_f32(((const uint16_t *)p)[i]);
+    return gt_value_at((const unsigned char *)p, i, dt == LS_F32);
 }
 
 static int gt_is_poison(ls_dtype dt, const void *p, size_t i)
 {
-    size_t sz = ls_dtype_size(dt);
-    const unsigned char *c = (const unsigned char *)p + i * sz;
-    for (size_t k = 0; k < sz; k++)
-        if (c[k] != GT_POISON)
-            return 0;
-    return 1;
+    return gt_poison_at((const unsigned char *)p, i, ls_dtype_size(dt));
+}
+
+/* Elements [g0, g1) (one tolerance group, or a run of ungrouped elements) into r. A run whose
+ * bytes match the reference's is only counted: its poison stays poison and its touched elements
+ * have error 0. */
+static inline __attribute__((always_inline)) void gt_compare_run(const unsigned char *got, const unsigned char *ref,
+                                                                 size_t g0, size_t g1, size_t sz, int f32,
+                                                                 const gt_tol *tol, gt_cmp *r)
+{
+    if (memcmp(got + g0 * sz, ref + g0 * sz, (g1 - g0) * sz) == 0) {
+        size_t untouched = 0, nonfinite = 0;
+        for (size_t i = g0; i < g1; i++) {
+            const int poison = gt_poison_at(ref, i, sz);
+            untouched += (size_t)poison;
+            nonfinite += (size_t)(!poison && !gt_finite_at(ref, i, sz, f32));
+        }
+        if (nonfinite == 0) { /* else the full loop below, which fails them (|inf - inf| is NaN) */
+            r->untouched += untouched;
+            r->touched += g1 - g0 - untouched;
+            return;
+        }
+    }
+    double gmax = 0.0;
+    if (tol->group)
+        for (size_t i = g0; i < g1; i++)
+            if (!gt_poison_at(ref, i, sz)) {
+                double a = fabs(gt_value_at(ref, i, f32));
+                if (a > gmax)
+                    gmax = a;
+            }
+    for (size_t i = g0; i < g1; i++) {
+        if (gt_poison_at(ref, i, sz)) {
+            r->untouched++;
+            if (!gt_same_at(got, ref, i, sz)) {
+                r->poison_bad++;
+                if (r->first_bad == SIZE_MAX)
+                    r->first_bad = i;
+            }
+            continue;
+        }
+        r->touched++;
+        double rv = gt_value_at(ref, i, f32), gv = gt_value_at(got, i, f32);
+        double err = fabs(gv - rv);
+        double t = tol->atol + tol->rtol * (tol->group ? gmax : fabs(rv)) +
+                   (tol->ulps != 0.0 ? tol->ulps * gt_ulp_bf16(rv) : 0.0);
+        int ok = err <= t; /* NaN in either side fails here */
+        double ratio = t > 0.0 ? err / t : (err == 0.0 ? 0.0 : INFINITY);
+        if (!(err == err))
+            err = ratio = INFINITY;
+        if (err > r->worst_err)
+            r->worst_err = err;
+        if (ratio > r->worst_ratio) {
+            r->worst_ratio = ratio;
+            r->worst_idx = i;
+        }
+        if (!ok) {
+            r->bad++;
+            if (r->first_bad == SIZE_MAX)
+                r->first_bad = i;
+        }
+    }
 }
 
 int gt_compare(const char *what, ls_dtype dt, const void *got, const void *ref, size_t n,
@@ -260,48 +389,19 @@ int gt_compare(const char *what, ls_dtype dt, const void *got, const void *ref, 
     gt_cmp r;
     memset(&r, 0, sizeof r);
     r.first_bad = SIZE_MAX;
-    size_t sz = ls_dtype_size(dt);
-    size_t g = tol.group ? tol.group : 1;
+    const size_t sz = ls_dtype_size(dt);
+    const int f32 = dt == LS_F32;
+    const unsigned char *a = (const unsigned char *)got, *b = (const unsigned char *)ref;
+    /* groups as the tolerance defines them; ungrouped elements in runs of 4096 (each its own scale) */
+    const size_t g = tol.group ? tol.group : 4096;
     for (size_t g0 = 0; g0 < n; g0 += g) {
-        size_t g1 = g0 + g < n ? g0 + g : n;
-        double gmax = 0.0;
-        if (tol.group)
-            for (size_t i = g0; i < g1; i++)
-                if (!gt_is_poison(dt, ref, i)) {
-                    double a = fabs(gt_value(dt, ref, i));
-                    if (a > gmax)
-                        gmax = a;
-                }
-        for (size_t i = g0; i < g1; i++) {
-            if (gt_is_poison(dt, ref, i)) {
-                r.untouched++;
-                if (memcmp((const char *)got + i * sz, (const char *)ref + i * sz, sz) != 0) {
-                    r.poison_bad++;
-                    if (r.first_bad == SIZE_MAX)
-                        r.first_bad = i;
-                }
-                continue;
-            }
-            r.touched++;
-            double rv = gt_value(dt, ref, i), gv = gt_value(dt, got, i);
-            double err = fabs(gv - rv);
-            double t = tol.atol + tol.rtol * (tol.group ? gmax : fabs(rv)) + tol.ulps * gt_ulp_bf16(rv);
-            int ok = err <= t; /* NaN in either side fails here */
-            double ratio = t > 0.0 ? err / t : (err == 0.0 ? 0.0 : INFINITY);
-            if (!(err == err))
-                err = ratio = INFINITY;
-            if (err > r.worst_err)
-                r.worst_err = err;
-            if (ratio > r.worst_ratio) {
-                r.worst_ratio = ratio;
-                r.worst_idx = i;
-            }
-            if (!ok) {
-                r.bad++;
-                if (r.first_bad == SIZE_MAX)
-                    r.first_bad = i;
-            }
-        }
+        const size_t g1 = g0 + g < n ? g0 + g : n;
+        if (sz == 4 && f32)
+            gt_compare_run(a, b, g0, g1, 4, 1, &tol, &r);
+        else if (sz == 2 && !f32)
+            gt_compare_run(a, b, g0, g1, 2, 0, &tol, &r);
+        else
+            gt_compare_run(a, b, g0, g1, sz, f32, &tol, &r);
     }
     int fail = r.bad || r.poison_bad;
     printf("  %-28s touched=%zu untouched=%zu worst_err=%.3g (%.3g x tol) bad=%zu poison_bad=%zu%s\n",
