@@ -30,17 +30,19 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="" out="" backend="" extra=() cmpdir="$root/scripts" interleave="" rounds="" pct_arg=""
+# An option's value: the next argument, or a usage error (exit 2) naming what it needs.
+value() { [ $# -ge 3 ] && [ -n "$3" ] || { echo "aa-check.sh: $1 needs $2" >&2; exit 2; }; printf '%s' "$3"; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --build) build=${2:?--build needs a directory}; shift 2 ;;
-    --out) out=${2:?--out needs a directory}; shift 2 ;;
-    --backend) backend=${2:?--backend needs cuda or host}; shift 2 ;;
-    --compare-dir) cmpdir=${2:?--compare-dir needs a directory}; shift 2 ;;
+    --build) build=$(value --build "a directory" "${2-}") || exit 2; shift 2 ;;
+    --out) out=$(value --out "a directory" "${2-}") || exit 2; shift 2 ;;
+    --backend) backend=$(value --backend "cuda or host" "${2-}") || exit 2; shift 2 ;;
+    --compare-dir) cmpdir=$(value --compare-dir "a directory" "${2-}") || exit 2; shift 2 ;;
     --interleave) interleave=1; shift ;;
     --no-interleave) interleave=0; shift ;;
-    --plant-pct) pct_arg=${2:?--plant-pct needs 5, 10 or 50}; shift 2
+    --plant-pct) pct_arg=$(value --plant-pct "5, 10 or 50" "${2-}") || exit 2; shift 2
                  [[ "$pct_arg" =~ ^(5|10|50)$ ]] || { echo "aa-check.sh: --plant-pct: bad value '$pct_arg' (5, 10 or 50)" >&2; exit 2; } ;;
-    --rounds) rounds=${2:?--rounds needs a count}; shift 2
+    --rounds) rounds=$(value --rounds "a count" "${2-}") || exit 2; shift 2
               [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "aa-check.sh: --rounds: bad value '$rounds' (1-99)" >&2; exit 2; } ;;
     --) shift; extra=("$@"); break ;;
     -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
@@ -92,8 +94,11 @@ for n in "${names[@]}"; do rm -f "$out/$n.csv" "$out/$n.txt" "$out/$n.log"; done
 if [ "$interleave" = 1 ]; then
   # Case by case, each case run for every NAME in turn: the machine's load drifts over seconds,
   # and interleaving makes every drift hit the two A/A sides (and the planted side) alike.
-  mapfile -t keys < <("$bench" --backend "$backend" "${axes[@]}" --list 2>/dev/null)
-  [ ${#keys[@]} -gt 0 ] || { echo "aa-check.sh: the sweep lists no case" >&2; exit 2; }
+  listerr=$(mktemp)
+  mapfile -t keys < <("$bench" --backend "$backend" "${axes[@]}" --list 2>"$listerr")
+  # the bench's own line (a bad axis value) says more than "no case"
+  [ ${#keys[@]} -gt 0 ] || { { grep -m1 '^linstate-bench:' "$listerr" || head -1 "$listerr"; } | grep . >&2 || echo "aa-check.sh: the sweep lists no case" >&2; rm -f "$listerr"; exit 2; }
+  rm -f "$listerr"
   t0=$SECONDS
   for key in "${keys[@]}"; do
     filter="^$(ere_escape "$key")(/(impl|tune|dev|repeats|iterations|min_time|threads):[^/]*|/(manual|real|process)_time)*\$"

@@ -76,6 +76,17 @@ fetch() {
     python3 - "$whl" "$dest" $paths <<'PY' || rc=1
 import os, shutil, sys, zipfile
 whl, dest, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
+# What the folder was extracted from: the same wheel and subtrees again is a no-op; a changed
+# subtree list (subtrees() above) extracts again.
+stamp_name = ".extracted-from"
+stamp = "\n".join([os.path.basename(whl)] + paths) + "\n"
+try:
+    with open(os.path.join(dest, stamp_name)) as f:
+        if f.read() == stamp:
+            print(f"peers: {os.path.basename(whl)}: {dest} is up to date", file=sys.stderr)
+            sys.exit(0)
+except OSError:
+    pass
 tmp = dest + ".tmp"
 shutil.rmtree(tmp, ignore_errors=True)
 n = 0
@@ -87,6 +98,9 @@ with zipfile.ZipFile(whl) as z:
             continue
         z.extract(name, tmp)
         n += 1
+if n:
+    with open(os.path.join(tmp, stamp_name), "w") as f:
+        f.write(stamp)
 shutil.rmtree(dest, ignore_errors=True)
 os.rename(tmp, dest) if n else os.makedirs(dest, exist_ok=True)
 print(f"peers: {os.path.basename(whl)}: {n} files -> {dest}", file=sys.stderr)

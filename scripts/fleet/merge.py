@@ -5,7 +5,9 @@ usage: merge.py DIR|FILE... --out MERGED.csv [--allow-mixed]
 
 Every *.csv in the given folders (and every file given) is one rank's output (linstate-bench
 --fleet ... --out-dir DIR); --out is never taken as an input (a folder's MERGED.csv is skipped, a
-file named both ways is an error). The merged file has the common header and every row of every
+file named both ways is an error). An earlier merge's output in a folder (merge.sbatch writes
+DIR/merged.csv) is left out with a note: a file there whose rows hold several ranks, or whose rows
+are line for line another file's (the merge of a one-rank fleet). The merged file has the common header and every row of every
 complete rank file, ordered by job and rank; rows are copied byte for byte. It is written
 through a private temporary in its folder (mkstemp) and renamed into place, so it is whole or
 absent and never written over an input.
@@ -65,13 +67,15 @@ def one_value(path, rows, col):
 
 
 def collect(inputs, out_path):
-    """(complete files, partial files) under inputs, sorted. A folder's file that is out_path is
-    skipped; an input file that is out_path is an InputError."""
-    complete, partial = [], []
+    """(complete files, partial files, the complete files found in folders) under inputs, sorted.
+    A folder's file that is out_path is skipped; an input file that is out_path is an InputError."""
+    complete, partial, scanned = [], [], set()
     out_real = os.path.realpath(out_path)
     for item in inputs:
         if os.path.isdir(item):
-            complete += [p for p in glob.glob(os.path.join(item, "*.csv")) if os.path.realpath(p) != out_real]
+            found = [p for p in glob.glob(os.path.join(item, "*.csv")) if os.path.realpath(p) != out_real]
+            complete += found
+            scanned.update(found)
             # linstate-bench's private temporaries are FILE.csv.tmp.XXXXXX (docs/csv.md); older
             # runs left FILE.csv.tmp
             partial += [p for p in glob.glob(os.path.join(item, "*.csv.tmp*")) if PARTIAL_RE.search(p)]
@@ -85,13 +89,17 @@ def collect(inputs, out_path):
             raise InputError(f"{item}: not a regular file or folder")
         else:
             raise InputError(f"{item}: no such file or folder")
-    return sorted(set(complete)), sorted(set(partial))
+    return sorted(set(complete)), sorted(set(partial)), scanned
 
 
-def read_rank(path, header, log):
+def read_rank(path, header, log, scanned=False):
     """The rank record of a complete file (None for a header-only file whose name does not say
-    its rank). header: the first file's (header names, raw line), or None."""
+    its rank, or for a file found in a folder whose rows hold several ranks: an earlier merge's
+    output). header: the first file's (header names, raw line), or None."""
     run = lscsv.load(path, allow_empty=True)
+    if scanned and "rank" in run.header and len({r["rank"] for r in run.rows}) > 1:
+        log.write(f"merge: note: {path} holds the rows of several ranks (an earlier merge's output); left out\n")
+        return run, None
     if header is not None and run.header != header[0]:
         raise InputError(f"{path}: header differs from {header[2]}'s (mixed schema)")
     missing = [c for c in ("git_commit", "suite_version") + FLEET_COLUMNS if c not in run.header]
@@ -116,6 +124,23 @@ def read_rank(path, header, log):
                      gpu=one_value(path, rows, "gpu_uuid") or one_value(path, rows, "host"))
 
 
+def drop_copies(ranks, scanned, log):
+    """ranks less the folder-found files whose rows are line for line an earlier-kept file's (a
+    one-rank fleet's merged.csv beside its rank file, or a copy); a rank name
+    (..._rank<r>of<n>.csv) is kept before another name. Different rows under one rank stay, for
+    the duplicate-rank check."""
+    kept, seen = [], {}
+    order = sorted(ranks, key=lambda r: (RANK_NAME_RE.search(os.path.basename(r["path"])) is None, r["path"]))
+    for r in order:
+        lines = tuple(row["_raw"] for row in r["rows"])
+        if lines and lines in seen and r["path"] in scanned:
+            log.write(f"merge: note: {r['path']} has the same rows as {seen[lines]}; left out\n")
+            continue
+        seen.setdefault(lines, r["path"])
+        kept.append(r)
+    return sorted(kept, key=lambda r: r["path"])
+
+
 def merge(inputs, out_path, allow_mixed=False, log=None):
     """Writes the merged CSV; returns the exit status (0 or 1). Raises InputError."""
     log = log or sys.stdout
@@ -125,17 +150,18 @@ def merge(inputs, out_path, allow_mixed=False, log=None):
             os.makedirs(out_dir, exist_ok=True)
         except OSError as e:
             raise InputError(f"--out {out_path}: cannot create its folder: {e.strerror}") from None
-    files, partials = collect(inputs, out_path)
+    files, partials, scanned = collect(inputs, out_path)
     lscsv.check_output_file(out_path, files + partials)
     if not files and not partials:
         raise InputError(f"no rank files (*.csv) in {' '.join(inputs)}")
     header, ranks = None, []
     for path in files:
-        run, rank = read_rank(path, header, log)
+        run, rank = read_rank(path, header, log, path in scanned)
         if header is None:
             header = (run.header, run.header_raw, path)
         if rank is not None:
             ranks.append(rank)
+    ranks = drop_copies(ranks, scanned, log)
     # A header-only file names its job as bench/fleet.c wrote it into the name ('_' for every
     # character outside [A-Za-z0-9.-]): it belongs to the fleet whose job reads so.
     jobs = {(file_safe(r["job"]), r["world"]): r["job"] for r in ranks if r["rows"]}

@@ -139,9 +139,38 @@ class Merge(Base):
 
     def test_rank_twice_refused(self):
         self.write("r0.csv", rank_rows(0, 2))
-        self.write("r0-again.csv", rank_rows(0, 2))
+        self.write("r0-again.csv", rank_rows(0, 2, scale=1.1))  # a second run of rank 0
         rc, out, err, _ = self.merge()
         self.assert_one_line_error(rc, err, "rank 0 twice")
+
+    def test_earlier_merge_in_the_folder_left_out(self):
+        # merge.sbatch writes DIR/merged.csv beside the rank files; merging DIR again (by hand, to
+        # another file) must not read it as a rank's file
+        n = len(suite())
+        self.write("h_g0_job77_rank0of2.csv", rank_rows(0, 2, cases=range(0, n, 2)))
+        self.write("h_g1_job77_rank1of2.csv", rank_rows(1, 2, cases=range(1, n, 2)))
+        first = os.path.join(self.ranks, "merged.csv")
+        rc, out, err = run(PY, MERGE, self.ranks, "--out", first)
+        self.assertEqual(rc, 0, out + err)
+        for _ in range(2):  # by hand elsewhere, then the merge job again in place
+            rc, out, err, merged = self.merge()
+            self.assertEqual(rc, 0, out + err)
+            self.assertIn("merged.csv holds the rows of several ranks (an earlier merge's output); left out", out)
+            self.assertEqual(len(read_rows(merged)), n)
+            rc, out, err = run(PY, MERGE, self.ranks, "--out", first)
+            self.assertEqual(rc, 0, out + err)
+        self.assertEqual(len(read_rows(first)), n)
+
+    def test_one_rank_merge_and_copies_left_out(self):
+        self.write("h_g0_rank0of1.csv", rank_rows(0, 1, job=""))
+        rc, out, err = run(PY, MERGE, self.ranks, "--out", os.path.join(self.ranks, "merged.csv"))
+        self.assertEqual(rc, 0, out + err)
+        self.write("copy.csv", rank_rows(0, 1, job=""))
+        rc, out, err, merged = self.merge()
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("merged.csv has the same rows as " + os.path.join(self.ranks, "h_g0_rank0of1.csv"), out)
+        self.assertIn("copy.csv has the same rows as", out)
+        self.assertEqual(len(read_rows(merged)), len(suite()))
 
     def test_empty_folder(self):
         rc, out, err, _ = self.merge()

@@ -1066,5 +1066,30 @@ class GpuCheckWithoutGpu(Base):
         self.assertEqual(results_tree(), before)
 
 
+class AACheckUsage(Base):
+    """scripts/aa-check.sh's usage errors: one line, exit 2 (its header's promise), and a sweep
+    the bench refuses reported in the bench's own words."""
+    AA = os.path.join(synth.SCRIPTS, "aa-check.sh")
+
+    def test_option_without_its_value(self):
+        for opt, needs in (("--out", "a directory"), ("--build", "a directory"), ("--rounds", "a count"),
+                           ("--backend", "cuda or host"), ("--plant-pct", "5, 10 or 50")):
+            rc, out, err = run("bash", self.AA, opt)
+            self.assert_one_line_error(rc, out, err, f"aa-check.sh: {opt} needs {needs}")
+
+    def test_bad_axis_named_by_the_bench(self):
+        bench = os.path.join(self.dir, "b", "bench", "linstate-bench")
+        os.makedirs(os.path.dirname(bench))
+        with open(bench, "w") as f:  # a bench that refuses the sweep as linstate-bench does
+            f.write("#!/bin/sh\necho \"linstate-bench: --batch: bad value '0' (integers 1..65536)\" >&2\nexit 2\n")
+        os.chmod(bench, 0o755)
+        plugin = os.path.join(self.dir, "b", "tests", "plugin", "libls_test_planted_host.so")
+        os.makedirs(os.path.dirname(plugin))
+        open(plugin, "w").close()  # looked for before the sweep is listed
+        rc, out, err = run("bash", self.AA, "--build", os.path.join(self.dir, "b"), "--backend", "host",
+                           "--out", os.path.join(self.dir, "aa"), "--", "--batch", "0")
+        self.assert_one_line_error(rc, out, err, "--batch: bad value '0'")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
