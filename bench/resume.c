@@ -3,10 +3,12 @@
  * sweep", docs/csv.md "Resume").
  *
  * FILE is a result CSV of this build's header, or the temporary FILE.csv.tmp.XXXXXX a killed run
- * left (harness/outfile.c); a last line without its newline (a torn row) is dropped. A row is kept
- * when it is the row this run would write for a planned case and repetition: same case key,
- * variant, impl, impl_version, tuning, state_layout, cache_regime, graph and device_index, the same
- * build (suite_version, git_commit, git_dirty), backend, host and gpu_uuid, and status ok or
+ * left (harness/outfile.c); a last line without its newline (a torn row) is dropped, any other
+ * line that is not a row this build writes (cell count, numbers, schema_version, status; see
+ * check_row) stops the run with its line number. A row is kept when it is the row this run would
+ * write for a planned case and repetition: same case key, variant, impl, impl_version, tuning,
+ * state_layout, cache_regime, graph and device_index, the same build (suite_version, git_commit,
+ * git_dirty), backend, host and gpu_uuid, and status ok or
  * skipped:*; each repetition of a case is kept or run again on its own (GB is given the count
  * left, and the runner gives the new rows the repetition indices not kept). Kept rows are copied
  * into the new file byte for byte, before anything is measured; the source is never written.
@@ -57,8 +59,9 @@ static int column_of(const char *header, const char *name)
     }
 }
 
-/* Splits one CSV line (RFC 4180 quoting, as harness/csv.c writes it) into at most cap fields,
- * decoded into out (as long as the line); returns the field count, or -1 on a bad quote. */
+/* Splits one CSV line (RFC 4180 quoting, as harness/csv.c writes it) into at most cap fields
+ * (cap: the line's commas + 1 holds them all), decoded into out (as long as the line); returns
+ * the field count, or -1 on a bad quote. */
 static int split_line(const char *line, char *out, char **fields, int cap)
 {
     int n = 0;
@@ -95,6 +98,37 @@ static int split_line(const char *line, char *out, char **fields, int cap)
     }
 }
 
+/* The statuses the bench writes (docs/csv.md "Statuses"; runner.c, supervise.c): a row with
+ * another is damaged, not a failure to run again. Add a new status here too. */
+static const char *const statuses[] = {
+    "ok",          "skipped:oom",   "skipped:no_graph", "skipped:unsupported", "fail_numerics", "fail_bounds",
+    "error:setup", "error:verify",  "error:timing",     "error:crash",         "error:exit",    "error:timeout"};
+
+/* 0 when the n cells of a row are a row this build writes: the cells csv.c checks (count, number
+ * columns, schema_version), a known status and a repetition >= 0; else -1 and why. Every row is
+ * checked, whichever sweep it is of: docs/csv.md "Resume" stops on any damaged line. */
+static int check_row(const bench_resume *r, char *const *f, int n, char *why, size_t cap)
+{
+    if (ls_csv_check_cells(f, n, why, cap) != 0)
+        return -1;
+    const char *st = f[r->col[J_STATUS]];
+    size_t i = 0;
+    while (i < sizeof statuses / sizeof statuses[0] && strcmp(st, statuses[i]) != 0)
+        i++;
+    char v[64];
+    if (i == sizeof statuses / sizeof statuses[0]) {
+        ls_csv_cell_quote(st, v, sizeof v);
+        snprintf(why, cap, "unknown status %s (docs/csv.md \"Statuses\")", v);
+        return -1;
+    }
+    const char *rep = f[r->col[J_REPETITION]];
+    if (*rep == '-') { /* an integer (csv.c checked it) */
+        snprintf(why, cap, "repetition %.20s is negative", rep);
+        return -1;
+    }
+    return 0;
+}
+
 int bench_resume_load(bench_resume *r, const char *path)
 {
     memset(r, 0, sizeof *r);
@@ -128,6 +162,8 @@ int bench_resume_load(bench_resume *r, const char *path)
     size_t hlen = strlen(header);
     if (got == 0 || strlen(r->data) != got)
         return fail2(path, got == 0 ? "empty file, not a linstate CSV" : "not a linstate CSV (binary data)");
+    if (strncmp(r->data, header, hlen) == 0 && r->data[hlen] == '\r') /* this header, another tool's line ends */
+        return fail2(path, "line 1 ends in CR LF: linstate writes LF line ends (a copy converted by another tool?)");
     if (strncmp(r->data, header, hlen) != 0 || (r->data[hlen] != '\n' && r->data[hlen] != '\0')) {
         char first[48];
         snprintf(first, sizeof first, "%.*s", (int)strcspn(r->data, "\n"), r->data);
@@ -168,20 +204,30 @@ int bench_resume_load(bench_resume *r, const char *path)
         bench_resume_row *row = &r->rows[r->n];
         row->line = p;
         row->len = (size_t)(nl - p);
+        int cap_f = 1; /* every cell, so a row of too many is told by its count (not as bad quoting) */
+        for (const char *q = p; q < nl; q++)
+            cap_f += *q == ',';
         row->buf = malloc(row->len + 1);
-        row->f = malloc(sizeof *row->f * (size_t)r->n_cols);
+        row->f = malloc(sizeof *row->f * (size_t)cap_f);
         if (!row->buf || !row->f) {
             free(row->buf);
             free(row->f);
             return fail2(path, "out of host memory");
         }
         r->n++;
-        int nf = split_line(p, row->buf, row->f, r->n_cols);
-        if (nf != r->n_cols) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "line %d: %s", line_no,
-                     nf < 0 ? "bad quoting" : "wrong number of columns (a damaged file)");
-            return fail2(path, msg);
+        int nf = split_line(p, row->buf, row->f, cap_f);
+        char why[160];
+        int bad = 1;
+        if (row->len && p[row->len - 1] == '\r')
+            snprintf(why, sizeof why, "ends in CR LF: linstate writes LF line ends");
+        else if (nf < 0)
+            snprintf(why, sizeof why, "bad quoting");
+        else
+            bad = check_row(r, row->f, nf, why, sizeof why) != 0;
+        if (bad) {
+            char msg[192];
+            snprintf(msg, sizeof msg, "line %d: %s", line_no, why);
+            return fail2(path, msg); /* a damaged line: exit 2 before anything runs (docs/csv.md "Resume") */
         }
         p = nl + 1;
     }

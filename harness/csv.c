@@ -124,6 +124,75 @@ const char *ls_csv_header(void)
     return header_with_lead_comma + 1;
 }
 
+/* What a row read back must hold (docs/csv.md "Resume": a damaged line stops the run): the
+ * header's cell count; INT/I64 cells a decimal integer, OPT ones that or empty, DBL ones a finite
+ * real or empty (the writer puts NaN and inf as an empty cell); schema_version this build's. */
+enum { CK_STR, CK_INT, CK_I64, CK_OPT, CK_DBL };
+#define COLUMN_KIND(name, kind, expr) CK_##kind,
+#define COLUMN_NAME(name, kind, expr) #name,
+static const unsigned char column_kind[] = {LS_CSV_COLUMNS(COLUMN_KIND)};
+static const char *const column_name[] = {LS_CSV_COLUMNS(COLUMN_NAME)};
+#define N_COLUMNS ((int)(sizeof column_kind / sizeof column_kind[0]))
+
+static int is_integer(const char *s)
+{
+    s += *s == '-';
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+static int is_real(const char *s)
+{
+    char *end;
+    if (!*s || strspn(s, "0123456789+-.eE") != strlen(s)) /* no spaces, hex, nan or inf */
+        return 0;
+    double v = strtod(s, &end);
+    return !*end && isfinite(v);
+}
+
+void ls_csv_cell_quote(const char *s, char *buf, size_t cap)
+{
+    size_t n = strlen(s);
+    snprintf(buf, cap, "'%.*s%s'", 40, s, n > 40 ? "..." : "");
+    for (char *q = buf; *q; q++) /* the message stays one line */
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            *q = '?';
+}
+
+int ls_csv_check_cells(char *const *cells, int n, char *why, size_t cap)
+{
+    if (n != N_COLUMNS) {
+        snprintf(why, cap, "%d cells, the header has %d", n, N_COLUMNS);
+        return -1;
+    }
+    /* a row of another schema under this header is no row this build wrote (docs/csv.md
+     * "Schema versions"): refused, never copied into a file of this schema */
+    char v[64];
+    snprintf(v, sizeof v, "%d", LS_CSV_SCHEMA_VERSION);
+    if (is_integer(cells[0]) && strcmp(cells[0], v) != 0) {
+        snprintf(why, cap, "schema_version %.20s, this build writes %s", cells[0], v);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *c = cells[i];
+        int k = column_kind[i];
+        int good = k == CK_STR || ((k == CK_INT || k == CK_I64) ? is_integer(c)
+                                   : k == CK_OPT                ? !*c || is_integer(c)
+                                                                : !*c || is_real(c));
+        if (!good) {
+            ls_csv_cell_quote(c, v, sizeof v);
+            snprintf(why, cap, "%s %s is not %s", column_name[i], v,
+                     k == CK_DBL ? "a number" : k == CK_OPT ? "an integer or empty" : "an integer");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* String cell: always quoted, '"' doubled, control characters as spaces, at most cap bytes
  * read (a char array filled without a terminator still cannot overrun). */
 static void put_str(FILE *f, const char *s, size_t cap)

@@ -300,6 +300,12 @@ long ls_csv_rows(const ls_csv *c);
 const char *ls_csv_tmp_path(const ls_csv *c);
 void ls_csv_discard(ls_csv *c); /* closes and removes the temporary: nothing was measured */
 const char *ls_csv_header(void);  /* the exact header line, no newline */
+/* 0 when the n decoded cells of a row read back are what the writer writes: the header's count,
+ * numbers in the number columns, this schema_version; else -1 and why (one line, no line number;
+ * docs/csv.md "Resume"). */
+int ls_csv_check_cells(char *const *cells, int n, char *why, size_t cap);
+/* 'cell' for a message: at most 40 bytes, control characters as '?'. */
+void ls_csv_cell_quote(const char *s, char *buf, size_t cap);
 
 /* The raw-samples sidecar (--samples-out; docs/csv.md): same file rules as the main CSV
  * (private temporary, flushed, moved by ls_csv_close), one line per sample of a row: the row's join

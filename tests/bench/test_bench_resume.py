@@ -12,6 +12,11 @@ usage: test_bench_resume.py CHECK BENCH_BINARY
   errors   a missing file, a directory, an empty file, a file that is not a linstate CSV, another
            version's header, a damaged row and a temporary a live run holds: one line, exit 2,
            nothing written
+  rows     a row of this header whose cells are not what the bench writes (schema_version 1, a
+           status not in docs/csv.md "Statuses", a cell more or fewer, a non-numeric or negative
+           repetition, a number column that is not a number, CR LF line ends): one line naming the
+           line and what is wrong, exit 2, nothing written; every documented status is taken (fail_* and error:*
+           run again, skipped:* kept byte for byte)
 """
 import csv
 import fcntl
@@ -232,10 +237,91 @@ def check_errors(bench, tmp):
         one_line(bench, ["--resume", locked], "running", tmp)
 
 
+def raw_cells(line):
+    """The cells of a CSV line as written (quotes kept), split on the commas outside quotes."""
+    cells, cur, quoted = [], "", False
+    for ch in line:
+        if ch == '"':
+            quoted = not quoted
+        if ch == "," and not quoted:
+            cells.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return cells + [cur]
+
+
+def check_rows(bench, tmp):
+    good = os.path.join(tmp, "good.csv")
+    rc, _, err = run(bench, FAST + ["--out", good], tmp)
+    if rc != 0:
+        fail("first run: %s" % err[-3:])
+    text = lines(good)
+    header, body = text[0], [l for l in text[1:] if l]
+    cols = header.split(",")
+    n = len(cols)
+
+    def set_cell(line, col, raw):
+        cells = raw_cells(line)
+        cells[cols.index(col)] = raw
+        return ",".join(cells)
+
+    def damaged(name, i, line, want):
+        path = os.path.join(tmp, name + ".csv")
+        with open(path, "w") as f:
+            f.write("\n".join([header] + body[:i] + [line] + body[i + 1:]) + "\n")
+        one_line(bench, ["--resume", path], want, tmp)
+    damaged("v1", 0, set_cell(body[0], "schema_version", "1"), "line 2: schema_version 1, this build writes 2")
+    damaged("v1q", 2, set_cell(body[2], "schema_version", '"1"'), "line 4: schema_version 1, this build writes 2")
+    damaged("bogus", 0, set_cell(body[0], "status", '"bogus"'), "line 2: unknown status 'bogus'")
+    damaged("nostatus", 1, set_cell(body[1], "status", '""'), "line 3: unknown status ''")
+    damaged("skipped", 0, set_cell(body[0], "status", '"skipped:whim"'), "line 2: unknown status 'skipped:whim'")
+    damaged("extra", 0, body[0] + ",1", "line 2: %d cells, the header has %d" % (n + 1, n))
+    damaged("extraq", 0, body[0] + ',"a,b"', "line 2: %d cells, the header has %d" % (n + 1, n))
+    damaged("fewer", 3, body[3].rsplit(",", 1)[0], "line 5: %d cells, the header has %d" % (n - 1, n))
+    damaged("rep", 0, set_cell(body[0], "repetition", "x"), "line 2: repetition 'x' is not an integer")
+    damaged("repneg", 0, set_cell(body[0], "repetition", "-1"), "line 2: repetition -1 is negative")
+    damaged("rep_empty", 0, set_cell(body[0], "repetition", ""), "line 2: repetition '' is not an integer")
+    damaged("dev", 0, set_cell(body[0], "device_index", "0x"), "line 2: device_index '0x' is not an integer")
+    damaged("median", 0, set_cell(body[0], "time_us_median", "fast"), "line 2: time_us_median 'fast' is not a number")
+    damaged("nan", 0, set_cell(body[0], "gbps", "nan"), "line 2: gbps 'nan' is not a number")
+    damaged("ctl", 0, set_cell(body[0], "status", '"ok\rx"'), "line 2: unknown status 'ok?x'")
+    damaged("cr", 1, body[1] + "\r", "line 3: ends in CR LF")
+    crlf = os.path.join(tmp, "crlf.csv")
+    with open(crlf, "w", newline="\r\n") as f:
+        f.write("\n".join([header] + body) + "\n")
+    one_line(bench, ["--resume", crlf], "line 1 ends in CR LF", tmp)
+    # every status docs/csv.md lists is taken: fail_* and error:* run again, skipped:* kept
+    again = ["fail_numerics", "fail_bounds", "error:setup", "error:verify", "error:timing", "error:crash",
+             "error:exit", "error:timeout"]
+    src = os.path.join(tmp, "statuses.csv")
+    with open(src, "w") as f:
+        f.write("\n".join([header] + [set_cell(body[0], "status", '"%s"' % s) for s in again] + body[1:]) + "\n")
+    out = os.path.join(tmp, "again.csv")
+    rc, _, err = run(bench, FAST + ["--resume", src, "--out", out], tmp)
+    said = [l for l in err if "--resume" in l]
+    if rc != 0 or len(said) != 1 or "%d row(s) kept" % (len(body) - 1) not in said[0] \
+            or "%d run again" % len(again) not in said[0]:
+        fail("fail_*/error:* rows: rc %d, %r" % (rc, err[-3:]))
+    final = [l for l in lines(out)[1:] if l]
+    new = [l for l in final if l not in body]
+    if len(final) != len(body) or len(new) != 1 or raw_cells(new[0])[cols.index("case")] != \
+            raw_cells(body[0])[cols.index("case")]:
+        fail("fail_*/error:* rows: not measured again once: %r" % new)
+    skipped = [set_cell(body[i], "status", '"%s"' % s)
+               for i, s in enumerate(["skipped:oom", "skipped:no_graph", "skipped:unsupported"])]
+    with open(src, "w") as f:
+        f.write("\n".join([header] + skipped + body[3:]) + "\n")
+    out = os.path.join(tmp, "kept.csv")
+    rc, _, err = run(bench, FAST + ["--resume", src, "--out", out], tmp)
+    if rc != 0 or [l for l in lines(out)[1:] if l] != skipped + body[3:]:
+        fail("skipped:* rows not kept byte for byte: rc %d, %r" % (rc, err[-3:]))
+
+
 def main():
     check, bench = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
-        {"kill": check_kill, "rerun": check_rerun, "errors": check_errors}[check](bench, tmp)
+        {"kill": check_kill, "rerun": check_rerun, "errors": check_errors, "rows": check_rows}[check](bench, tmp)
     print("ok")
 
 
