@@ -191,6 +191,26 @@ static void set_status(bench_runner *R, const char *status, const char *what)
         fprintf(stderr, "linstate-bench: %s: %s: %s\n", R->cur->name, what, ls_last_error());
 }
 
+/* Why an impl's cases are skipped:unsupported for lack of an op, once per (impl, op) and process:
+ * a pool row names the three ops every pool needs (pool/pool.c), whichever one the row times. */
+static void say_missing_op(const ls_impl *im, ls_op op, unsigned ops)
+{
+    static struct {
+        const ls_impl *im;
+        ls_op op;
+    } said[64];
+    static int n_said;
+    for (int i = 0; i < n_said; i++)
+        if (said[i].im == im && said[i].op == op)
+            return;
+    if (n_said < (int)(sizeof said / sizeof said[0]))
+        said[n_said].im = im, said[n_said++].op = op;
+    const unsigned pool_ops = BENCH_OP(LS_OP_STATE_COPY) | BENCH_OP(LS_OP_STATE_ACCEPT) | BENCH_OP(LS_OP_STATE_ZERO);
+    fprintf(stderr, "linstate-bench: impl %s has no %s: its cases that call it are skipped:unsupported%s\n", im->name,
+            ls_op_name(op),
+            (ops & pool_ops) == pool_ops ? " (a pool's slot operations need state_copy, state_accept and state_zero)" : "");
+}
+
 /* Whether ceilings are re-measured per case (--ceiling; auto: on backends with device memory). */
 static int ceiling_per_case(const bench_runner *R)
 {
@@ -246,6 +266,7 @@ static void begin_case(bench_runner *R, const bench_case *c, bench_device *D)
     for (int op = 0; op < LS_OP_COUNT; op++)
         if ((c->e->ops & BENCH_OP(op)) && !ls_impl_op(x->im, (ls_op)op)) {
             set_status(R, "skipped:unsupported", NULL);
+            say_missing_op(x->im, (ls_op)op, c->e->ops);
             return;
         }
     if (c->has_layout && !(x->im->caps & (c->layout == LS_STATE_VK ? LS_IMPL_VK : LS_IMPL_KV))) {

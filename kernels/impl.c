@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <ctype.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,12 +225,19 @@ const ls_impl *ls_impl_load(const char *path)
         ls_fail("impl: %s: at most %d plugins", path, LS_MAX_IMPLS);
         return NULL;
     }
+    /* A bare file name is the file in the current directory, as for a Python impl (dlopen would
+     * search the library path for it); one that is not there still goes to the search path. */
+    char here[PATH_MAX];
+    const char *open_as = path;
+    if (!strchr(path, '/') && snprintf(here, sizeof here, "./%s", path) < (int)sizeof here && access(here, F_OK) == 0)
+        open_as = here;
     /* RTLD_LOCAL: two plugins may use the same symbol names; RTLD_NOW: a missing symbol is an
      * error here, not a crash in the middle of a sweep. */
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(open_as, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
-        ls_fail("impl: cannot load %s: %s", path, e ? e : "dlopen failed");
+        ls_fail("impl: cannot load %s: %s%s", path, e ? e : "dlopen failed",
+                open_as == path && !strchr(path, '/') ? " (no such file in the current directory either)" : "");
         return NULL;
     }
     void *sym = dlsym(h, LS_IMPL_ENTRY_SYMBOL);

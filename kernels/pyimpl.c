@@ -22,7 +22,7 @@
 
 /* Shipped Python impls: name, module file (relative to the repository), the package of
  * peers/pins.txt whose extracted source (.peers/src/<package>-<version>/) NAME@VERSION and plain
- * NAME load (NULL: the module takes @PATH only). Adding one (py_vllm) is one line. */
+ * NAME load (NULL: the module takes @PATH only). Adding one is one line. */
 typedef struct ls_py_shipped {
     const char *name, *module, *package;
 } ls_py_shipped;
@@ -267,8 +267,11 @@ const ls_impl *ls_pyimpl_get(const char *spec, const char *runtime)
     const py_module *um = sh ? NULL : user_module(spec, n);
     char module[PATH_MAX], name[128], version[64], dir[PATH_MAX], abs[PATH_MAX], label[64];
     if (!sh && !um) {
-        ls_fail("impl '%s': '%.*s' is not a Python impl (only those take @SRC; shipped: py_sglang; a module of "
-                "your own: --impl-path FILE.py)", spec, (int)n, spec);
+        char names[128] = "";
+        for (int i = 0; i < N_SHIPPED; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", LS_PY_SHIPPED[i].name);
+        ls_fail("impl '%s': '%.*s' is not a Python impl (only those take @SRC; shipped: %s; a module of "
+                "your own: --impl-path FILE.py)", spec, (int)n, spec, names);
         return NULL;
     }
     if (n >= 64) {

@@ -14,6 +14,7 @@ CHECK:
 import argparse
 import csv
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,9 +30,9 @@ def check(cond, what):
         print("FAIL: " + what, file=sys.stderr)
 
 
-def run(args, *extra):
-    cmd = [args.bench] + list(extra)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240)
+def run(args, *extra, cwd=None):
+    cmd = [os.path.abspath(args.bench)] + list(extra)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240, cwd=cwd)
     return p
 
 
@@ -55,10 +56,13 @@ def key(r):
 
 
 def check_sweep(args, tmp):
-    rows, _ = sweep(args, os.path.join(tmp, "sweep.csv"), "--impl-path", args.example, "--impl", "example,host",
-                    "--family", "conv1d_update,pool,gdn", "--batch", "1,3", "--draft", "1,3")
+    rows, p_sweep = sweep(args, os.path.join(tmp, "sweep.csv"), "--impl-path", args.example, "--impl",
+                          "example,host", "--family", "conv1d_update,pool,gdn", "--batch", "1,3", "--draft", "1,3")
     ex = [r for r in rows if r["impl"] == "example"]
     host = [r for r in rows if r["impl"] == "host"]
+    said = [ln for ln in p_sweep.stderr.splitlines() if "impl example has no" in ln]
+    check(said == ["linstate-bench: impl example has no gdn: its cases that call it are skipped:unsupported"],
+          "why the gdn rows are skipped, once: %s" % said)
     check(len(ex) + len(host) == len(rows), "rows of impls other than example/host: %s"
           % sorted({r["impl"] for r in rows}))
     check(len(ex) == len(host), "%d example rows vs %d host rows" % (len(ex), len(host)))
@@ -154,6 +158,15 @@ def check_errors(args, tmp):
         check(len(lines) >= 1 and lines[0].startswith("linstate-bench: --impl-path: ") and phrase in lines[0]
               and path in lines[0], "%s: stderr %r lacks %r and the path" % (what, p.stderr, phrase))
         check(p.stdout == "", "%s: stdout not empty: %r" % (what, p.stdout[:200]))
+    # A bare file name is the file in the current directory (as the docs' `--impl-path libexample.so`);
+    # one that is not there is refused saying so.
+    shutil.copy(args.example, os.path.join(tmp, "libexample.so"))
+    p = run(args, "--backend", "host", "--impl-path", "libexample.so", "--impl", "example", "--list", cwd=tmp)
+    check(p.returncode == 0 and "/impl:example" in p.stdout, "bare name in the current directory: rc %d\n%s"
+          % (p.returncode, p.stderr))
+    p = run(args, "--backend", "host", "--impl-path", "libnosuch.so", "--list", cwd=tmp)
+    check(p.returncode == 2 and "(no such file in the current directory either)" in p.stderr,
+          "a bare name found nowhere: rc %d\n%s" % (p.returncode, p.stderr))
 
 
 def main():

@@ -164,7 +164,8 @@ def t_errors(a, tmp):
     one_line_error(a, tmp, "import error", ["--impl-path", tp("badimport.py"), "--impl", "x"],
                    "ModuleNotFoundError: No module named 'linstate_no_such_module'")
     one_line_error(a, tmp, "missing module", ["--impl-path", tp("nope.py")], "nope.py: no such file")
-    one_line_error(a, tmp, "@ on a C impl", ["--impl", "host@1.0"], "'host' is not a Python impl")
+    one_line_error(a, tmp, "@ on a C impl", ["--impl", "host@1.0"],
+                   "'host' is not a Python impl (only those take @SRC; shipped: py_sglang, py_vllm;")
     one_line_error(a, tmp, "missing version", ["--impl", "py_sglang@0.0.1"], "sglang-0.0.1 missing")
     one_line_error(a, tmp, "bad label", ["--impl-path", tp("srcdemo.py"), "--impl", "srcdemo@a:b=" + tmp],
                    "label 'a:b'")
