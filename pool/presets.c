@@ -1,5 +1,5 @@
 /*
- * presets.c — the five model presets of docs/presets.md and the per-TP-rank shape derivation of docs/presets.md
+ * presets.c — the model presets of docs/presets.md and the per-TP-rank shape derivation of docs/presets.md
  *
  * The table holds full-model hyper-parameters exactly as the HF configs state them; everything
  * per-rank (heads / tp, conv channels / tp, group replication) is derived in ls_shape_from_model

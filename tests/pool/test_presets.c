@@ -1,6 +1,8 @@
 /*
- * test_presets.c — the five presets (docs/presets.md) and their per-rank shapes at tp 1, 2, 4, 8
+ * test_presets.c — the presets (docs/presets.md) and their per-rank shapes at tp 1, 2, 4, 8
  * (docs/presets.md shape columns), group replication (docs/presets.md) and errors naming a bad tp.
+ * k_want is the list of presets: a preset added to or removed from pool/presets.c without its row
+ * here fails test_table (docs/contributing.md, "A new preset").
  */
 #include "pool_test_util.h"
 
@@ -21,26 +23,29 @@ static const want_shape k_want[] = {
     {"nemotron-nano-9b-v2", LS_MECH_MAMBA2, 27, 12288, 128, 80, 128, 8},
     {"falcon-h1-7b", LS_MECH_MAMBA2, 44, 3584, 24, 128, 256, 1},
 };
+#define N_WANT ((int)(sizeof k_want / sizeof k_want[0]))
+static const int k_tps[] = {1, 2, 4, 8}; /* every preset divides at these (the pool tests use tp 8) */
 
-/* Falcon-H1 replicates its single group: conv per rank = 3072/tp + 2*256 (docs/presets.md). */
+/* A single Mamba2 group is replicated, one per rank: conv per rank = intermediate/tp + 2*dstate
+ * (Falcon-H1: 3072/tp + 2*256, docs/presets.md). */
 static int want_conv(const want_shape *w, int tp)
 {
-    if (strcmp(w->name, "falcon-h1-7b") == 0)
-        return 3072 / tp + 512;
+    if (w->mech == LS_MECH_MAMBA2 && w->qk_full == 1)
+        return (w->conv_full - 2 * w->d2) / tp + 2 * w->d2;
     return w->conv_full / tp;
 }
 
 static void test_table(void)
 {
-    LS_CHECK_EQ_INT(ls_model_count(), 5);
+    LS_CHECK_EQ_INT(ls_model_count(), N_WANT);
     LS_CHECK(ls_model_at(-1) == NULL);
-    LS_CHECK(ls_model_at(5) == NULL);
+    LS_CHECK(ls_model_at(ls_model_count()) == NULL);
     LS_CHECK(ls_model_find("no-such-model") == NULL);
     LS_CHECK(ls_model_find(NULL) == NULL);
     LS_CHECK(strcmp(ls_mechanism_name(LS_MECH_MAMBA2), "mamba2") == 0);
     LS_CHECK(strcmp(ls_mechanism_name(LS_MECH_GDN), "gdn") == 0);
     LS_CHECK(strcmp(ls_mechanism_name(LS_MECH_KDA), "kda") == 0);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < N_WANT; i++) {
         const ls_model *m = ls_model_find(k_want[i].name);
         LS_REQUIRE(m != NULL);
         LS_CHECK(m == ls_model_at(i));
@@ -50,15 +55,23 @@ static void test_table(void)
         LS_CHECK_EQ_INT(m->conv_bias, m->mechanism == LS_MECH_MAMBA2);
         LS_CHECK_EQ_INT(m->conv_weight_dtype, m->mechanism == LS_MECH_KDA ? LS_F32 : LS_BF16);
     }
+    /* every preset, listed in k_want or not, divides at tp 1, 2, 4, 8 */
+    for (int i = 0; i < ls_model_count(); i++)
+        for (int t = 0; t < 4; t++) {
+            ls_shape s;
+            const int rc = ls_shape_from_model(ls_model_at(i), k_tps[t], &s);
+            if (rc != 0)
+                fprintf(stderr, "preset %s: %s\n", ls_model_at(i)->name, ls_last_error());
+            LS_CHECK(rc == 0);
+        }
 }
 
 static void test_shapes(void)
 {
-    static const int tps[] = {1, 2, 4, 8};
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < N_WANT; i++) {
         const want_shape *w = &k_want[i];
         for (int t = 0; t < 4; t++) {
-            const int tp = tps[t];
+            const int tp = k_tps[t];
             ls_shape s;
             LS_REQUIRE(ls_shape_from_model(ls_model_at(i), tp, &s) == 0);
             LS_CHECK(s.model == ls_model_at(i));

@@ -19,6 +19,11 @@ CHECK:
   sources  srcdemo.py on two source trees (a git checkout, and a copy with a planted sleep in its
            conv update) in one run: impl names NAME@LABEL, impl_source / _git / _hash per row;
            scripts/compare.py --impls A:B says SLOWER on exactly the conv rows; a derived label
+  tree     examples/python/tree_impl.py as docs/plugin-abi.md runs it: tree@before=A,tree@after=B
+           (two copies of tree_kernels.py, B's VERSION changed) give ok conv and pool/copy rows named
+           tree@before / tree@after, each with its own folder's file (impl_version, impl_source);
+           compare.py --impls tree@before:tree@after compares both cases; a folder without
+           tree_kernels.py is one error line, exit 2
   benchsh  scripts/bench.sh (LINSTATE_SKIP_SETUP=1, LINSTATE_BUILD_DIR=the test build) runs the
            example by name, from the script: --list and a small run
   gpu      (label gpu; skipped without a GPU or torch/triton) the example's Triton kernel beside
@@ -252,6 +257,34 @@ def t_sources(a, tmp):
     check(sorted({r["impl"] for r in rows2}) == ["srcdemo@a", "srcdemo@b"], "names %s" % {r["impl"] for r in rows2})
 
 
+def t_tree(a, tmp):
+    impl = mod(a, "examples", "python", "tree_impl.py")
+    kernels = open(mod(a, "examples", "python", "tree_kernels.py")).read()
+    dirs = {"before": os.path.join(tmp, "before"), "after": os.path.join(tmp, "after")}
+    for label, version in (("before", "1"), ("after", "2")):
+        os.makedirs(dirs[label])
+        with open(os.path.join(dirs[label], "tree_kernels.py"), "w") as f:
+            f.write(kernels.replace('VERSION = "1"', 'VERSION = "%s"' % version))
+    out = os.path.join(tmp, "run.csv")
+    rows, p = bench(a, out, "--impl-path", impl, "--impl", "tree@before=%s,tree@after=%s" % (dirs["before"], dirs["after"]),
+                    "--family", "conv1d_update,pool/copy", "--batch", "4", "--draft", "1")
+    got = sorted((r["impl"], r["op"]) for r in rows)
+    want = sorted((i, op) for i in ("tree@before", "tree@after") for op in ("conv1d_update/decode", "pool/copy"))
+    check(got == want, "rows %s, want %s" % (got, want))
+    for r in rows:
+        label = r["impl"].split("@")[-1]
+        check(r["status"] == "ok", "%s %s: %s\n%s" % (r["impl"], r["case"], r["status"], p.stderr[-1500:]))
+        check(r["impl_version"] == ("tree 1" if label == "before" else "tree 2"),
+              "%s loaded another folder's file: impl_version %s" % (r["impl"], r["impl_version"]))
+        check(r["impl_source"] == os.path.realpath(dirs.get(label, "")), "impl_source " + r["impl_source"])
+    cmp = run([sys.executable, mod(a, "scripts", "compare.py"), out, "--impls", "tree@before:tree@after"])
+    check(cmp.returncode in (0, 1) and "sides:  tree@before -> tree@after" in cmp.stdout
+          and all(c in cmp.stdout for c in {r["case"] for r in rows}),
+          "compare rc %d\n%s%s" % (cmp.returncode, cmp.stdout, cmp.stderr))
+    one_line_error(a, tmp, "no kernel file", ["--impl-path", impl, "--impl", "tree@x=" + tmp],
+                   "FileNotFoundError: %s has no tree_kernels.py" % os.path.realpath(tmp))
+
+
 def t_benchsh(a, tmp):
     env = dict(os.environ, LINSTATE_SKIP_SETUP="1", LINSTATE_BUILD_DIR=a.build)
     ex = mod(a, "examples", "python", "conv_update.py")
@@ -313,7 +346,7 @@ def needs(check_name):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("check", choices=["example", "case_begin", "lazy", "wrong", "raise", "errors", "sources", "benchsh", "null_slot", "gpu"])
+    ap.add_argument("check", choices=["example", "case_begin", "lazy", "wrong", "raise", "errors", "sources", "tree", "benchsh", "null_slot", "gpu"])
     ap.add_argument("--bench", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--build", default="")
