@@ -95,6 +95,8 @@ int bench_registry_count(void);
 const bench_entry *bench_registry_at(int i);
 /* 1 if name is a family ("gdn") or a "family/op" pair ("pool/alloc") of the registry. */
 int bench_registry_has_family(const char *name);
+/* The family names of the registry in plan order, ", "-separated (--help, --family's message). */
+void bench_registry_families(char *buf, size_t cap);
 /* 1 if entry e is selected by the name ("gdn" selects every gdn op; "pool/alloc" one op). */
 int bench_entry_matches(const bench_entry *e, const char *name);
 /* 1 if some registry row has this variant name. */
@@ -192,6 +194,9 @@ typedef struct bench_opts {
     double case_timeout_s;   /* --case-timeout: wall-clock limit of one measurement in the worker; 0: none */
     int worker;              /* this process is the worker (supervise.c): the parent says the plan's notes */
     int min_samples, max_samples;
+    /* the text given for --min-time, --max-time, --min-samples, --max-samples (NULL: the default),
+     * for the message when a minimum exceeds its maximum */
+    const char *min_time_arg, *max_time_arg, *min_samples_arg, *max_samples_arg;
     double noise_target_pct; /* --noise-target: stop once the median's noise is this small (0: off) */
     const char *samples_out; /* --samples-out FILE: raw samples sidecar (NULL: none) */
     const char *filter;      /* --benchmark_filter value, also applied by the plan */
@@ -247,12 +252,17 @@ int bench_impl_points_resolve(bench_opts *o, const ls_runtime *rt);
 /*
  * Checks Google Benchmark's flags in argv before GB parses them (gbflags.c): a bad value of a flag
  * GB knows is one line and 2; --benchmark_min_time is removed from argv once checked (no effect
- * here), --benchmark_min_warmup_time refused. *repetitions: --benchmark_repetitions (0: not given).
+ * here), --benchmark_min_warmup_time refused. *repetitions: --benchmark_repetitions (0: not given);
+ * *list_tests: 1 when --benchmark_list_tests is true (main.c lists the plan like --list: GB never
+ * runs, no file is opened).
  */
-int bench_gb_flags_check(int *argc, char **argv, int *repetitions);
+int bench_gb_flags_check(int *argc, char **argv, int *repetitions, int *list_tests);
 /* Before anything reads argv: an argument with an ASCII control character (newline, tab, ...)
  * is one line naming its position and 2 (messages echo values; no flag takes one). */
 int bench_cli_check_argv(int argc, char **argv);
+/* A finite real in decimal notation only (no hex, inf, nan, blanks or sign); 0 or -1. Every real
+ * flag value is read with it (cli.c, gbflags.c). */
+int bench_parse_decimal(const char *val, double *out);
 /* Copies the value of --benchmark_filter=... if present (GB consumes it later). */
 const char *bench_cli_peek_filter(int argc, char **argv);
 void bench_cli_usage(FILE *f);
@@ -450,8 +460,9 @@ int bench_runner_measure(bench_runner *R, const bench_case *c, int rep, ls_row *
 void bench_runner_error_row(bench_runner *R, const bench_case *c, int rep, const char *status, const char *message,
                             ls_row *row);
 bench_device *bench_runner_device(bench_runner *R, int index);
-/* Registers every plan case with the Google Benchmark shim (GB runs them; rows come from us). */
-void bench_runner_register(bench_runner *R);
+/* Registers every plan case with the Google Benchmark shim (GB runs them; rows come from us),
+ * except those --resume kept whole; returns how many it registered. */
+int bench_runner_register(bench_runner *R);
 /* Records a row measured earlier (--resume) for the report, without a progress line. */
 void bench_runner_keep_row(bench_runner *R, const bench_case *c, const ls_row *row);
 /* Tears down the last case and frees the runner (not the CSV). */
@@ -509,9 +520,9 @@ void bench_fleet_out_path(const char *dir, const char *host, const char *gpu_uui
 /* Copies rank, world, job_id and node into a device's provenance (nothing when not a fleet). */
 void bench_fleet_provenance(const bench_fleet *f, ls_provenance *p);
 /* A fleet rank the shard left without a case: closes csv (opened, header only) so the rank's
- * file exists for scripts/fleet/merge.py, and writes a header-only --samples-out file when one was
- * asked. Says what it wrote on stderr; returns 0, or 1 when a file could not be written. */
-int bench_fleet_finish_idle(ls_csv *csv, const char *out, const char *samples_out);
+ * file exists for scripts/fleet/merge.py, and samples (the --samples-out file, opened; NULL when
+ * none was asked) header only. Says what it wrote on stderr; returns 0, or 1 when a file could not be written. */
+int bench_fleet_finish_idle(ls_csv *csv, const char *out, ls_csv *samples);
 
 /* ------------------------------------------------------------------ resume (resume.c) */
 

@@ -16,6 +16,10 @@
 static const char *const default_models[] = {"qwen3-next-80b-a3b", "kimi-linear-48b-a3b", "nemotron-h-8b"};
 static const int default_batch[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
 static const int default_draft[] = {1, 2, 3, 4, 8};
+/* the stopping rules' defaults (docs/timing.md "Stopping rules"); --max-samples: BENCH_MAX_SAMPLES */
+#define DEFAULT_MIN_SAMPLES 20
+#define DEFAULT_MIN_TIME_S 0.03
+#define DEFAULT_MAX_TIME_S 0.2
 
 void bench_opts_init(bench_opts *o)
 {
@@ -34,11 +38,11 @@ void bench_opts_init(bench_opts *o)
     o->cache = LS_CACHE_ROTATE;
     o->graph = BENCH_GRAPH_OFF;
     o->verify = 1;
-    o->min_samples = 20;
+    o->min_samples = DEFAULT_MIN_SAMPLES;
     o->max_samples = BENCH_MAX_SAMPLES;
     o->noise_target_pct = 0.5;
-    o->min_time_s = 0.03;
-    o->max_time_s = 0.2;
+    o->min_time_s = DEFAULT_MIN_TIME_S;
+    o->max_time_s = DEFAULT_MAX_TIME_S;
     o->case_timeout_s = 600;
     o->rank_flag = o->world_flag = -1;
 }
@@ -108,7 +112,7 @@ void bench_cli_usage(FILE *f)
     fputs(
         "usage: linstate-bench [options] [--benchmark_* flags]\n"
         "Times the state kernels and pool paths of hybrid linear-attention models and writes one CSV\n"
-        "row per case (schema: results/README.md).\n"
+        "row per case (schema: docs/csv.md).\n"
         "\n"
         "  --help                 this text\n"
         "  --list                 print the cases that would run, run nothing\n"
@@ -130,9 +134,12 @@ void bench_cli_usage(FILE *f)
         "                         not planned; keys get /S:N (default: the serving pool, max(B,\n"
         "                         512) for decode and max(B, 48) for verify; host max(B, 16) / 48)\n"
         "  --cache rotate|flush|hot  L2 regime (default rotate: launches rotate over layers)\n"
-        "  --graph on|off|both    time CUDA-graph replays (default off)\n"
-        "  --family a,b           conv1d_update, gdn, kda, mamba2_ssu, pool, or family/op\n"
-        "                         (e.g. pool/alloc); default every family that applies\n"
+        "  --graph on|off|both    time CUDA-graph replays (default off)\n",
+        f);
+    char fams[256];
+    bench_registry_families(fams, sizeof fams);
+    fprintf(f, "  --family a,b           %s, or family/op\n", fams);
+    fputs("                         (e.g. pool/alloc); default every family that applies\n"
         "  --variant a,b|all      implementation variants to run (default: each benchmark's\n"
         "                         default variant); e.g. fused,per-tensor (pool copy/accept),\n"
         "                         3-buffer,concat (KDA conv), in-place,clone (GDN conv verify).\n"
@@ -177,7 +184,7 @@ void bench_cli_usage(FILE *f)
         "  --case-timeout SECONDS wall-clock limit of one measurement (setup, verify, timing) in\n"
         "                         the worker process; past it the case is error:timeout and a new\n"
         "                         worker takes the next case (default 600; 0: no limit)\n"
-        "  --noise-target PCT     after the minimums, sample until the median's noise (95 %% CI\n"
+        "  --noise-target PCT     after the minimums, sample until the median's noise (95 % CI\n"
         "                         half-width / median, CSV noise_pct) is <= PCT (default 0.5;\n"
         "                         0: stop at the minimums); CSV stop_reason says which rule ended\n"
         "  --samples-out FILE.csv also write every raw sample (case key, repetition, index, us)\n"
@@ -189,7 +196,8 @@ void bench_cli_usage(FILE *f)
         "Host backend: axes not given default to --tp 8 --batch 1,4 --draft 1,4 (a smoke sweep;\n"
         "the host reference is float64 and slow).\n"
         "Google Benchmark flags pass through, e.g. --benchmark_filter=<regex on case key>,\n"
-        "--benchmark_repetitions=N, --benchmark_out=run.json --benchmark_out_format=json.\n"
+        "--benchmark_repetitions=N, --benchmark_out=run.json --benchmark_out_format=json;\n"
+        "--benchmark_list_tests is --list in GB's names (run nothing, write nothing).\n"
         "Each GB iteration is one full measurement (GB's --benchmark_min_time is checked and has no\n"
         "effect, use --min-time; --benchmark_min_warmup_time is refused). GB's flags are checked\n"
         "like ours. GB's console report goes to stderr unless --benchmark_format is given.\n"
@@ -202,6 +210,9 @@ void bench_cli_usage(FILE *f)
         "--resume continues).\n",
         f);
 }
+
+#define BENCH_STR_(x) #x
+#define BENCH_STR(x) BENCH_STR_(x)
 
 static int bad(const char *flag, const char *val, const char *what)
 {
@@ -300,13 +311,41 @@ static int int_list(const char *flag, char *val, long lo, long hi, int *out, int
     return 0;
 }
 
-/* A real from 0 to hi (no NaN, no trailing text) into *out; 0 or -1. */
+/* A finite real in decimal notation: digits with an optional '.' and decimal exponent, nothing
+ * else (strtod alone also takes hex "0x10", "inf", "nan", leading blanks and signs). 0 or -1. */
+int bench_parse_decimal(const char *val, double *out)
+{
+    const char *p = val;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9')
+        p++, digits++;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            digits++;
+    if (!digits)
+        return -1;
+    if (*p == 'e' || *p == 'E') {
+        p += p[1] == '+' || p[1] == '-' ? 2 : 1;
+        if (!(*p >= '0' && *p <= '9'))
+            return -1;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p)
+        return -1;
+    errno = 0;
+    double v = strtod(val, NULL);
+    if (errno == ERANGE && v != 0) /* overflow; an underflow to 0 is taken as 0 */
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* A decimal real from 0 to hi into *out; 0 or -1. */
 static int parse_real(const char *val, double hi, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(val, &end);
-    if (errno || end == val || *end || !(v >= 0) || v > hi)
+    double v;
+    if (bench_parse_decimal(val, &v) != 0 || v > hi)
         return -1;
     *out = v;
     return 0;
@@ -314,11 +353,9 @@ static int parse_real(const char *val, double hi, double *out)
 
 static int parse_seconds(const char *flag, const char *val, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(val, &end);
-    if (errno || end == val || *end || !(v > 0) || v > 3600)
-        return bad(flag, val, "seconds > 0");
+    double v;
+    if (bench_parse_decimal(val, &v) != 0 || !(v > 0) || v > 3600)
+        return bad(flag, val, "seconds > 0, at most 3600");
     *out = v;
     return 0;
 }
@@ -330,7 +367,7 @@ static int parse_seconds(const char *flag, const char *val, double *out)
 static int parse_variants(bench_opts *o, const char *flag, char *val)
 {
     char *items[BENCH_MAX_LIST];
-    int n, rc = split(flag, val, items, &n);
+    int n, rc = split_distinct(flag, val, items, &n);
     if (rc)
         return rc;
     o->n_variants = 0;
@@ -466,8 +503,12 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         if ((rc = split_distinct(flag, val, items, &n)))
             return rc;
         for (int i = 0; i < n; i++) {
-            if (!bench_registry_has_family(items[i]))
-                return bad(flag, items[i], "unknown family; conv1d_update, gdn, kda, mamba2_ssu, pool or family/op");
+            if (!bench_registry_has_family(items[i])) {
+                char fams[256], what[300];
+                bench_registry_families(fams, sizeof fams);
+                snprintf(what, sizeof what, "unknown family; %s or family/op", fams);
+                return bad(flag, items[i], what);
+            }
             o->families[i] = items[i];
         }
         o->n_families = n;
@@ -504,26 +545,30 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
             return bad(flag, val, "shard or replicate");
     } else if (strcmp(name, "rank") == 0) {
         if (parse_int(val, 0, 65535, &o->rank_flag) != 0)
-            return bad(flag, val, "an integer >= 0");
+            return bad(flag, val, "an integer from 0 to 65535");
     } else if (strcmp(name, "world") == 0) {
         if (parse_int(val, 1, 65536, &o->world_flag) != 0)
-            return bad(flag, val, "an integer >= 1");
+            return bad(flag, val, "an integer from 1 to 65536");
     } else if (strcmp(name, "repetitions") == 0) {
         if (parse_int(val, 1, 100000, &o->repetitions) != 0)
-            return bad(flag, val, "an integer >= 1");
+            return bad(flag, val, "an integer from 1 to 100000");
     } else if (strcmp(name, "min-samples") == 0) {
-        if (parse_int(val, 1, 1000000, &o->min_samples) != 0)
-            return bad(flag, val, "an integer >= 1");
+        if (parse_int(val, 1, BENCH_MAX_SAMPLES, &o->min_samples) != 0)
+            return bad(flag, val, "an integer from 1 to " BENCH_STR(BENCH_MAX_SAMPLES));
+        o->min_samples_arg = val;
     } else if (strcmp(name, "min-time") == 0) {
+        o->min_time_arg = val;
         return parse_seconds(flag, val, &o->min_time_s);
     } else if (strcmp(name, "max-time") == 0) {
+        o->max_time_arg = val;
         return parse_seconds(flag, val, &o->max_time_s);
     } else if (strcmp(name, "case-timeout") == 0) {
         if (parse_real(val, 604800, &o->case_timeout_s) != 0)
             return bad(flag, val, "seconds from 0 (no limit) to 604800");
     } else if (strcmp(name, "max-samples") == 0) {
         if (parse_int(val, 1, BENCH_MAX_SAMPLES, &o->max_samples) != 0)
-            return bad(flag, val, "an integer from 1 to 10000");
+            return bad(flag, val, "an integer from 1 to " BENCH_STR(BENCH_MAX_SAMPLES));
+        o->max_samples_arg = val;
     } else if (strcmp(name, "noise-target") == 0) {
         if (parse_real(val, 100, &o->noise_target_pct) != 0)
             return bad(flag, val, "a percentage from 0 (off) to 100");
@@ -540,6 +585,25 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
         return 2;
     }
     return 0;
+}
+
+/* --min-X above --max-X: the message names a value the user gave (the defaults are fixed
+ * numbers, docs/timing.md "Stopping rules": one given alone must fit the other's default). 2. */
+static int min_over_max(const char *x, const char *min_arg, const char *max_arg, double min_default,
+                        double max_default)
+{
+    char flag[32], what[128];
+    if (max_arg) { /* both given, or --max-X below --min-X's default */
+        snprintf(flag, sizeof flag, "--max-%s", x);
+        if (min_arg)
+            snprintf(what, sizeof what, "must be >= --min-%s %s", x, min_arg);
+        else
+            snprintf(what, sizeof what, "must be >= --min-%s, default %g", x, min_default);
+        return bad(flag, max_arg, what);
+    }
+    snprintf(flag, sizeof flag, "--min-%s", x);
+    snprintf(what, sizeof what, "must be <= --max-%s, default %g; give --max-%s too", x, max_default, x);
+    return bad(flag, min_arg, what);
 }
 
 int bench_cli_parse(int argc, char **argv, bench_opts *o)
@@ -600,16 +664,11 @@ int bench_cli_parse(int argc, char **argv, bench_opts *o)
         fprintf(stderr, "linstate-bench: --out-dir %s: give --out or --out-dir, not both\n", o->out_dir);
         return 2;
     }
-    if (o->min_samples > o->max_samples) {
-        char v[32];
-        snprintf(v, sizeof v, "%d", o->max_samples);
-        return bad("--max-samples", v, "must be >= --min-samples");
-    }
-    if (o->min_time_s > o->max_time_s) {
-        char v[32];
-        snprintf(v, sizeof v, "%g", o->max_time_s);
-        return bad("--max-time", v, "must be >= --min-time");
-    }
+    if (o->min_samples > o->max_samples)
+        return min_over_max("samples", o->min_samples_arg, o->max_samples_arg, DEFAULT_MIN_SAMPLES,
+                            BENCH_MAX_SAMPLES);
+    if (o->min_time_s > o->max_time_s)
+        return min_over_max("time", o->min_time_arg, o->max_time_arg, DEFAULT_MIN_TIME_S, DEFAULT_MAX_TIME_S);
     return 0;
 }
 

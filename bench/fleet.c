@@ -210,7 +210,7 @@ void bench_fleet_provenance(const bench_fleet *f, ls_provenance *p)
     copy_text(p->node, sizeof p->node, f->node);
 }
 
-int bench_fleet_finish_idle(ls_csv *csv, const char *out, const char *samples_out)
+int bench_fleet_finish_idle(ls_csv *csv, const char *out, ls_csv *samples)
 {
     int rc = 0;
     if (ls_csv_close(csv) != 0) {
@@ -219,12 +219,9 @@ int bench_fleet_finish_idle(ls_csv *csv, const char *out, const char *samples_ou
     } else {
         fprintf(stderr, "linstate-bench: no case for this rank: wrote %s (header only)\n", out);
     }
-    if (samples_out) {
-        ls_csv *s = ls_samples_open(samples_out);
-        if (!s || ls_csv_close(s) != 0) {
-            fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
-            rc = 1;
-        }
+    if (samples && ls_csv_close(samples) != 0) {
+        fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
+        rc = 1;
     }
     return rc;
 }

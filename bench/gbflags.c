@@ -8,9 +8,10 @@
  * it and exit 2. --benchmark_min_time has no effect on our fixed one-iteration runs and is taken
  * out of argv once checked (its syntax differs between GB 1.7 and 1.8); --benchmark_min_warmup_time
  * is refused: GB would call each case again to warm up, which writes extra rows.
+ * --benchmark_list_tests is reported to main.c, which lists the plan itself (GB would list it only
+ * after the output files were opened, replacing an old --out with a header).
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,12 +94,15 @@ static int min_time_ok(const char *v)
         snprintf(buf, sizeof buf, "%.*s", (int)(n - 1), v);
         return int_in(buf, 1, 1000000000L, &it);
     }
-    char *end;
-    errno = 0;
-    double s = strtod(v, &end);
-    if (end == v || errno || !isfinite(s) || s < 0)
-        return 0;
-    return *end == '\0' || (end[0] == 's' && end[1] == '\0');
+    char buf[64];
+    double s;
+    if (n > 1 && v[n - 1] == 's') {
+        if (n >= sizeof buf)
+            return 0;
+        snprintf(buf, sizeof buf, "%.*s", (int)(n - 1), v);
+        v = buf;
+    }
+    return bench_parse_decimal(v, &s) == 0 && s >= 0; /* decimal only, as our own flags */
 }
 
 #define GB_MAX_COUNTERS 3 /* GB 1.7's PerfCounterValues::kMaxCounters */
@@ -181,10 +185,18 @@ static int check_value(const char *name, gb_kind k, const char *v, int *reps)
     return 0;
 }
 
-int bench_gb_flags_check(int *argc, char **argv, int *repetitions)
+/* GB's reading of a boolean flag's value: bare, true, yes, on or 1 (any case). */
+static int is_true(const char *v)
+{
+    static const char *const names[] = {"true", "yes", "on", "1", NULL};
+    return !v || one_of(v, names, 1);
+}
+
+int bench_gb_flags_check(int *argc, char **argv, int *repetitions, int *list_tests)
 {
     int out = 1;
     *repetitions = 0;
+    *list_tests = 0;
     for (int i = 1; i < *argc; i++) {
         const char *arg = argv[i];
         int drop = 0;
@@ -207,6 +219,8 @@ int bench_gb_flags_check(int *argc, char **argv, int *repetitions)
                 int rc = check_value(gb_flags[f].name, k, eq ? eq + 1 : NULL, repetitions);
                 if (rc)
                     return rc;
+                if (strcmp(gb_flags[f].name, "benchmark_list_tests") == 0) /* GB takes the last one */
+                    *list_tests = is_true(eq ? eq + 1 : NULL);
                 drop = k == GB_MIN_TIME;
                 break;
             }

@@ -6,8 +6,10 @@
  * sent to stderr next to our progress lines, unless --benchmark_format was given: then stdout is
  * GB's report alone (valid JSON with =json) and our final table goes to stderr.
  *
- * Output files (the CSV, GB's --benchmark_out) are checked and their private temporaries created
- * before any case runs, and moved to their names only when complete (harness outfile.c).
+ * Output files (the CSV, --samples-out, GB's --benchmark_out) are checked, each a file of its own,
+ * and their private temporaries created before the worker starts, and moved to their names only
+ * when complete (harness outfile.c, docs/csv.md "Files"). --list and --benchmark_list_tests open
+ * none; a run in which GB selects no case writes none.
  *
  * The cases are measured in a worker process (supervise.c): this same program started again with
  * a worker flag, which builds the same plan and then only measures; this process (the parent)
@@ -15,9 +17,10 @@
  * parent's too: its kept rows go into the CSV before the first case, and the parent asks the
  * worker only for the repetitions not kept (runner.c measure).
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +140,14 @@ static const char *process_env(const char *name)
     return getenv(name);
 }
 
+static int has_arg(int argc, char **argv, const char *arg)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], arg) == 0)
+            return 1;
+    return 0;
+}
+
 static int has_flag_prefix(int argc, char **argv, const char *prefix)
 {
     for (int i = 1; i < argc; i++)
@@ -145,8 +156,9 @@ static int has_flag_prefix(int argc, char **argv, const char *prefix)
     return 0;
 }
 
-/* Runs every registered case with GB's console output on stderr (see the file comment). */
-static void run_gb(int gb_owns_stdout)
+/* Runs every registered case with GB's console output on stderr (see the file comment); returns
+ * how many GB selected. */
+static int run_gb(int gb_owns_stdout)
 {
     int saved = -1;
     fflush(stdout);
@@ -155,12 +167,13 @@ static void run_gb(int gb_owns_stdout)
         if (saved >= 0)
             dup2(2, 1);
     }
-    ls_gb_run();
+    int ran = ls_gb_run();
     fflush(stdout);
     if (saved >= 0) {
         dup2(saved, 1);
         close(saved);
     }
+    return ran;
 }
 
 /* GB's --benchmark_out: GB writes the file itself, so it is pointed at a private temporary made
@@ -244,6 +257,68 @@ static int gb_out_finish(void)
     return 0;
 }
 
+/* The canonical name of an output path: the realpath of its longest existing folder, then the
+ * rest as given. */
+static void canonical_path(const char *path, char *buf, size_t cap)
+{
+    char dir[LS_OUTFILE_PATH_MAX], real[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? path + (slash - dir) + 1 : path;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0'; /* "/name" */
+    else
+        *slash = '\0';
+    if (realpath(dir, real))
+        snprintf(buf, cap, "%s/%s", strcmp(real, "/") ? real : "", base);
+    else if (!slash || strcmp(dir, path) == 0)
+        snprintf(buf, cap, "%s", path);
+    else {
+        char up[LS_OUTFILE_PATH_MAX];
+        canonical_path(dir, up, sizeof up);
+        snprintf(buf, cap, "%s/%s", up, base);
+    }
+}
+
+/* 1 when paths a and b name one file: the same inode, or (not made yet) the same canonical path. */
+static int same_output(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ca[2 * LS_OUTFILE_PATH_MAX], cb[2 * LS_OUTFILE_PATH_MAX];
+    canonical_path(a, ca, sizeof ca);
+    canonical_path(b, cb, sizeof cb);
+    return strcmp(ca, cb) == 0;
+}
+
+/* Every file the run writes (or reads: --resume) must be its own: two flags naming one file
+ * would otherwise find each other's locked temporary, or replace the file resumed from. --resume
+ * and the CSV may be one file (a resume in place). 0, or 2 after one line naming both flags. */
+static int check_distinct_outputs(const bench_opts *o, const char *out)
+{
+    const struct {
+        const char *flag, *path;
+    } f[] = {
+        {o->out ? "--out" : o->out_dir ? "--out-dir's CSV" : "the CSV", out},
+        {"--samples-out", o->samples_out},
+        {"--benchmark_out", gb_out.done ? NULL : gb_out.path},
+        {"--resume", o->resume},
+    };
+    int n = (int)(sizeof f / sizeof f[0]);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            if (!f[i].path || !f[j].path || (i == 0 && j == n - 1) || !same_output(f[i].path, f[j].path))
+                continue;
+            fprintf(stderr, "linstate-bench: %s %s and %s %s name the same file; give each its own\n", f[i].flag,
+                    f[i].path, f[j].flag, f[j].path);
+            return 2;
+        }
+    return 0;
+}
+
 static char **worker_argv;
 
 static void worker_argv_free(void)
@@ -267,14 +342,17 @@ int main(int argc, char **argv)
             bench_cli_usage(stdout);
             return 0;
         }
-    int gb_reps = 0, rc;
-    if ((rc = bench_gb_flags_check(&argc, argv, &gb_reps)))
+    int gb_reps = 0, gb_list = 0, rc;
+    if ((rc = bench_gb_flags_check(&argc, argv, &gb_reps, &gb_list)))
         return rc;
+    /* --list or --benchmark_list_tests: nothing runs, so no output file is opened (not even a
+     * temporary); a "--list" that is a flag's value is refused by bench_cli_parse anyway */
+    int listing = gb_list || has_arg(argc, argv, "--list");
     /* a pointer into argv's strings: GB takes the flag out of argv but leaves its text in place */
     const char *filter = bench_cli_peek_filter(argc, argv);
     int gb_owns_stdout = has_flag_prefix(argc, argv, "--benchmark_format");
     FILE *table = gb_owns_stdout ? stderr : stdout; /* our final table */
-    if (worker_fd < 0 && gb_out_redirect(argc, argv) != 0)
+    if (worker_fd < 0 && !listing && gb_out_redirect(argc, argv) != 0)
         return 2;
 
     ls_gb_initialize(&argc, argv);
@@ -285,6 +363,8 @@ int main(int argc, char **argv)
         return rc;
     o.filter = filter;
     o.worker = worker_fd >= 0;
+    int gb_names = gb_list && !o.list; /* list as GB would: its full names (--list: ours) */
+    o.list |= gb_list;
 
     if ((rc = bench_fleet_resolve(&o, process_env)))
         return rc;
@@ -341,7 +421,14 @@ int main(int argc, char **argv)
         bench_resume_free(&rs);
         if (o.explain)
             bench_report_impls(&o, stdout);
-        bench_report_list(&plan, stdout);
+        if (gb_names)
+            for (int i = 0; i < plan.n; i++) {
+                char full[1024];
+                bench_gb_full_name(&plan.cases[i], o.repetitions, full, sizeof full);
+                printf("%s\n", full);
+            }
+        else
+            bench_report_list(&plan, stdout);
         fprintf(stderr, "linstate-bench: %d cases on backend %s (nothing run)\n", plan.n, be->name);
         bench_plan_free(&plan);
         return 0;
@@ -375,7 +462,14 @@ int main(int argc, char **argv)
         bench_plan_free(&plan);
         return rc;
     }
-    ls_csv *csv = NULL;
+    if ((rc = check_distinct_outputs(&o, out)) != 0) {
+        bench_resume_free(&rs);
+        bench_plan_free(&plan);
+        return rc;
+    }
+    /* the CSV and the sidecar are checked and opened here, before the worker starts and anything
+     * is measured (docs/csv.md "Files": the same rules, one line and exit 2) */
+    ls_csv *csv = NULL, *samples = NULL;
     ls_clear_error();
     if (make_parent_dirs(out) != 0 || !(csv = ls_csv_open(out))) {
         if (!csv && ls_last_error()[0]) /* make_parent_dirs prints its own error */
@@ -384,37 +478,39 @@ int main(int argc, char **argv)
         bench_plan_free(&plan);
         return 2;
     }
+    ls_clear_error();
+    if (o.samples_out && (make_parent_dirs(o.samples_out) != 0 || !(samples = ls_samples_open(o.samples_out)))) {
+        if (ls_last_error()[0])
+            fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
+        ls_csv_discard(csv);
+        bench_resume_free(&rs);
+        bench_plan_free(&plan);
+        return 2;
+    }
     fprintf(stderr, "linstate-bench: %d cases on backend %s, %d device(s); CSV %s\n", plan.n, be->name, n_devs, out);
     if (fleet_idle) {
-        int dirs_rc = o.samples_out && make_parent_dirs(o.samples_out) != 0;
-        rc = bench_fleet_finish_idle(csv, out, dirs_rc ? NULL : o.samples_out) | dirs_rc;
+        rc = bench_fleet_finish_idle(csv, out, samples);
         bench_resume_free(&rs);
         bench_plan_free(&plan);
         return rc;
     }
 
     ls_csv_install_signal_handlers(csv);
+    ls_csv_install_signal_handlers(samples);
     if (!gb_out.done)
         ls_csv_signal_discard(gb_out.tmp);
     bench_runner R;
     if (bench_runner_init_supervised(&R, &o, be, &plan, devs, n_devs, argc0, argv0) != 0) {
         bench_runner_free(&R);
         ls_csv_discard(csv); /* nothing was measured */
+        if (samples)
+            ls_csv_discard(samples);
         bench_resume_free(&rs);
         bench_plan_free(&plan);
         return 1;
     }
     R.csv = csv;
-    if (o.samples_out && (make_parent_dirs(o.samples_out) != 0 || !(R.samples_csv = ls_samples_open(o.samples_out)))) {
-        fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
-        ls_csv_discard(csv);
-        bench_runner_free(&R);
-        bench_resume_free(&rs);
-        bench_plan_free(&plan);
-        return 1;
-    }
-
-    ls_csv_install_signal_handlers(R.samples_csv);
+    R.samples_csv = samples;
     if (o.resume) /* here, in the parent: the kept rows go into the CSV before any case runs */
         bench_resume_apply(&rs, &R);
 
@@ -426,12 +522,35 @@ int main(int argc, char **argv)
     ls_gb_add_context("linstate_gpu", p0->dev.name);
     ls_gb_add_context("linstate_git_commit", p0->git_commit);
     ls_gb_add_context("linstate_csv", out);
-    bench_runner_register(&R);
+    int registered = bench_runner_register(&R); /* 0: --resume kept every case */
     R.res.t0 = bench_wall_s();
-    run_gb(gb_owns_stdout);
+    int ran = registered ? run_gb(gb_owns_stdout) : 0;
     ls_gb_shutdown();
     int worker_rc = bench_sup_close(R.sup); /* the worker ends; its rows are all here */
     R.sup = NULL;
+    if (!registered && !gb_out.done) { /* GB never ran: it wrote no JSON */
+        fprintf(stderr, "linstate-bench: --benchmark_out: nothing was run, '%s' not written\n", gb_out.path);
+        ls_outfile_discard(&gb_out);
+    }
+    if (registered && ran == 0 && !R.stopped) {
+        /* GB selected none of the cases the plan holds (a filter GB reads otherwise than the
+         * plan): nothing was measured, so no file is replaced by a header-only one */
+        fprintf(stderr, "linstate-bench: Google Benchmark ran none of the %d planned cases (--benchmark_filter "
+                        "read differently?); nothing measured, %s not written\n", registered, out);
+        ls_csv_discard(csv);
+        if (R.samples_csv)
+            ls_csv_discard(R.samples_csv);
+        R.csv = R.samples_csv = NULL;
+        bench_runner_free(&R);
+        bench_resume_free(&rs);
+        bench_plan_free(&plan);
+        return 1;
+    }
+    if (ran < registered && !R.stopped) {
+        fprintf(stderr, "linstate-bench: Google Benchmark ran %d of the %d planned cases (--benchmark_filter read "
+                        "differently?); the others are not in %s\n", ran, registered, out);
+        R.res.failures++;
+    }
     long written = ls_csv_rows(csv);
 
     int close_rc = ls_csv_close(csv);

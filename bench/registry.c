@@ -62,6 +62,20 @@ int bench_registry_has_variant(const char *name)
     return 0;
 }
 
+void bench_registry_families(char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < bench_registry_count(); i++) {
+        const char *fam = bench_registry_at(i)->family;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = strcmp(bench_registry_at(j)->family, fam) == 0;
+        if (!seen && n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", fam);
+    }
+}
+
 int bench_registry_has_family(const char *name)
 {
     for (int i = 0; i < bench_registry_count(); i++)

@@ -407,9 +407,14 @@ int bench_resume_apply(bench_resume *r, bench_runner *R)
     r->left = NULL;
     r->kept = NULL;
     R->res.plan_n = to_run;
+    char left[128 + LS_OUTFILE_PATH_MAX];
+    if (to_run) /* nothing to run: main.c does not start GB (it would call a run of no case an error) */
+        snprintf(left, sizeof left, "%d case(s) to run", to_run);
+    else
+        snprintf(left, sizeof left, "nothing to run: all %d cases are in %s", plan->n, r->path);
     fprintf(stderr, "linstate-bench: --resume %s: %d row(s) kept (%d of %d cases complete), %d run again, %d not of "
-                    "this sweep%s; %d case(s) to run\n", r->path, kept, done, plan->n, r->n - kept - r->other,
-            r->other, r->torn ? "; a torn last line dropped" : "", to_run);
+                    "this sweep%s; %s\n", r->path, kept, done, plan->n, r->n - kept - r->other, r->other,
+            r->torn ? "; a torn last line dropped" : "", left);
     return 0;
 }
 

@@ -583,15 +583,19 @@ static void gb_case(ls_gb_state *st, void *vc)
     ls_gb_set_counter(st, "samples", (double)row.t.n);
 }
 
-void bench_runner_register(bench_runner *R)
+int bench_runner_register(bench_runner *R)
 {
     ls_gb_options opt = {.repetitions = R->o->repetitions, .iterations = 1, .min_time_s = 0};
+    int n = 0;
     for (int i = 0; i < R->plan->n; i++) {
         int left = R->left ? R->left[i] : -1; /* --resume: the repetitions not kept */
         opt.repetitions = left < 0 ? R->o->repetitions : left;
-        if (left != 0)
+        if (left != 0) {
             ls_gb_register_opts(R->plan->cases[i].name, gb_case, &R->plan->cases[i], &opt);
+            n++;
+        }
     }
+    return n;
 }
 
 void bench_runner_free(bench_runner *R)

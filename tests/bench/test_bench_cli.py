@@ -144,8 +144,39 @@ def check_errors(bench, header, tmp):
         (["--case-timeout", "1e9"], "'1e9'"),
         (["--case-timeout", "nan"], "'nan'"),
         (["--case-timeout"], "--case-timeout"),
+        (["--case-timeout", "0x10", "--list"], "'0x10'"),
+        # a minimum above a maximum the user did not give names the value given (the defaults
+        # are fixed, docs/timing.md), not the other flag's default
+        (["--min-time", "5", "--list"], "--min-time: bad value '5'"),
+        (["--max-time", "0.01", "--list"], "--max-time: bad value '0.01'"),
+        (["--min-time", "1", "--max-time", "0.5", "--list"], "--max-time: bad value '0.5' (must be >= --min-time 1)"),
+        (["--min-samples", "20000", "--list"], "--min-samples: bad value '20000' (an integer from 1 to 10000)"),
+        # decimal notation only: strtod's hex, inf and nan are refused
+        (["--min-time", "0x10", "--max-time", "20", "--list"], "'0x10'"),
+        (["--max-time", "inf", "--list"], "'inf'"),
+        (["--min-time", "nan", "--list"], "'nan'"),
+        (["--noise-target", "0x1", "--list"], "'0x1'"),
+        (["--noise-target", "inf", "--list"], "'inf'"),
+        (["--repetitions", "100001", "--list"], "from 1 to 100000"),   # the range stated is the one checked
+        (["--rank", "70000", "--list"], "from 0 to 65535"),
+        (["--variant", "all,all", "--list"], "listed twice"),
+        (["--variant", "fused,fused", "--list"], "listed twice"),
+        (["--family", "nosuch"], "conv_delta"),              # the message lists every family
+        # a regex GB reads otherwise than the plan (GB refuses \w and runs nothing)
+        (["--benchmark_filter=pool/cop\\w"], "pool/cop\\w"),
+        # --samples-out follows --out's file rules, checked before anything is measured
+        (["--samples-out", "file.csv/x.csv"], "file.csv/x.csv"),
+        (["--samples-out", "adir"], "adir"),
+        # two flags naming one file
+        (["--samples-out", "never.csv"], "--samples-out never.csv"),
+        (["--samples-out", "./sub/../s.csv", "--benchmark_out=s.csv"], "same file"),
+        (["--benchmark_out=./never.csv"], "--benchmark_out ./never.csv"),
     ]
     out_csv = os.path.join(tmp, "never.csv")
+    with open(os.path.join(tmp, "file.csv"), "w") as f:
+        f.write("not a directory\n")
+    os.mkdir(os.path.join(tmp, "adir"))
+    os.mkdir(os.path.join(tmp, "sub"))
     for args, value in cases:
         rc, out, err = run(bench, ["--backend", "host", "--out", out_csv] + args, tmp)
         lines = [l for l in err.splitlines() if l.strip()]
@@ -153,12 +184,19 @@ def check_errors(bench, header, tmp):
             fail("%s: rc %d, expected 2 (stderr: %s)" % (args, rc, err))
         if len(lines) != 1 or value not in lines[0]:
             fail("%s: expected ONE stderr line naming %s, got %r" % (args, value, err))
-        if os.path.exists(out_csv) or temps(out_csv):
+        if os.path.exists(out_csv) or temps(out_csv) or glob.glob(os.path.join(tmp, "s.csv*")):
             fail("%s: a CSV was written" % args)
+        if "copy peak" in err or not no_case_ran(err):
+            fail("%s: the worker started before the error" % args)
+    if os.listdir(os.path.join(tmp, "adir")) or open(os.path.join(tmp, "file.csv")).read() != "not a directory\n":
+        fail("an output named by a bad flag was changed")
     rc, out, _ = run(bench, ["--help"], tmp)
     if rc != 0 or "--state-dtype" not in out or "--tp 8 --batch 1,4 --draft 1,4" not in out or \
             "--case-timeout" not in out:
         fail("--help does not document the flags and the host defaults")
+    # printed as is (fputs): no printf escapes; every family of the registry; the schema's place
+    if "%%" in out or "conv_delta" not in out or "docs/csv.md" not in out or "results/README.md" in out:
+        fail("--help: '%%', a family missing or the schema's old place:\n" + out[:600])
 
 
 def check_list(bench, header, tmp):
@@ -183,6 +221,33 @@ def check_list(bench, header, tmp):
             fail("missing %s in --list" % k)
     if any(k.startswith("kda/") and "qwen3" in k for k in keys):
         fail("kda planned for a GDN preset")
+
+
+def check_gb_list(bench, header, tmp):
+    """--benchmark_list_tests (any true spelling) is --list in GB's words: its full names on stdout,
+    one per line, nothing run, no file written, an existing --out and --benchmark_out untouched;
+    =false runs as usual."""
+    small = TINY + ["--family", "pool/copy", "--model", "qwen3-next-80b-a3b"]
+    keep, keep_json = os.path.join(tmp, "keep.csv"), os.path.join(tmp, "keep.json")
+    rc, _, err = run(bench, small + ["--out", keep], tmp)
+    if rc != 0 or len(read_csv(keep, header)) != 2:
+        fail("first run: rc %d: %s" % (rc, err[-1500:]))
+    with open(keep_json, "w") as f:
+        f.write("{}\n")
+    before = {p: (open(p).read(), os.stat(p).st_mtime_ns) for p in (keep, keep_json)}
+    want = [k + "/iterations:1/manual_time" for k in listed(bench, small, tmp)]
+    for flag in ("--benchmark_list_tests=true", "--benchmark_list_tests", "--benchmark_list_tests=YES",
+                 "--benchmark_list_tests=1"):
+        rc, out, err = run(bench, small + ["--out", keep, "--benchmark_out=" + keep_json, flag], tmp)
+        if rc != 0 or [l for l in out.splitlines() if l] != want:
+            fail("%s: rc %d, stdout %r (want GB's names %r)\n%s" % (flag, rc, out[:500], want, err[-800:]))
+        if not no_case_ran(err) or "copy peak" in err or "wrote" in err or "(nothing run)" not in err:
+            fail("%s ran something:\n%s" % (flag, err[-1500:]))
+        if {p: (open(p).read(), os.stat(p).st_mtime_ns) for p in before} != before or temps(keep) or temps(keep_json):
+            fail("%s touched %s or left a temporary" % (flag, list(before)))
+    rc, out, err = run(bench, small + ["--out", keep, "--benchmark_list_tests=false"], tmp)
+    if rc != 0 or len(read_csv(keep, header)) != 2 or no_case_ran(err):
+        fail("--benchmark_list_tests=false: rc %d:\n%s" % (rc, err[-1500:]))
 
 
 def check_filter(bench, header, tmp):

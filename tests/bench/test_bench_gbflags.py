@@ -51,6 +51,7 @@ def check_gbflags(bench, tmp):
         ("--benchmark_repetitions=-3", "-3"), ("--benchmark_repetitions=two", "two"),
         ("--benchmark_min_time=abc", "abc"), ("--benchmark_min_time=0.5x", "0.5x"),
         ("--benchmark_min_time=-1", "-1"), ("--benchmark_min_time=nan", "nan"),
+        ("--benchmark_min_time=0x10", "0x10"), ("--benchmark_min_time=infs", "infs"),  # decimal only
         ("--benchmark_list_tests=maybe", "maybe"), ("--benchmark_color=purple", "purple"),
         ("--benchmark_counters_tabular=x", "'x'"), ("--benchmark_time_unit=h", "'h'"),
         ("--benchmark_context=a=b,c", "a=b,c"), ("--benchmark_context=", "--benchmark_context"),

@@ -192,10 +192,25 @@ def check_rerun(bench, tmp):
         fail("in place with rows of another sweep: rc %d, %r" % (rc, err[-3:]))
     if [l for l in lines(out)[1:] if l] != final or glob.glob(out + ".tmp*"):
         fail("the refused in-place resume changed %s or left a temporary" % out)
-    # ... and done when every row is of the sweep: nothing to run, the file as it was
+    # ... and done when every row is of the sweep: nothing to run, the file as it was; one line
+    # says so (no error of GB's about a run of no case)
+    nothing = "nothing to run: all 4 cases are in " + out
     rc, _, err = run(bench, FAST + ["--repetitions", "2", "--resume", out], tmp)
-    if rc != 0 or [l for l in lines(out)[1:] if l] != final or "0 case(s) to run" not in " ".join(err):
+    if rc != 0 or [l for l in lines(out)[1:] if l] != final or not any(l.endswith(nothing) for l in err) or \
+            any("Failed to match" in l for l in err):
         fail("in-place resume of a complete file: rc %d, %r" % (rc, err[-3:]))
+    # the sidecar aimed at the file resumed from: refused (it would replace the rows)
+    rc, _, err = run(bench, FAST + ["--repetitions", "2", "--resume", out, "--out", os.path.join(tmp, "y.csv"),
+                                    "--samples-out", "./" + os.path.relpath(out, tmp)], tmp)
+    if rc != 2 or len(err) != 1 or "same file" not in err[0] or "--samples-out" not in err[0] or \
+            [l for l in lines(out)[1:] if l] != final or glob.glob(out + ".tmp*"):
+        fail("--samples-out naming the --resume file: rc %d, %r" % (rc, err[-3:]))
+    # to a new file: the kept rows, byte for byte
+    x4 = os.path.join(tmp, "x4.csv")
+    rc, _, err = run(bench, FAST + ["--repetitions", "2", "--resume", out, "--out", x4], tmp)
+    if rc != 0 or [l for l in lines(x4)[1:] if l] != final or not any(l.endswith(nothing) for l in err) or \
+            any("Failed to match" in l for l in err):
+        fail("complete resume to a new file: rc %d, %r" % (rc, err[-4:]))
 
 
 def one_line(bench, args, want, tmp):
