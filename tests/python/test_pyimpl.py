@@ -202,7 +202,7 @@ def make_tree(path, delay, git):
 def t_sources(a, tmp):
     ta, tb = os.path.join(tmp, "a", "python"), os.path.join(tmp, "b")
     make_tree(ta, 0.0, git=shutil.which("git") is not None)
-    make_tree(tb, 0.004, git=False)
+    make_tree(tb, 0.02, git=False)
     demo = mod(a, "tests", "python", "srcdemo.py")
     out = os.path.join(tmp, "two.csv")
     rows, p = bench(a, out, "--impl-path", demo, "--impl", "srcdemo@" + ta + ",srcdemo@before=" + tb,
@@ -231,11 +231,12 @@ def t_sources(a, tmp):
     ha = {r["impl_source_hash"] for r in rows if r["impl"] == "srcdemo@a"}
     hb = {r["impl_source_hash"] for r in rows if r["impl"] == "srcdemo@before"}
     check(len(ha) == 1 and len(hb) == 1 and ha != hb, "source hashes a %s, before %s" % (ha, hb))
-    # A/B: the planted sleep (4 ms per conv call, against a conv of about 0.1 ms: 30-40x) shows on
-    # the conv rows only; the unchanged pool rows (the same numpy state_copy in both impls) are
-    # neither SLOWER nor FASTER at --threshold 400. A leaked sleep would make them 50x slower; a
-    # loaded CI host moved them by more than half (CI failed on pool/copy B = 1 at threshold 50),
-    # so the threshold sits above load and below a leak. Whether the copies' temporaries reuse heap
+    # A/B: the planted sleep (20 ms per conv call, against a conv of about 0.1 ms: 200x, so a conv
+    # slowed 20x by a loaded host still shows) on the conv rows only; the unchanged pool rows (the
+    # same numpy state_copy in both impls) are neither SLOWER nor FASTER at --threshold 400. A
+    # leaked sleep would make them 400x slower; a loaded CI host moved them by more than half (CI
+    # failed on pool/copy B = 1 at threshold 50), so the threshold sits above load and far below a
+    # leak. Whether the copies' temporaries reuse heap
     # memory (they moved 5-8x when glibc's mmap threshold wandered) is checked on glibc's counters,
     # not on timings: tests/harness/test_host_alloc.c.
     cmp = run([sys.executable, mod(a, "scripts", "compare.py"), out, "--impls", "srcdemo@a:srcdemo@before",
