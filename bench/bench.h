@@ -161,6 +161,13 @@ typedef enum bench_ceiling {
     BENCH_CEILING_CASE = 2   /* again before each case's setup, on fresh buffers */
 } bench_ceiling;
 
+/* --bind: where the measuring thread runs (docs/timing.md "Host placement"; CSV cpuset). */
+typedef enum bench_bind {
+    BENCH_BIND_GPU = 0, /* the GPU's local CPUs (host backend: the core it starts on) */
+    BENCH_BIND_CORE,    /* the first core of those: no migration between cores */
+    BENCH_BIND_NONE     /* unbound (--no-bind) */
+} bench_bind;
+
 #define BENCH_MAX_POOL_SLOTS (1 << 20)
 /* The serving pool the kernel cases default to (docs/presets.md "Serving pool"): SGLang's running
  * requests without the radix cache, 512, or 48 with speculative decoding (T > 1); on the host
@@ -187,7 +194,8 @@ typedef struct bench_opts {
     int devices[BENCH_MAX_LIST], n_devices;
     int verify;
     const char *out;         /* NULL = results/<slug>/<timestamp>.csv */
-    int profile, no_bind, no_hold, list, help;
+    int profile, no_hold, list, help;
+    bench_bind bind;         /* --bind, --no-bind */
     bench_ceiling ceiling;   /* --ceiling */
     int repetitions;         /* 0 = Google Benchmark's default / --benchmark_repetitions */
     double min_time_s, max_time_s;
@@ -445,7 +453,7 @@ typedef struct bench_runner {
     int kept_reps;
 } bench_runner;
 
-/* Per device: select, bind (unless --no-bind), provenance, copy peak, flush buffer, budget.
+/* Per device: select, bind (--bind), provenance, copy peak, flush buffer, budget.
  * 0, or -1 after printing the error. */
 int bench_runner_init(bench_runner *R, const bench_opts *o, const ls_runtime *be, const bench_plan *plan,
                       const int *devices, int n_devices);

@@ -172,7 +172,10 @@ void bench_cli_usage(FILE *f)
         "                         before each case's setup (case), or once at start-up (start);\n"
         "                         default case on a GPU, start on the host backend\n"
         "  --profile              few iterations inside cudaProfilerStart/Stop (for nsys/ncu)\n"
-        "  --no-bind              do not bind to the GPU's local CPUs\n"
+        "  --bind gpu|core|none   the measuring thread on the GPU's local CPUs (gpu, default; host\n"
+        "                         backend: its core), on their first core (core: it never migrates)\n"
+        "                         or unbound (none); CSV cpuset\n"
+        "  --no-bind              --bind none\n"
         "  --no-hold              start each sample as soon as it is launched (default: queue it\n"
         "                         whole behind a spin kernel, so the start event does not absorb\n"
         "                         the host's launch latency; CSV column held)\n"
@@ -389,7 +392,7 @@ static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"model", "tp", "batch", "draft", "state-dtype", "cache",
                                              "graph", "family", "variant", "backend", "devices", "out",
-                                             "impl", "impl-path", "tune", "state-layout", "ceiling", "pool-slots",
+                                             "impl", "impl-path", "tune", "state-layout", "ceiling", "bind", "pool-slots",
                                              "repetitions", "min-samples", "min-time", "max-time", "case-timeout",
                                              "max-samples", "noise-target", "samples-out",
                                              "out-dir", "fleet", "rank", "world", "resume"};
@@ -415,7 +418,7 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
     else if (strcmp(name, "profile") == 0)
         o->profile = 1;
     else if (strcmp(name, "no-bind") == 0)
-        o->no_bind = 1;
+        o->bind = BENCH_BIND_NONE;
     else if (strcmp(name, "no-hold") == 0)
         o->no_hold = 1;
     else if (strcmp(name, "explain") == 0)
@@ -479,6 +482,15 @@ static int apply(bench_opts *o, const char *name, char *val, const char *flag)
             o->dtypes[i] = (ls_dtype)v[i];
         o->n_dtypes = n;
         o->given |= BENCH_GIVEN_DTYPE;
+    } else if (strcmp(name, "bind") == 0) {
+        if (strcmp(val, "gpu") == 0)
+            o->bind = BENCH_BIND_GPU;
+        else if (strcmp(val, "core") == 0)
+            o->bind = BENCH_BIND_CORE;
+        else if (strcmp(val, "none") == 0)
+            o->bind = BENCH_BIND_NONE;
+        else
+            return bad(flag, val, "gpu, core or none");
     } else if (strcmp(name, "ceiling") == 0) {
         if (strcmp(val, "case") == 0)
             o->ceiling = BENCH_CEILING_CASE;

@@ -68,7 +68,7 @@ static int device_init(bench_runner *R, bench_device *D, int index)
         fprintf(stderr, "linstate-bench: device %d: %s\n", index, ls_last_error());
         return -1;
     }
-    if (!R->o->no_bind && ls_bind_to_device(be, index, &D->prov) != 0)
+    if (R->o->bind != BENCH_BIND_NONE && ls_bind_to_device(be, index, R->o->bind == BENCH_BIND_CORE, &D->prov) != 0)
         fprintf(stderr, "linstate-bench: warning: not bound to device %d's CPUs: %s\n", index, ls_last_error());
     D->copy_peak_bytes = (be->caps & LS_RT_DEVICE_MEMORY) ? (size_t)1 << 30 : LS_COPY_PEAK_HOST_BYTES;
     if (ls_measure_copy_peak(be, D->copy_peak_bytes, &D->copy_peak_gbps) != 0) {
@@ -116,7 +116,8 @@ static void select_device(bench_runner *R, bench_device *D)
         return;
     if (R->be->set_device(D->index) != 0)
         fprintf(stderr, "linstate-bench: device %d: %s\n", D->index, ls_last_error());
-    if (R->cur_dev && !R->o->no_bind && ls_bind_to_device(R->be, D->index, NULL) != 0)
+    if (R->cur_dev && R->o->bind != BENCH_BIND_NONE &&
+        ls_bind_to_device(R->be, D->index, R->o->bind == BENCH_BIND_CORE, NULL) != 0)
         fprintf(stderr, "linstate-bench: warning: not bound to device %d's CPUs: %s\n", D->index, ls_last_error());
     R->cur_dev = D;
 }

@@ -353,8 +353,9 @@ int ls_steady_host_allocator(void);
 /* ------------------------------------------------------------------ hwloc binding */
 
 /* Bind this thread and its host allocations to the CPUs local to device `index` of backend be
- * (host backend: one core). Fills cpuset/numa in prov when non-NULL. 0 ok; -1 error (message). */
-int ls_bind_to_device(const ls_runtime *be, int index, ls_provenance *prov);
+ * (host backend: the core it runs on), or with one_core to the first core of them (the thread
+ * cannot move between cores). Fills cpuset/numa in prov when non-NULL. 0 ok; -1 error (message). */
+int ls_bind_to_device(const ls_runtime *be, int index, int one_core, ls_provenance *prov);
 /* Failures are warnings, never fatal: -1 means the thread could not be bound (the caller prints
  * ls_last_error() as a warning and goes on); a failed memory binding only warns on stderr. Either
  * way prov->cpuset / numa_node describe where the thread may actually run afterwards. */

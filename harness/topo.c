@@ -3,8 +3,9 @@
  * CPUs local to the GPU, and record where that was in every row (cpuset, NUMA node).
  *
  * cuda backend: the device's local CPUs from hwloc_cudart_get_device_cpuset (sysfs local_cpus of
- * the PCI device). host backend: one core, the one this thread is running on, so host timings do
- * not migrate between cores. Binding failures never stop a run: a failed CPU binding returns -1
+ * the PCI device); --bind core: the first core of that set, so the thread never migrates (docs/
+ * timing.md "Host placement"). host backend: one core, the one this thread is running on, so host
+ * timings do not migrate between cores. Binding failures never stop a run: a failed CPU binding returns -1
  * with a message the caller prints as a warning; a failed memory binding (common in containers,
  * where set_mempolicy is not allowed) is only a warning on stderr. Either way the cpuset recorded
  * is where the thread is actually allowed to run afterwards.
@@ -34,7 +35,7 @@ static int current_core(hwloc_topology_t topo, hwloc_cpuset_t set)
 }
 
 /* The CPU set to bind to for device `index` of backend be; -1 with the error set. */
-static int target_cpuset(hwloc_topology_t topo, const ls_runtime *be, int index, hwloc_cpuset_t set)
+static int device_cpuset(hwloc_topology_t topo, const ls_runtime *be, int index, hwloc_cpuset_t set)
 {
 #if defined(LS_HAVE_CUDA)
     if (be->caps & LS_RT_PCI) {
@@ -45,6 +46,21 @@ static int target_cpuset(hwloc_topology_t topo, const ls_runtime *be, int index,
 #endif
     if (current_core(topo, set) != 0)
         return ls_fail("hwloc: cannot find the core this thread runs on: %s", strerror(errno));
+    return 0;
+}
+
+/* device_cpuset, or with one_core its first core (its first PU without core objects). */
+static int target_cpuset(hwloc_topology_t topo, const ls_runtime *be, int index, int one_core, hwloc_cpuset_t set)
+{
+    if (device_cpuset(topo, be, index, set) != 0)
+        return -1;
+    if (one_core) {
+        hwloc_obj_t core = hwloc_get_next_obj_inside_cpuset_by_type(topo, set, HWLOC_OBJ_CORE, NULL);
+        if (core && core->cpuset)
+            hwloc_bitmap_and(set, set, core->cpuset);
+        else
+            hwloc_bitmap_only(set, hwloc_bitmap_first(set));
+    }
     return 0;
 }
 
@@ -61,7 +77,7 @@ static void record(hwloc_topology_t topo, ls_provenance *prov)
     hwloc_bitmap_free(nodes);
 }
 
-int ls_bind_to_device(const ls_runtime *be, int index, ls_provenance *prov)
+int ls_bind_to_device(const ls_runtime *be, int index, int one_core, ls_provenance *prov)
 {
     if (!be)
         return ls_fail("ls_bind_to_device: NULL backend");
@@ -77,7 +93,7 @@ int ls_bind_to_device(const ls_runtime *be, int index, ls_provenance *prov)
     char text[128] = "";
     if (!set)
         rc = ls_fail("hwloc: out of memory");
-    else if (target_cpuset(topo, be, index, set) != 0)
+    else if (target_cpuset(topo, be, index, one_core, set) != 0)
         rc = -1;
     else {
         hwloc_bitmap_list_snprintf(text, sizeof text, set);

@@ -296,7 +296,12 @@ static void cli(void)
     LS_CHECK_EQ_INT(o.cache, LS_CACHE_FLUSH);
     LS_CHECK_EQ_INT(o.graph, BENCH_GRAPH_BOTH);
     LS_CHECK_EQ_INT(o.verify, 0);
-    LS_CHECK(o.no_bind && o.profile && !o.no_hold);
+    LS_CHECK(o.bind == BENCH_BIND_NONE && o.profile && !o.no_hold);
+    LS_CHECK_EQ_INT(parse("--no-hold --bind core", &o), 0);
+    LS_CHECK_EQ_INT(o.bind, BENCH_BIND_CORE);
+    LS_CHECK_EQ_INT(parse("--bind gpu", &o), 0);
+    LS_CHECK_EQ_INT(o.bind, BENCH_BIND_GPU);
+    LS_CHECK_EQ_INT(parse("--bind socket", &o), 2);
     LS_CHECK_EQ_INT(parse("--no-hold", &o), 0);
     LS_CHECK(o.no_hold);
     LS_CHECK_EQ_INT(parse("--devices all --backend host --out x.csv --repetitions 3 --min-time 0.5 --max-time 2", &o), 0);

@@ -68,7 +68,7 @@ int main(void)
     /* Binding: host backend = one core. Failure is allowed (restricted container) but must say
      * why; the cpuset is recorded either way. */
     LS_CHECK_EQ_INT(ls_provenance_fill(&p, be, 0), 0);
-    int rc = ls_bind_to_device(be, 0, &p);
+    int rc = ls_bind_to_device(be, 0, 0, &p);
     if (rc != 0)
         fprintf(stderr, "note: binding failed (allowed): %s\n", ls_last_error());
     LS_CHECK(rc == 0 || strlen(ls_last_error()) > 0);
@@ -76,6 +76,9 @@ int main(void)
     LS_CHECK(p.numa_node >= -1);
     if (rc == 0)
         printf("bound to CPUs %s, NUMA node %d\n", p.cpuset, p.numa_node);
-    LS_CHECK_EQ_INT(ls_bind_to_device(NULL, 0, &p), -1);
+    LS_CHECK_EQ_INT(ls_bind_to_device(NULL, 0, 0, &p), -1);
+    /* one_core: one core's CPUs, whatever the set was */
+    if (ls_bind_to_device(be, 0, 1, &p) == 0)
+        LS_CHECK(strchr(p.cpuset, ',') == NULL);
     return ls_test_exit();
 }

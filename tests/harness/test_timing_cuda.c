@@ -103,7 +103,7 @@ int main(void)
     LS_CHECK_EQ_INT(ls_provenance_fill(&prov, be, 0), 0);
     LS_CHECK(strlen(prov.dev.name) > 0 && prov.dev.sm_count > 0 && prov.dev.driver_version > 0);
     LS_CHECK(strcmp(prov.backend, "cuda") == 0);
-    int brc = ls_bind_to_device(be, 0, &prov);
+    int brc = ls_bind_to_device(be, 0, 0, &prov);
     if (brc)
         fprintf(stderr, "note: binding failed (allowed): %s\n", ls_last_error());
     LS_CHECK(strlen(prov.cpuset) > 0);
