@@ -303,6 +303,31 @@ class Instance:
         _ptrs(p.delta, f["delta"])
 
 
+class _ProcessState:
+    """What a module's import or linstate_impl may change of the process that linstate relies on,
+    put back after: the working directory (relative --out / --samples-out paths) and linstate's own
+    LS_* environment variables (LS_GIT_COMMIT, read for every row's provenance after the impls
+    load). A module's other environment settings (its own libraries' knobs) stay."""
+
+    def __enter__(self):
+        self.cwd = os.open(".", os.O_RDONLY)
+        self.env = {k: v for k, v in os.environ.items() if k.startswith("LS_")}
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            os.fchdir(self.cwd)
+        finally:
+            os.close(self.cwd)
+        for k in [k for k in os.environ if k.startswith("LS_") and k not in self.env]:
+            del os.environ[k]
+        for k, v in self.env.items():
+            if os.environ.get(k) != v:
+                os.environ[k] = v
+        return False
+
+
 def load(module_file, source, runtime, git):
     """git: describe the source folder (a user's tree; not a pinned version's extracted wheel)."""
-    return Instance(module_file, source, runtime, git)
+    with _ProcessState():
+        return Instance(module_file, source, runtime, git)

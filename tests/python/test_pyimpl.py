@@ -24,6 +24,9 @@ CHECK:
            tree@before / tree@after, each with its own folder's file (impl_version, impl_source);
            compare.py --impls tree@before:tree@after compares both cases; a folder without
            tree_kernels.py is one error line, exit 2
+  process  a module that changes the working directory and LS_GIT_COMMIT when it loads: a relative
+           --out lands where the run started, rows keep the run's LS_GIT_COMMIT, the module's own
+           variables stay
   benchsh  scripts/bench.sh (LINSTATE_SKIP_SETUP=1, LINSTATE_BUILD_DIR=the test build) runs the
            example by name, from the script: --list and a small run
   gpu      (label gpu; skipped without a GPU or torch/triton) the example's Triton kernel beside
@@ -143,6 +146,30 @@ def t_null_slot(a, tmp):
     check(len(rows) == 8 and all(r["status"] == "ok" for r in rows),
           "rows %s\n%s" % ([(r["impl"], r["case"], r["status"]) for r in rows], p.stderr[-1500:]))
     check(all(r["pool_slots"] == "5" for r in rows), "pool_slots %s" % [r["pool_slots"] for r in rows])
+
+
+def t_process(a, tmp):
+    """A module that changes the working directory and linstate's LS_* variables when it loads (in
+    the parent and in the worker): a relative --out still lands where the run started, and every
+    row keeps the LS_GIT_COMMIT the run was given; its own variables stay."""
+    impl = os.path.join(tmp, "wander.py")
+    with open(impl, "w") as f:
+        f.write("import os, sys\nsys.path.insert(0, %r)\nimport conv_update as ex\n"
+                "os.chdir('/')\nos.environ['LS_GIT_COMMIT'] = '0000000bad'\nos.environ['WANDER_OWN'] = '1'\n"
+                "def linstate_impl(source, runtime):\n    os.chdir('/')\n    os.environ['LS_GIT_COMMIT'] = '1111111bad'\n"
+                "    d = ex.linstate_impl(source, runtime)\n    d['name'] = 'wander'\n"
+                "    d['version'] = 'own ' + os.environ.get('WANDER_OWN', '-')\n    return d\n"
+                % mod(a, "examples", "python"))
+    cmd = [os.path.abspath(a.bench)] + FAST + ["--impl-path", impl, "--impl", "wander,host", "--family", "conv1d_update",
+                                               "--batch", "1", "--draft", "1", "--out", "rel/w.csv"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600, cwd=tmp,
+                       env=dict(os.environ, LS_GIT_COMMIT="abc1234"))
+    out = os.path.join(tmp, "rel", "w.csv")
+    check(p.returncode == 0 and os.path.exists(out), "rc %d, %s\n%s" % (p.returncode, out, p.stderr[-1500:]))
+    rows = list(csv.DictReader(open(out))) if os.path.exists(out) else []
+    check(len(rows) == 2 and {r["git_commit"] for r in rows} == {"abc1234"},
+          "git_commit of the rows: %s" % {(r["impl"], r["git_commit"]) for r in rows})
+    check({r["impl_version"] for r in rows if r["impl"] == "wander"} == {"own 1"}, "the module's own variable")
 
 
 def t_raise(a, tmp):
@@ -347,7 +374,8 @@ def needs(check_name):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("check", choices=["example", "case_begin", "lazy", "wrong", "raise", "errors", "sources", "tree", "benchsh", "null_slot", "gpu"])
+    ap.add_argument("check", choices=["example", "case_begin", "lazy", "wrong", "raise", "errors", "sources", "tree",
+                                      "benchsh", "null_slot", "process", "gpu"])
     ap.add_argument("--bench", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--build", default="")
