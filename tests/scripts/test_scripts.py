@@ -1066,6 +1066,27 @@ class GpuCheckWithoutGpu(Base):
         self.assertEqual(results_tree(), before)
 
 
+class JobsSpread(Base):
+    """scripts/jobs/spread.py: the spread of a case's median between processes, per group and op."""
+    SPREAD = os.path.join(synth.SCRIPTS, "jobs", "spread.py")
+
+    def test_spread_per_group(self):
+        runs = [self.csv(f"r{i}.csv", synth.v2(suite(), scale=f), synth.V2_COLUMNS)
+                for i, f in enumerate((1.0, 1.1, 1.0, 1.0))]
+        rc, out, err = run(PY, self.SPREAD, f"moved={runs[0]},{runs[1]}", f"still={runs[2]},{runs[3]}")
+        self.assertEqual(rc, 0, err)
+        lines = [ln.split() for ln in out.splitlines()[1:]]
+        self.assertTrue(lines and all(ln[0] in ("moved", "still") for ln in lines), out)
+        for ln in lines:  # the median and the largest spread
+            want = "10.0%" if ln[0] == "moved" else "0.0%"
+            self.assertEqual((ln[3], ln[4]), (want, want), out)
+
+    def test_one_run_is_refused(self):
+        rc, out, err = run(PY, self.SPREAD, "a=" + self.csv("r.csv", synth.v2(suite()), synth.V2_COLUMNS))
+        self.assert_one_line_error(rc, out, err, "two runs or more")
+        self.assertEqual(out, "")
+
+
 class AACheckUsage(Base):
     """scripts/aa-check.sh's usage errors: one line, exit 2 (its header's promise), and a sweep
     the bench refuses reported in the bench's own words."""
