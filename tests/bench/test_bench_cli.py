@@ -4,7 +4,7 @@
 usage: test_bench_cli.py CHECK BENCH_BINARY HEADER_TOOL
 CHECK is one of: smoke errors list filter json repetitions sigint worker_kill variants quick impls fleet
 noise, or
-one of the output-file checks (issue 13): files_same_out files_default_name files_disk_full
+one of the output-file checks (issue 13): files_same_out files_same_out_together files_default_name files_disk_full
 files_out_dir files_final_exists files_json_stdout. Each check runs the binary in a temporary
 directory and exits non-zero with a message on failure.
 """
@@ -622,6 +622,40 @@ def check_files_same_out(bench, header, tmp):
         fail("first run's file holds foreign rows")
     if temps(out_csv):
         fail("temporaries left: %s" % temps(out_csv))
+
+
+def check_files_same_out_together(bench, header, tmp):
+    """Two runs started together on one --out: exactly one runs, the other is refused at start (one
+    line, exit 2, nothing measured); 10 pairs at once. Each sweep times for at least 3 s
+    (--min-time), far longer than the pair takes to start, so the loser always meets the winner's
+    locked temporary, not its finished file. 400 stale temporaries (a crashed run's, unlocked) per
+    file lengthen the look for a live one, as a folder of old crashes would; they block nothing
+    and are left as they are."""
+    args = ["--backend", "host", "--family", "pool/copy", "--model", "qwen3-next-80b-a3b", "--batch", "1",
+            "--draft", "1", "--min-time", "3", "--max-time", "4"]
+    outs = [os.path.join(tmp, "p%d.csv" % i) for i in range(10)]
+    stale = {}
+    for o in outs:
+        stale[o] = sorted("%s.tmp.s%05d" % (o, k) for k in range(400))
+        for t in stale[o]:
+            with open(t, "w") as fh:
+                fh.write(header + "\n")
+    procs = [subprocess.Popen([bench] + args + ["--out", o], cwd=tmp, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for o in outs for _ in range(2)]
+    res = [(p.returncode, err) for p in procs for _, err in [p.communicate(timeout=170)]]
+    for i, o in enumerate(outs):
+        pair = res[2 * i:2 * i + 2]
+        rcs = sorted(rc for rc, _ in pair)
+        if rcs != [0, 2]:
+            fail("pair %d on %s: rc %s (expected one 0, one 2):\n%s" % (i, o, rcs, "\n---\n".join(
+                e[-1200:] for _, e in pair)))
+        refused = [e for rc, e in pair if rc == 2][0]
+        lines = [l for l in refused.splitlines() if l.strip()]
+        if len(lines) != 1 or "another run" not in lines[0] or not no_case_ran(refused):
+            fail("pair %d: the refused run did not say one line before any case:\n%s" % (i, refused))
+        left = sorted(temps(o))
+        if len(read_csv(o, header)) != 1 or left != stale[o]:
+            fail("pair %d: %s lacks the winner's row, or temporaries left: %s" % (i, o, sorted(set(left) - set(stale[o]))))
 
 
 def check_files_default_name(bench, header, tmp):
