@@ -386,6 +386,7 @@ int bench_resume_apply(bench_resume *r, bench_runner *R)
         kept_result(r, r->rows[i].f, pv, &res);
         if (ls_csv_write_raw(R->csv, r->rows[i].line, r->rows[i].len) != 0) {
             fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+            ls_csv_abandon(R->samples_csv, "the CSV write failed"); /* the two keep the same rows */
             R->csv_failed = 1;
             R->stopped = 1; /* nothing is measured: its rows could not be kept */
             R->res.failures++;

@@ -34,9 +34,11 @@ struct ls_csv {
     ls_outfile out; /* the private temporary and the final name */
     off_t whole;    /* bytes of the header and the whole rows on disk */
     long rows;      /* whole data lines written */
+    off_t prev_whole; /* whole and rows before the last write (ls_csv_undo_last) */
+    long prev_rows;
     int slot;       /* 1 + its signal slot, 0 when a signal does not handle it */
-    int failed;     /* a write failed: nothing more is written, nothing is moved */
-    char failure[1024]; /* its message, repeated by ls_csv_close */
+    int failed;     /* 1 a write failed, 2 abandoned: nothing more is written, nothing is moved */
+    char failure[2 * LS_OUTFILE_PATH_MAX + 512]; /* its message, repeated by ls_csv_close */
 };
 
 /* ------------------------------------------------------------------ column table */
@@ -423,6 +425,8 @@ static int put_rows(ls_csv *c, FILE *m, char **mem, size_t *len, long lines)
     free(*mem);
     if (done < *len)
         return write_failed(c, err);
+    c->prev_whole = c->whole;
+    c->prev_rows = c->rows;
     c->whole += (off_t)*len;
     c->rows += lines;
     if (c->slot)
@@ -459,6 +463,35 @@ fail:
     ls_outfile_discard(&c->out);
     free(c);
     return NULL;
+}
+
+int ls_csv_undo_last(ls_csv *c)
+{
+    if (!c || c->failed)
+        return ls_fail("CSV: nothing to take back");
+    if (ftruncate(c->out.fd, c->prev_whole) != 0 || lseek(c->out.fd, c->prev_whole, SEEK_SET) < 0)
+        return ls_fail("CSV: cannot take the last row back out of '%s': %s", c->out.tmp, strerror(errno));
+    c->whole = c->prev_whole;
+    c->rows = c->prev_rows;
+    if (c->slot)
+        sig_files[c->slot - 1].rows = (sig_atomic_t)c->rows;
+    return 0;
+}
+
+void ls_csv_abandon(ls_csv *c, const char *why)
+{
+    if (!c || c->failed)
+        return;
+    if (c->slot && sig_files[c->slot - 1].state)
+        sig_files[c->slot - 1].state = 2; /* a signal now leaves the rows in the temporary */
+    c->failed = 2;
+    snprintf(c->failure, sizeof c->failure, "'%s' not moved to '%s' (%s); its %ld whole rows are kept there",
+             c->out.tmp, c->out.path, why ? why : "another file failed", c->rows);
+}
+
+int ls_csv_failed(const ls_csv *c)
+{
+    return c ? c->failed : 0;
 }
 
 const char *ls_csv_tmp_path(const ls_csv *c)

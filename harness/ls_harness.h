@@ -297,6 +297,14 @@ void ls_csv_signal_discard(const char *tmp);
 void ls_csv_signals_hold(void);
 void ls_csv_signals_release(void);
 long ls_csv_rows(const ls_csv *c);
+/* Files written together (the CSV and its sidecar) hold the same rows or neither moves:
+ * ls_csv_undo_last cuts c back to before its last write (a row whose samples could not be
+ * saved); ls_csv_abandon stops c because the other file failed (no more writes; ls_csv_close
+ * keeps the temporary and fails with a line naming it, its rows and why). ls_csv_failed: 0, 1 its
+ * own write failed (the message was given then), 2 abandoned. */
+int ls_csv_undo_last(ls_csv *c);
+void ls_csv_abandon(ls_csv *c, const char *why);
+int ls_csv_failed(const ls_csv *c);
 const char *ls_csv_tmp_path(const ls_csv *c);
 void ls_csv_discard(ls_csv *c); /* closes and removes the temporary: nothing was measured */
 const char *ls_csv_header(void);  /* the exact header line, no newline */
