@@ -195,19 +195,34 @@ int ls_csv_check_cells(char *const *cells, int n, char *why, size_t cap)
     return 0;
 }
 
+/* A string cell's character as written: control characters become spaces (one row, one line). */
+static char cell_char(char ch)
+{
+    unsigned char c = (unsigned char)ch;
+    return c < 0x20 || c == 0x7f ? ' ' : ch;
+}
+
 /* String cell: always quoted, '"' doubled, control characters as spaces, at most cap bytes
  * read (a char array filled without a terminator still cannot overrun). */
 static void put_str(FILE *f, const char *s, size_t cap)
 {
     fputc('"', f);
     for (size_t i = 0; i < cap && s[i]; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"')
+        if (s[i] == '"')
             fputs("\"\"", f);
         else
-            fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
+            fputc(cell_char(s[i]), f);
     }
     fputc('"', f);
+}
+
+void ls_csv_cell_text(const char *s, size_t cap, char *buf, size_t bufcap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < cap && s[i] && k + 1 < bufcap; i++)
+        buf[k++] = cell_char(s[i]);
+    if (bufcap)
+        buf[k] = '\0';
 }
 
 static void put_dbl(FILE *f, double v)

@@ -314,6 +314,10 @@ const char *ls_csv_header(void);  /* the exact header line, no newline */
 int ls_csv_check_cells(char *const *cells, int n, char *why, size_t cap);
 /* 'cell' for a message: at most 40 bytes, control characters as '?'. */
 void ls_csv_cell_quote(const char *s, char *buf, size_t cap);
+/* The text a string cell holds when read back (put_str's, unquoted): at most cap bytes of s (the
+ * row field's size), control characters as spaces; into buf (bufcap bytes, NUL-terminated).
+ * --resume compares the cells it reads with this, never with the raw strings. */
+void ls_csv_cell_text(const char *s, size_t cap, char *buf, size_t bufcap);
 
 /* The raw-samples sidecar (--samples-out; docs/csv.md): same file rules as the main CSV
  * (private temporary, flushed, moved by ls_csv_close), one line per sample of a row: the row's join
