@@ -553,6 +553,7 @@ int main(int argc, char **argv)
     }
     long written = ls_csv_rows(csv);
 
+    int csv_said = ls_csv_failed(csv) == 1; /* a failed write was said when it failed (runner.c) */
     int close_rc = ls_csv_close(csv);
     R.csv = NULL;
     bench_report_table(&R.res, table);
@@ -561,19 +562,20 @@ int main(int argc, char **argv)
     if (R.stopped)
         fprintf(stderr, "linstate-bench: the sweep stopped early: %ld rows written, %d of %d cases not run\n",
                 written, R.res.plan_n - R.res.started, R.res.plan_n); /* plan_n: cases to run (--resume) */
-    if (close_rc)
+    if (close_rc && !csv_said)
         fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
-    else
+    else if (!close_rc)
         fprintf(stderr, "linstate-bench: wrote %s\n", out);
     if (o.resume && !close_rc)
         bench_resume_finish(&rs, out);
     bench_resume_free(&rs);
     if (R.samples_csv) {
+        int samples_said = ls_csv_failed(R.samples_csv) == 1;
         int src = ls_csv_close(R.samples_csv);
         R.samples_csv = NULL;
-        if (src)
+        if (src && !samples_said)
             fprintf(stderr, "linstate-bench: --samples-out: %s\n", ls_last_error());
-        else
+        else if (!src)
             fprintf(stderr, "linstate-bench: wrote samples %s\n", o.samples_out);
         close_rc |= src;
     }

@@ -80,12 +80,15 @@ void bench_report_table(const bench_results *res, FILE *f)
             snprintf(rep, sizeof rep, "%5d", r->repetition);
         fprintf(f, "%-*s %s%12s %10s %8s  %s\n", w, r->c->name, rep, us, gbps, pct, r->status);
     }
-    int ok = 0, skipped = 0;
+    int ok = 0, skipped = 0, unsaved = 0;
     for (int i = 0; i < res->n; i++) {
         ok += strcmp(res->rows[i].status, "ok") == 0;
         skipped += strncmp(res->rows[i].status, "skipped", 7) == 0;
+        unsaved += strcmp(res->rows[i].status, "not_saved") == 0;
     }
     fprintf(f, "%d rows: %d ok, %d skipped, %d failed", res->n, ok, skipped, res->failures);
+    if (unsaved) /* measured, but its write failed (runner.c): not in the file */
+        fprintf(f, " (%d not saved: %d rows in the file)", unsaved, res->n - unsaved);
     for (int i = 0; i < res->n_devs; i++)
         fprintf(f, "; device %d copy peak %.1f GB/s", res->dev_index[i], res->dev_copy_peak_gbps[i]);
     fprintf(f, "\n");

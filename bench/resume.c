@@ -235,10 +235,21 @@ int bench_resume_load(bench_resume *r, const char *path)
 }
 
 /* 1 when row f is one this run would write for case c on its device (provenance pv), whatever
- * its status: the join columns (not the status) hold what this run writes there. */
+ * its status: the join columns (not the status) hold what this run writes there. Each string is
+ * first put in the row's field as runner.c fill_row does (its size cuts it) and then read as the
+ * writer writes it (ls_csv_cell_text: control characters as spaces), so a version with a newline
+ * or a long tuning matches the cell it was written as. */
 static int row_matches(const bench_resume *r, char **f, const bench_case *c, const ls_provenance *pv,
                        const bench_opts *o)
 {
+    ls_row row; /* the string fields fill_row sets, sized as the writer reads them */
+    snprintf(row.case_key, sizeof row.case_key, "%s", c->key);
+    snprintf(row.variant, sizeof row.variant, "%s", c->e->variant);
+    snprintf(row.impl, sizeof row.impl, "%s", c->pt->impl->name);
+    snprintf(row.impl_version, sizeof row.impl_version, "%s", c->pt->impl->version ? c->pt->impl->version : "");
+    snprintf(row.tuning, sizeof row.tuning, "%s", c->pt->tune);
+    snprintf(row.state_layout, sizeof row.state_layout, "%s", c->has_layout ? ls_state_layout_name(c->layout) : "");
+    snprintf(row.cache_regime, sizeof row.cache_regime, "%s", ls_cache_regime_name(o->cache));
     char graph[16], dev[16], dirty[16];
     snprintf(graph, sizeof graph, "%d", c->graph);
     snprintf(dev, sizeof dev, "%d", c->device);
@@ -246,26 +257,34 @@ static int row_matches(const bench_resume *r, char **f, const bench_case *c, con
         dirty[0] = '\0';
     else
         snprintf(dirty, sizeof dirty, "%d", pv->git_dirty);
-    const char *want[J_STATUS] = {
-        [J_CASE] = c->key,
-        [J_VARIANT] = c->e->variant,
-        [J_IMPL] = c->pt->impl->name,
-        [J_IMPL_VERSION] = c->pt->impl->version ? c->pt->impl->version : "",
-        [J_TUNING] = c->pt->tune,
-        [J_LAYOUT] = c->has_layout ? ls_state_layout_name(c->layout) : "",
-        [J_CACHE] = ls_cache_regime_name(o->cache),
-        [J_GRAPH] = graph,
-        [J_DEVICE] = dev,
-        [J_SUITE] = pv->suite_version,
-        [J_COMMIT] = pv->git_commit,
-        [J_DIRTY] = dirty,
-        [J_BACKEND] = pv->backend,
-        [J_HOST] = pv->host,
-        [J_UUID] = pv->gpu_uuid,
+#define FIELD(a) {a, sizeof(a)}
+    const struct {
+        const char *s;
+        size_t cap;
+    } want[J_STATUS] = {
+        [J_CASE] = FIELD(row.case_key),
+        [J_VARIANT] = FIELD(row.variant),
+        [J_IMPL] = FIELD(row.impl),
+        [J_IMPL_VERSION] = FIELD(row.impl_version),
+        [J_TUNING] = FIELD(row.tuning),
+        [J_LAYOUT] = FIELD(row.state_layout),
+        [J_CACHE] = FIELD(row.cache_regime),
+        [J_GRAPH] = FIELD(graph),
+        [J_DEVICE] = FIELD(dev),
+        [J_SUITE] = FIELD(pv->suite_version),
+        [J_COMMIT] = FIELD(pv->git_commit),
+        [J_DIRTY] = FIELD(dirty),
+        [J_BACKEND] = FIELD(pv->backend),
+        [J_HOST] = FIELD(pv->host),
+        [J_UUID] = FIELD(pv->gpu_uuid),
     };
-    for (int j = 0; j < J_STATUS; j++)
-        if (strcmp(f[r->col[j]], want[j]) != 0)
+#undef FIELD
+    for (int j = 0; j < J_STATUS; j++) {
+        char cell[sizeof row.tuning];
+        ls_csv_cell_text(want[j].s, want[j].cap, cell, sizeof cell);
+        if (strcmp(f[r->col[j]], cell) != 0)
             return 0;
+    }
     return 1;
 }
 
@@ -386,6 +405,7 @@ int bench_resume_apply(bench_resume *r, bench_runner *R)
         kept_result(r, r->rows[i].f, pv, &res);
         if (ls_csv_write_raw(R->csv, r->rows[i].line, r->rows[i].len) != 0) {
             fprintf(stderr, "linstate-bench: %s\n", ls_last_error());
+            ls_csv_abandon(R->samples_csv, "the CSV write failed"); /* the two keep the same rows */
             R->csv_failed = 1;
             R->stopped = 1; /* nothing is measured: its rows could not be kept */
             R->res.failures++;

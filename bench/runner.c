@@ -546,17 +546,28 @@ static int measure(bench_runner *R, const bench_case *c, ls_row *row)
         return -1;
     }
     ls_csv_signals_hold(); /* the row and its samples: a signal keeps both or neither */
-    const int failed = ls_csv_write(R->csv, row) != 0 ||
-                       (R->samples_csv && strcmp(row->status, "ok") == 0 &&
-                        ls_samples_write(R->samples_csv, row, R->samples, n) != 0);
-    ls_csv_signals_release();
-    if (failed) {
-        /* nothing more can be kept: stop measuring (the rows on disk stay whole) */
-        fprintf(stderr, "linstate-bench: %s; the sweep stops here\n", ls_last_error());
+    const int csv_bad = ls_csv_write(R->csv, row) != 0;
+    const int samples_bad = !csv_bad && R->samples_csv && strcmp(row->status, "ok") == 0 &&
+                            ls_samples_write(R->samples_csv, row, R->samples, n) != 0;
+    if (csv_bad || samples_bad) {
+        /* nothing more can be kept: stop measuring (the rows on disk stay whole). The error is
+         * said here, once; the row is in neither file (a row without its samples is taken back
+         * out of the CSV) and neither file is moved, so the two keep the same rows */
+        fprintf(stderr, "linstate-bench: %s%s; the sweep stops here\n", samples_bad ? "--samples-out: " : "",
+                ls_last_error());
+        if (samples_bad && ls_csv_undo_last(R->csv) != 0)
+            fprintf(stderr, "linstate-bench: %s: the CSV keeps this row, its samples are not saved\n",
+                    ls_last_error());
+        ls_csv_abandon(samples_bad ? R->csv : R->samples_csv,
+                       samples_bad ? "the --samples-out write failed" : "the CSV write failed");
         R->csv_failed = 1;
         R->stopped = 1;
         R->res.failures++;
+        /* the table shows it as not saved, not as a result (report.c) */
+        snprintf(row->status, sizeof row->status, "not_saved");
+        row->t.median = row->gbps = row->pct_of_copy_peak = NAN;
     }
+    ls_csv_signals_release();
     record(R, c, row);
     return 0;
 }

@@ -34,9 +34,11 @@ struct ls_csv {
     ls_outfile out; /* the private temporary and the final name */
     off_t whole;    /* bytes of the header and the whole rows on disk */
     long rows;      /* whole data lines written */
+    off_t prev_whole; /* whole and rows before the last write (ls_csv_undo_last) */
+    long prev_rows;
     int slot;       /* 1 + its signal slot, 0 when a signal does not handle it */
-    int failed;     /* a write failed: nothing more is written, nothing is moved */
-    char failure[1024]; /* its message, repeated by ls_csv_close */
+    int failed;     /* 1 a write failed, 2 abandoned: nothing more is written, nothing is moved */
+    char failure[2 * LS_OUTFILE_PATH_MAX + 512]; /* its message, repeated by ls_csv_close */
 };
 
 /* ------------------------------------------------------------------ column table */
@@ -193,19 +195,34 @@ int ls_csv_check_cells(char *const *cells, int n, char *why, size_t cap)
     return 0;
 }
 
+/* A string cell's character as written: control characters become spaces (one row, one line). */
+static char cell_char(char ch)
+{
+    unsigned char c = (unsigned char)ch;
+    return c < 0x20 || c == 0x7f ? ' ' : ch;
+}
+
 /* String cell: always quoted, '"' doubled, control characters as spaces, at most cap bytes
  * read (a char array filled without a terminator still cannot overrun). */
 static void put_str(FILE *f, const char *s, size_t cap)
 {
     fputc('"', f);
     for (size_t i = 0; i < cap && s[i]; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"')
+        if (s[i] == '"')
             fputs("\"\"", f);
         else
-            fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
+            fputc(cell_char(s[i]), f);
     }
     fputc('"', f);
+}
+
+void ls_csv_cell_text(const char *s, size_t cap, char *buf, size_t bufcap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < cap && s[i] && k + 1 < bufcap; i++)
+        buf[k++] = cell_char(s[i]);
+    if (bufcap)
+        buf[k] = '\0';
 }
 
 static void put_dbl(FILE *f, double v)
@@ -423,6 +440,8 @@ static int put_rows(ls_csv *c, FILE *m, char **mem, size_t *len, long lines)
     free(*mem);
     if (done < *len)
         return write_failed(c, err);
+    c->prev_whole = c->whole;
+    c->prev_rows = c->rows;
     c->whole += (off_t)*len;
     c->rows += lines;
     if (c->slot)
@@ -459,6 +478,35 @@ fail:
     ls_outfile_discard(&c->out);
     free(c);
     return NULL;
+}
+
+int ls_csv_undo_last(ls_csv *c)
+{
+    if (!c || c->failed)
+        return ls_fail("CSV: nothing to take back");
+    if (ftruncate(c->out.fd, c->prev_whole) != 0 || lseek(c->out.fd, c->prev_whole, SEEK_SET) < 0)
+        return ls_fail("CSV: cannot take the last row back out of '%s': %s", c->out.tmp, strerror(errno));
+    c->whole = c->prev_whole;
+    c->rows = c->prev_rows;
+    if (c->slot)
+        sig_files[c->slot - 1].rows = (sig_atomic_t)c->rows;
+    return 0;
+}
+
+void ls_csv_abandon(ls_csv *c, const char *why)
+{
+    if (!c || c->failed)
+        return;
+    if (c->slot && sig_files[c->slot - 1].state)
+        sig_files[c->slot - 1].state = 2; /* a signal now leaves the rows in the temporary */
+    c->failed = 2;
+    snprintf(c->failure, sizeof c->failure, "'%s' not moved to '%s' (%s); its %ld whole rows are kept there",
+             c->out.tmp, c->out.path, why ? why : "another file failed", c->rows);
+}
+
+int ls_csv_failed(const ls_csv *c)
+{
+    return c ? c->failed : 0;
 }
 
 const char *ls_csv_tmp_path(const ls_csv *c)

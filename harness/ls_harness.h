@@ -297,6 +297,14 @@ void ls_csv_signal_discard(const char *tmp);
 void ls_csv_signals_hold(void);
 void ls_csv_signals_release(void);
 long ls_csv_rows(const ls_csv *c);
+/* Files written together (the CSV and its sidecar) hold the same rows or neither moves:
+ * ls_csv_undo_last cuts c back to before its last write (a row whose samples could not be
+ * saved); ls_csv_abandon stops c because the other file failed (no more writes; ls_csv_close
+ * keeps the temporary and fails with a line naming it, its rows and why). ls_csv_failed: 0, 1 its
+ * own write failed (the message was given then), 2 abandoned. */
+int ls_csv_undo_last(ls_csv *c);
+void ls_csv_abandon(ls_csv *c, const char *why);
+int ls_csv_failed(const ls_csv *c);
 const char *ls_csv_tmp_path(const ls_csv *c);
 void ls_csv_discard(ls_csv *c); /* closes and removes the temporary: nothing was measured */
 const char *ls_csv_header(void);  /* the exact header line, no newline */
@@ -306,6 +314,10 @@ const char *ls_csv_header(void);  /* the exact header line, no newline */
 int ls_csv_check_cells(char *const *cells, int n, char *why, size_t cap);
 /* 'cell' for a message: at most 40 bytes, control characters as '?'. */
 void ls_csv_cell_quote(const char *s, char *buf, size_t cap);
+/* The text a string cell holds when read back (put_str's, unquoted): at most cap bytes of s (the
+ * row field's size), control characters as spaces; into buf (bufcap bytes, NUL-terminated).
+ * --resume compares the cells it reads with this, never with the raw strings. */
+void ls_csv_cell_text(const char *s, size_t cap, char *buf, size_t bufcap);
 
 /* The raw-samples sidecar (--samples-out; docs/csv.md): same file rules as the main CSV
  * (private temporary, flushed, moved by ls_csv_close), one line per sample of a row: the row's join

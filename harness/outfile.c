@@ -4,8 +4,12 @@
  * A result is written to a private temporary file in the target's folder (PATH.tmp.XXXXXX, made
  * by mkstemp, so two processes never share one) and moved to PATH only when it is complete.
  * While a run writes, it holds an flock on its temporary file: a second run aimed at the same PATH
- * sees a locked PATH.tmp.* and refuses to start. A crashed run leaves an unlocked temporary,
- * which is ignored (the kernel drops the lock with the process).
+ * sees a locked PATH.tmp.* and refuses to start. A run creates and locks its own temporary first
+ * and only then looks for another's, so of two runs started together at least one sees the other
+ * and never both run; the claim (create, lock, look) is also done under a short flock of the
+ * folder, so that two claims do not see each other at once and exactly one of the two runs.
+ * A crashed run leaves an unlocked temporary, which is ignored (the kernel drops the lock with
+ * the process).
  *
  * The final name is never clobbered by surprise: if PATH did not exist at open, the move is
  * link() + unlink(), which fails when another run created PATH meanwhile; if PATH existed at open
@@ -40,8 +44,9 @@ static int same_file(const ls_outfile *o, const struct stat *st)
     return now.dev == o->dev && now.ino == o->ino && now.size == o->size && now.mtime_ns == o->mtime_ns;
 }
 
-/* 1 when another live process holds the lock of one of PATH's temporaries. */
-static int live_writer(const char *path, char *which, size_t cap)
+/* 1 when another live process holds the lock of one of PATH's temporaries (own, this run's, is
+ * not looked at). */
+static int live_writer(const char *path, const char *own, char *which, size_t cap)
 {
     char pat[LS_OUTFILE_PATH_MAX + 16];
     size_t n = 0;
@@ -56,6 +61,8 @@ static int live_writer(const char *path, char *which, size_t cap)
     if (glob(pat, GLOB_NOSORT, NULL, &g) != 0)
         return 0;
     for (size_t i = 0; i < g.gl_pathc && !busy; i++) {
+        if (strcmp(g.gl_pathv[i], own) == 0)
+            continue;
         int fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             continue;
@@ -69,15 +76,42 @@ static int live_writer(const char *path, char *which, size_t cap)
     return busy;
 }
 
-int ls_outfile_open(ls_outfile *o, const char *path)
+/* Locks PATH's folder for the short claim in ls_outfile_open (an flock, waited for up to 10 s).
+ * Best effort: -1 where the folder cannot be locked (e.g. NFS), and the claim goes on without. */
+static int lock_folder(const char *path)
 {
-    memset(o, 0, sizeof *o);
-    o->fd = -1;
-    if (!path || !*path)
-        return ls_fail("output: empty file name");
-    if (strlen(path) + 16 > LS_OUTFILE_PATH_MAX)
-        return ls_fail("output: file name too long (%zu bytes)", strlen(path));
+    char dir[LS_OUTFILE_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        slash[slash == dir] = '\0'; /* "/name" -> "/" */
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    for (int i = 0; i < 10000; i++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return fd;
+        if (errno != EWOULDBLOCK)
+            break;
+        usleep(1000);
+    }
+    close(fd);
+    return -1;
+}
+
+static void unlock_folder(int fd)
+{
+    if (fd >= 0)
+        close(fd); /* drops the flock */
+}
+
+/* PATH, if it exists, must be a regular file. 0, or -1 after ls_fail. */
+static int check_target(ls_outfile *o, const char *path)
+{
     struct stat st;
+    o->existed = 0;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             return ls_fail("output '%s' is a directory; give a file name", path);
@@ -88,15 +122,27 @@ int ls_outfile_open(ls_outfile *o, const char *path)
     } else if (errno != ENOENT) {
         return ls_fail("output '%s': %s", path, strerror(errno));
     }
-    char busy[LS_OUTFILE_PATH_MAX + 16];
-    if (live_writer(path, busy, sizeof busy))
-        return ls_fail("output '%s' is being written by another run (its temporary '%s' is locked)", path,
-                       busy);
+    return 0;
+}
+
+int ls_outfile_open(ls_outfile *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    if (!path || !*path)
+        return ls_fail("output: empty file name");
+    if (strlen(path) + 16 > LS_OUTFILE_PATH_MAX)
+        return ls_fail("output: file name too long (%zu bytes)", strlen(path));
+    if (check_target(o, path) != 0)
+        return -1;
+    int dirfd = lock_folder(path);
     snprintf(o->path, sizeof o->path, "%s", path);
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(o->tmp);
-    if (fd < 0)
+    if (fd < 0) {
+        unlock_folder(dirfd);
         return ls_fail("output '%s': cannot create a file in its folder: %s", path, strerror(errno));
+    }
     /* not inherited by a program this one starts (the bench's worker process): it would hold the
      * lock past this run's death, so a --resume of the temporary is refused as a live run's */
     fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -104,7 +150,23 @@ int ls_outfile_open(ls_outfile *o, const char *path)
         int e = errno;
         close(fd);
         unlink(o->tmp);
+        unlock_folder(dirfd);
         return ls_fail("output '%s': cannot lock '%s': %s", path, o->tmp, strerror(e));
+    }
+    /* own temporary locked first, then another run's looked for: two runs that start together
+     * cannot both miss each other (at worst both refuse, where the folder lock is not had) */
+    char busy[LS_OUTFILE_PATH_MAX + 16];
+    int rc = 0;
+    if (live_writer(path, o->tmp, busy, sizeof busy))
+        rc = ls_fail("output '%s' is being written by another run (its temporary '%s' is locked)", path, busy);
+    else
+        rc = check_target(o, path); /* again, now that no other run can make it unseen */
+    unlock_folder(dirfd);
+    if (rc != 0) {
+        close(fd);
+        unlink(o->tmp);
+        o->tmp[0] = '\0';
+        return -1;
     }
     mode_t mask = umask(0); /* mkstemp makes 0600; give the mode a plain create would */
     umask(mask);

@@ -4,7 +4,7 @@
 usage: test_bench_cli.py CHECK BENCH_BINARY HEADER_TOOL
 CHECK is one of: smoke errors list filter json repetitions sigint worker_kill variants quick impls fleet
 noise, or
-one of the output-file checks (issue 13): files_same_out files_default_name files_disk_full
+one of the output-file checks (issue 13): files_same_out files_same_out_together files_default_name files_disk_full
 files_out_dir files_final_exists files_json_stdout. Each check runs the binary in a temporary
 directory and exits non-zero with a message on failure.
 """
@@ -624,6 +624,40 @@ def check_files_same_out(bench, header, tmp):
         fail("temporaries left: %s" % temps(out_csv))
 
 
+def check_files_same_out_together(bench, header, tmp):
+    """Two runs started together on one --out: exactly one runs, the other is refused at start (one
+    line, exit 2, nothing measured); 10 pairs at once. Each sweep times for at least 3 s
+    (--min-time), far longer than the pair takes to start, so the loser always meets the winner's
+    locked temporary, not its finished file. 400 stale temporaries (a crashed run's, unlocked) per
+    file lengthen the look for a live one, as a folder of old crashes would; they block nothing
+    and are left as they are."""
+    args = ["--backend", "host", "--family", "pool/copy", "--model", "qwen3-next-80b-a3b", "--batch", "1",
+            "--draft", "1", "--min-time", "3", "--max-time", "4"]
+    outs = [os.path.join(tmp, "p%d.csv" % i) for i in range(10)]
+    stale = {}
+    for o in outs:
+        stale[o] = sorted("%s.tmp.s%05d" % (o, k) for k in range(400))
+        for t in stale[o]:
+            with open(t, "w") as fh:
+                fh.write(header + "\n")
+    procs = [subprocess.Popen([bench] + args + ["--out", o], cwd=tmp, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for o in outs for _ in range(2)]
+    res = [(p.returncode, err) for p in procs for _, err in [p.communicate(timeout=170)]]
+    for i, o in enumerate(outs):
+        pair = res[2 * i:2 * i + 2]
+        rcs = sorted(rc for rc, _ in pair)
+        if rcs != [0, 2]:
+            fail("pair %d on %s: rc %s (expected one 0, one 2):\n%s" % (i, o, rcs, "\n---\n".join(
+                e[-1200:] for _, e in pair)))
+        refused = [e for rc, e in pair if rc == 2][0]
+        lines = [l for l in refused.splitlines() if l.strip()]
+        if len(lines) != 1 or "another run" not in lines[0] or not no_case_ran(refused):
+            fail("pair %d: the refused run did not say one line before any case:\n%s" % (i, refused))
+        left = sorted(temps(o))
+        if len(read_csv(o, header)) != 1 or left != stale[o]:
+            fail("pair %d: %s lacks the winner's row, or temporaries left: %s" % (i, o, sorted(set(left) - set(stale[o]))))
+
+
 def check_files_default_name(bench, header, tmp):
     """Two runs started together with the default name write two whole files."""
     runs = [subprocess.Popen([bench] + TINY + ["--family", fam], cwd=tmp, stdout=subprocess.PIPE,
@@ -651,9 +685,10 @@ def limited(limit):
 
 def check_files_disk_full(bench, header, tmp):
     """A write that fails (file size limit; a 12 KiB tmpfs too when root can mount one): no file
-    under the final name, no "wrote", exit 1, the temporary named and holding whole rows only, as
-    many as the error says; the sweep stops at once (no case measured after the failure); the same
-    for GB's JSON."""
+    under the final name, no "wrote", exit 1, the error said once, the temporary named and holding
+    whole rows only, as many as the error says; the sweep stops at once (no case measured after
+    the failure); the final table shows the file's rows and the unsaved one as not_saved; the same
+    for GB's JSON; a failed --samples-out write likewise, the CSV and sidecar keeping the same rows."""
     out_csv, out_json = os.path.join(tmp, "full.csv"), os.path.join(tmp, "full.json")
     p = subprocess.run([bench] + TINY + ["--out", out_csv, "--benchmark_out=" + out_json], cwd=tmp,
                        capture_output=True, text=True, timeout=150, preexec_fn=limited(8000))
@@ -665,8 +700,12 @@ def check_files_disk_full(bench, header, tmp):
     if len(kept) != 1 or kept[0] not in err:
         fail("the kept temporary %s is not named on stderr" % kept)
     whole_rows_only(kept[0], header, err)
+    table_as_file(p.stdout, read_csv(kept[0], header))
     if len(temps(out_json)) != 1 or temps(out_json)[0] not in err:
         fail("incomplete JSON temporary not kept/named: %s" % temps(out_json))
+    # the sidecar fails first, never on the first row (20 to 30 samples of ~100 bytes a row against
+    # the CSV's ~600 bytes, whatever the machine's speed)
+    samples_fail(bench, header, tmp, os.path.join(tmp, "m.csv"), os.path.join(tmp, "s.csv"), limited(8000))
     # a real full file system, where root may mount one
     mnt = os.path.join(tmp, "tiny")
     os.mkdir(mnt)
@@ -676,12 +715,61 @@ def check_files_disk_full(bench, header, tmp):
         return
     try:
         f = os.path.join(mnt, "f.csv")
-        rc, _, err = run(bench, TINY + ["--out", f], tmp)
+        rc, out, err = run(bench, TINY + ["--out", f], tmp)
         if rc != 1 or os.path.exists(f) or "wrote" in err or not temps(f) or temps(f)[0] not in err:
             fail("full tmpfs: rc %d, final %s:\n%s" % (rc, os.path.exists(f), err[-1500:]))
         whole_rows_only(temps(f)[0], header, err)
+        table_as_file(out, read_csv(temps(f)[0], header))
+        os.unlink(temps(f)[0])
+        # the sidecar alone on the full disk, the CSV elsewhere
+        samples_fail(bench, header, tmp, os.path.join(tmp, "m2.csv"), os.path.join(mnt, "s.csv"), None)
     finally:
         subprocess.run(["umount", mnt], capture_output=True)
+
+
+def table_as_file(out, rows):
+    """The final table (stdout) shows the rows the file holds, and the unsaved one as not_saved,
+    never as ok; its summary agrees."""
+    shown = [l.split()[-1] for l in out.splitlines() if re.match(r"^[a-z0-9_]+/", l)]
+    saved = [st for st in shown if st != "not_saved"]
+    if saved != [r["status"] for r in rows] or shown.count("not_saved") != 1:
+        fail("table statuses %s, file statuses %s" % (shown, [r["status"] for r in rows]))
+    ok = sum(r["status"] == "ok" for r in rows)
+    if not re.search(r"^%d rows: %d ok, .*\(1 not saved: %d rows in the file\)" % (len(shown), ok, len(rows)),
+                     out, re.M):
+        fail("summary disagrees with the file (%d rows, %d ok):\n%s" % (len(rows), ok, out[-600:]))
+
+
+def samples_fail(bench, header, tmp, out_csv, samples, pre):
+    """A --samples-out write that fails stops the sweep like a CSV one: said once, exit 1, neither
+    file moved, both temporaries named and holding the same rows (each ok row of the CSV with all
+    its samples, no sample of a row the CSV lacks)."""
+    p = subprocess.run([bench] + TINY + ["--min-samples", "20", "--max-samples", "30", "--out", out_csv,
+                                         "--samples-out", samples],
+                       cwd=tmp, capture_output=True, text=True, timeout=150, preexec_fn=pre)
+    err = p.stderr
+    if p.returncode != 1 or os.path.exists(out_csv) or os.path.exists(samples) or "wrote" in err:
+        fail("sidecar write failure: rc %d, final csv %s, samples %s:\n%s" % (
+            p.returncode, os.path.exists(out_csv), os.path.exists(samples), err[-1500:]))
+    if err.count("write to '") != 1 or "--samples-out: CSV: write to" not in err:
+        fail("the sidecar's failure is not said once:\n%s" % err[-1500:])
+    kc, ks = temps(out_csv), temps(samples)
+    if len(kc) != 1 or len(ks) != 1 or kc[0] not in err or ks[0] not in err:
+        fail("temporaries not kept and named: %s %s:\n%s" % (kc, ks, err[-1500:]))
+    rows = read_csv(kc[0], header)
+    with open(ks[0], newline="") as f:
+        lines = list(csv.DictReader(f))
+    per = {}
+    for l in lines:
+        k = (l["case"], l["repetition"])
+        per[k] = per.get(k, 0) + 1
+    want = {(r["case"], r["repetition"]): int(r["samples"]) for r in rows if r["status"] == "ok"}
+    if not want or per != want:
+        fail("CSV and sidecar disagree: CSV %s, sidecar %s" % (want, per))
+    if not re.search(r"not moved to '%s' \(the --samples-out write failed\); its %d whole rows"
+                     % (re.escape(out_csv), len(rows)), err):
+        fail("the CSV's temporary and its rows are not said:\n%s" % err[-1500:])
+    table_as_file(p.stdout, rows)
 
 
 def whole_rows_only(path, header, err):
@@ -692,6 +780,8 @@ def whole_rows_only(path, header, err):
     if not text.startswith(header + "\n") or not text.endswith("\n"):
         fail("kept temporary lacks the header or ends in a torn row: %r" % text[-200:])
     rows = read_csv(path, header)  # every row has the header's column count
+    if err.count("write to '") != 1:
+        fail("the failed write is not said exactly once:\n%s" % err[-1500:])
     m = re.search(r"the (\d+) whole rows written before are kept there", err)
     if not m or int(m.group(1)) != len(rows):
         fail("stderr does not count the %d whole rows kept:\n%s" % (len(rows), err[-1500:]))

@@ -17,6 +17,8 @@ usage: test_bench_resume.py CHECK BENCH_BINARY
            repetition, a number column that is not a number, CR LF line ends): one line naming the
            line and what is wrong, exit 2, nothing written; every documented status is taken (fail_* and error:*
            run again, skipped:* kept byte for byte)
+  version  (a third argument: the ls_test_oddversion_impl plugin) an impl version with a newline,
+           a tab, a quote, longer than the cell: its rows are kept on --resume, in place and not
 """
 import csv
 import fcntl
@@ -333,10 +335,48 @@ def check_rows(bench, tmp):
         fail("skipped:* rows not kept byte for byte: rc %d, %r" % (rc, err[-3:]))
 
 
+def check_version(bench, tmp, plugin):
+    """An impl whose version text the CSV cleans (newline, tab, quote; longer than the cell keeps):
+    its rows are this sweep's on --resume (the cleaned text is compared on both sides), so a
+    resume in place of a complete file runs nothing and one of a file missing a row runs only it."""
+    args = ["--backend", "host", "--impl-path", plugin, "--impl", "oddversion", "--family", "pool/copy,conv1d_update",
+            "--model", "qwen3-next-80b-a3b", "--tp", "8", "--batch", "1,2", "--draft", "1", "--min-samples", "3",
+            "--min-time", "0.001", "--max-time", "0.01"]
+    src = os.path.join(tmp, "odd.csv")
+    rc, _, err = run(bench, args + ["--out", src], tmp)
+    text = lines(src) if os.path.exists(src) else []
+    rows = rows_of(text)
+    if rc != 0 or len(rows) != 4 or any(r["status"] != "ok" for r in rows):
+        fail("first run: rc %d, %d rows:\n%s" % (rc, len(rows), "\n".join(err[-5:])))
+    version = rows[0]["impl_version"]
+    if not version.startswith('odd 1.0 (built from "a" tree)') or "\n" in version or "\t" in version:
+        fail("impl_version written as %r" % version)
+    rc, _, err = run(bench, args + ["--resume", src], tmp)
+    if rc != 0 or not any(l.endswith("nothing to run: all 4 cases are in " + src) for l in err) or \
+            lines(src) != text:
+        fail("in-place resume of a complete file: rc %d, %r" % (rc, err[-3:]))
+    # a row missing: the other three kept byte for byte, none "not of this sweep", one case run
+    body = [l for l in text[1:] if l]
+    part = os.path.join(tmp, "part.csv")
+    with open(part, "w") as f:
+        f.write("\n".join([text[0]] + body[:3]) + "\n")
+    out = os.path.join(tmp, "done.csv")
+    rc, _, err = run(bench, args + ["--resume", part, "--out", out], tmp)
+    said = [l for l in err if "row(s) kept" in l]
+    final = [l for l in lines(out)[1:] if l] if os.path.exists(out) else []
+    if rc != 0 or len(said) != 1 or "3 row(s) kept" not in said[0] or " 0 not of this sweep" not in said[0] or \
+            final[:3] != body[:3] or sorted(map(ident, rows_of([text[0]] + final))) != sorted(map(ident, rows)):
+        fail("resume of a file missing a row: rc %d, %r" % (rc, err[-3:]))
+
+
 def main():
     check, bench = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
-        {"kill": check_kill, "rerun": check_rerun, "errors": check_errors, "rows": check_rows}[check](bench, tmp)
+        if check == "version":
+            check_version(bench, tmp, sys.argv[3])
+        else:
+            {"kill": check_kill, "rerun": check_rerun, "errors": check_errors, "rows": check_rows}[check](bench,
+                                                                                                       tmp)
     print("ok")
 
 
