@@ -410,10 +410,14 @@ static int op_call(inst *in, ls_op op, const void *params, const ls_tuning *t, l
     if (r == Py_None) {
         rc = 0;
     } else if (PyLong_Check(r)) {
-        long v = PyLong_AsLong(r);
-        PyErr_Clear(); /* an int beyond long: -1, a failure */
-        rc = v == 0 ? 0 : v == LS_OP_UNSUPPORTED ? LS_OP_UNSUPPORTED : -1;
-        if (rc < 0)
+        int over = 0;
+        long v = PyLong_AsLongAndOverflow(r, &over);
+        PyErr_Clear();
+        rc = over ? -1 : v == 0 ? 0 : v == LS_OP_UNSUPPORTED ? LS_OP_UNSUPPORTED : -1;
+        if (over)
+            snprintf(g_err, sizeof g_err, "%sreturned an int %s the range of a C long (0/None = ok, 2 = unsupported)",
+                     prefix, over > 0 ? "above" : "below");
+        else if (rc < 0)
             snprintf(g_err, sizeof g_err, "%sreturned %ld (0/None = ok, 2 = unsupported)", prefix, v);
     } else {
         snprintf(g_err, sizeof g_err, "%sreturned a %s, not an int or None", prefix, Py_TYPE(r)->tp_name);

@@ -29,6 +29,20 @@ CHECK:
            variables stay
   benchsh  scripts/bench.sh (LINSTATE_SKIP_SETUP=1, LINSTATE_BUILD_DIR=the test build) runs the
            example by name, from the script: --list and a small run
+  fault_*  fault containment of the worker process (docs/timing.md "Worker process") with a module
+           written here: the example conv op, a fault injected at B >= 2, next to host at B 1,2,4:
+    fork       the op forks once and the child returns into the worker: every case gets its own
+               row, all ok (a forked copy never answers the parent)
+    forged     a forked child writes a row header with its own pid to the worker's socket: the
+               parent refuses it (error:crash naming the pid), later cases run
+    orphan     at B 2 a forked child sleeps holding the socket, at B 4 the op segfaults, with
+               --case-timeout 0: error:crash SIGSEGV at once (not a hang), the child killed
+    parentkill the op forks a sleeping child and sleeps; SIGKILL to linstate-bench: the worker
+               and the child are gone too
+    exithang   the op registers an exit-time handler that never returns: every row ok, the final
+               CSV written, stderr says the worker was killed, exit 1
+    closefd    the op closes every fd from 3: error:exit rows saying the worker lost its socket
+    bigint     the op returns 2**70: error rows, stderr says it is beyond a C long (not -1)
   gpu      (label gpu; skipped without a GPU or torch/triton) the example's Triton kernel beside
            linstate on conv1d_update decode and verify, channel-major (qwen3-next) and window-major
            (kimi-linear) state, eager and CUDA-graph rows: every row ok, verified, host_call_us set;
@@ -41,9 +55,11 @@ import csv
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 FAILURES = []
 CONV_TOL = 1e-2
@@ -58,7 +74,8 @@ def check(cond, what):
 
 
 def run(cmd, env=None, timeout=600):
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, env=env)
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                          timeout=timeout, env=env)
 
 
 def bench(a, out, *extra, expect_rc=0):
@@ -329,6 +346,168 @@ def t_benchsh(a, tmp):
           % (p.returncode, [(r["impl"], r["status"]) for r in rows], p.stderr[-2000:]))
 
 
+# ---------------------------------------------------------------- fault containment (fault_*)
+
+FAULT_MODULE = """import ctypes, os, sys, time
+sys.path.insert(0, %(examples)r)
+import conv_update as ex
+G = {}
+PIDS = %(pids)r
+
+
+def note(pid):
+    with open(PIDS, "a") as f:
+        f.write("%%d\\n" %% pid)
+
+
+def op(p, tuning):
+    if p.batch >= 2:
+%(fault)s
+    return ex.conv_update_host(p, tuning)
+
+
+def linstate_impl(source, runtime):
+    d = ex.linstate_impl(source, runtime)
+    d["name"] = "pyfault"
+    d["ops"] = {"conv_update": op}
+    return d
+"""
+
+FAULTS = {
+    "fork": "if not G:\n    G[1] = 1\n    os.fork()",
+    # the child's header: struct msg_head of bench/supervise.c (kind MSG_ROW, n, retire, case, rep, pid)
+    "forged": "import struct\npid = os.fork()\nif pid == 0:\n"
+              "    for fd in os.listdir('/proc/self/fd'):\n"
+              "        try:\n"
+              "            if os.readlink('/proc/self/fd/' + fd).startswith('socket:'):\n"
+              "                os.write(int(fd), struct.pack('<6i', 0x4c535231, 0, 0, 0, 0, os.getpid()))\n"
+              "        except OSError:\n            pass\n"
+              "    os._exit(0)\nos.waitpid(pid, 0)",
+    # the child outlives the run's subprocess timeout: a parent waiting for the socket's end hangs
+    "orphan": "if p.batch == 2 and not G:\n    G[1] = pid = os.fork()\n    if pid == 0:\n        time.sleep(900)\n"
+              "        os._exit(0)\n    note(pid)\nelif p.batch == 4:\n    ctypes.string_at(0)",
+    "parentkill": "pid = os.fork()\nif pid == 0:\n    time.sleep(900)\n    os._exit(0)\n"
+                  "note(os.getpid())\nnote(pid)\ntime.sleep(900)",
+    "exithang": "if not G:\n    G[1] = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda a: time.sleep(1e6))\n"
+                "    ctypes.CDLL(None).__cxa_atexit(G[1], None, None)",
+    "closefd": "os.closerange(3, 1000)",
+    "bigint": "return 2 ** 70",
+}
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def gone_within(pids, seconds):
+    end = time.time() + seconds
+    while time.time() < end and any(alive(p) for p in pids):
+        time.sleep(0.2)
+    left = [p for p in pids if alive(p)]
+    for p in left:  # leave nothing behind, whatever the verdict
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    return left
+
+
+def fault_setup(a, tmp, kind):
+    pids = os.path.join(tmp, "pids")
+    body = "\n".join("        " + l for l in FAULTS[kind].split("\n"))
+    path = os.path.join(tmp, "fault_%s.py" % kind)
+    with open(path, "w") as f:
+        f.write(FAULT_MODULE % {"examples": mod(a, "examples", "python"), "pids": pids, "fault": body})
+    cmd = [a.bench] + FAST + ["--impl-path", path, "--impl", "pyfault,host", "--family", "conv1d_update",
+                              "--batch", "1,2,4", "--draft", "1", "--out", os.path.join(tmp, "f.csv")]
+    return cmd, pids
+
+
+def read_pids(path):
+    return [int(l) for l in open(path).read().split()] if os.path.exists(path) else []
+
+
+def fault_run(a, tmp, kind, timeout_arg="60", expect_rc=1, want=None):
+    """Runs the fault module; want: {batch: (status, message part)} for pyfault rows (others ok)."""
+    cmd, pids = fault_setup(a, tmp, kind)
+    out = cmd[-1]
+    try:
+        p = run(cmd + ["--case-timeout", timeout_arg], timeout=300)
+    except subprocess.TimeoutExpired:
+        check(False, "%s: linstate-bench did not finish within 300 s" % kind)
+        gone_within(read_pids(pids), 0)
+        return [], None
+    check(p.returncode == expect_rc, "%s: rc %d, want %d\n%s" % (kind, p.returncode, expect_rc, p.stderr[-3000:]))
+    check(not [f for f in os.listdir(tmp) if ".tmp." in f], "%s: temporaries left: %s" % (kind, os.listdir(tmp)))
+    rows = list(csv.DictReader(open(out))) if os.path.exists(out) else []
+    got = sorted((r["impl"], r["batch"]) for r in rows)
+    check(got == sorted((i, b) for i in ("pyfault", "host") for b in ("1", "2", "4")),
+          "%s: rows for %s, want one per impl and batch\n%s" % (kind, got, p.stderr[-2000:]))
+    for r in rows:
+        status, part = (want or {}).get(r["batch"], ("ok", "")) if r["impl"] == "pyfault" else ("ok", "")
+        check(r["status"] == status and part in r["message"],
+              "%s: %s %s: status %r message %r, want %s with %r" % (kind, r["impl"], r["case"], r["status"],
+                                                                    r["message"], status, part))
+        if status == "ok":
+            check(r["samples"] not in ("", "0") and float(r["time_us_median"]) > 0,
+                  "%s: %s %s: no timing" % (kind, r["impl"], r["case"]))
+    left = gone_within(read_pids(pids), 30)
+    check(not left, "%s: processes left behind: %s" % (kind, left))
+    return rows, p
+
+
+def t_fault_fork(a, tmp):
+    fault_run(a, tmp, "fork", expect_rc=0)
+
+
+def t_fault_forged(a, tmp):
+    _, p = fault_run(a, tmp, "forged", want={"2": ("error:crash", "not the worker"),
+                                              "4": ("error:crash", "not the worker")})
+
+
+def t_fault_orphan(a, tmp):
+    fault_run(a, tmp, "orphan", timeout_arg="0", want={"4": ("error:crash", "SIGSEGV")})
+
+
+def t_fault_exithang(a, tmp):
+    _, p = fault_run(a, tmp, "exithang", expect_rc=1)
+    if p is not None:
+        check("did not exit" in p.stderr and "killed" in p.stderr, "exithang: stderr does not say the worker was "
+              "killed:\n" + p.stderr[-2000:])
+        check("wrote" in p.stderr + p.stdout, "exithang: no 'wrote' line\n" + p.stderr[-2000:])
+
+
+def t_fault_closefd(a, tmp):
+    fault_run(a, tmp, "closefd", want={"2": ("error:exit", "lost its socket"), "4": ("error:exit", "lost its socket")})
+
+
+def t_fault_bigint(a, tmp):
+    _, p = fault_run(a, tmp, "bigint", want={"2": ("error:verify", ""), "4": ("error:verify", "")})
+    if p is not None:
+        check("returned an int above the range of a C long" in p.stderr and "returned -1" not in p.stderr,
+              "bigint: value not named:\n" + p.stderr[-2000:])
+
+
+def t_fault_parentkill(a, tmp):
+    cmd, pids = fault_setup(a, tmp, "parentkill")
+    # output to a file: a pipe would stay open in the child that outlives linstate-bench
+    with open(os.path.join(tmp, "stderr"), "w") as err:
+        proc = subprocess.Popen(cmd + ["--case-timeout", "0"], stdout=err, stderr=err)
+    end = time.time() + 120
+    while time.time() < end and len(read_pids(pids)) < 2 and proc.poll() is None:
+        time.sleep(0.2)
+    got = read_pids(pids)
+    check(len(got) == 2, "parentkill: the op did not start its child (rc %s)" % proc.poll())
+    proc.kill()
+    proc.wait()
+    left = gone_within(got, 30)
+    check(not left, "parentkill: after SIGKILL to linstate-bench, worker/child still alive: %s (of %s)" % (left, got))
+
+
 def gpu_bench(a, out, *extra):
     cmd = [a.bench, "--backend", "cuda", "--family", "conv1d_update", "--model",
            "qwen3-next-80b-a3b,kimi-linear-48b-a3b", "--tp", "2", "--batch", "1,64", "--draft", "1,3",
@@ -375,7 +554,9 @@ def needs(check_name):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("check", choices=["example", "case_begin", "lazy", "wrong", "raise", "errors", "sources", "tree",
-                                      "benchsh", "null_slot", "process", "gpu"])
+                                      "benchsh", "null_slot", "process", "gpu", "fault_fork", "fault_forged",
+                                      "fault_orphan", "fault_parentkill", "fault_exithang", "fault_closefd",
+                                      "fault_bigint"])
     ap.add_argument("--bench", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--build", default="")
