@@ -268,9 +268,6 @@ int bench_gb_flags_check(int *argc, char **argv, int *repetitions, int *list_tes
 /* Before anything reads argv: an argument with an ASCII control character (newline, tab, ...)
  * is one line naming its position and 2 (messages echo values; no flag takes one). */
 int bench_cli_check_argv(int argc, char **argv);
-/* A finite real in decimal notation only (no hex, inf, nan, blanks or sign); 0 or -1. Every real
- * flag value is read with it (cli.c, gbflags.c). */
-int bench_parse_decimal(const char *val, double *out);
 /* Copies the value of --benchmark_filter=... if present (GB consumes it later). */
 const char *bench_cli_peek_filter(int argc, char **argv);
 void bench_cli_usage(FILE *f);

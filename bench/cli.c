@@ -314,41 +314,11 @@ static int int_list(const char *flag, char *val, long lo, long hi, int *out, int
     return 0;
 }
 
-/* A finite real in decimal notation: digits with an optional '.' and decimal exponent, nothing
- * else (strtod alone also takes hex "0x10", "inf", "nan", leading blanks and signs). 0 or -1. */
-int bench_parse_decimal(const char *val, double *out)
-{
-    const char *p = val;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9')
-        p++, digits++;
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++)
-            digits++;
-    if (!digits)
-        return -1;
-    if (*p == 'e' || *p == 'E') {
-        p += p[1] == '+' || p[1] == '-' ? 2 : 1;
-        if (!(*p >= '0' && *p <= '9'))
-            return -1;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    if (*p)
-        return -1;
-    errno = 0;
-    double v = strtod(val, NULL);
-    if (errno == ERANGE && v != 0) /* overflow; an underflow to 0 is taken as 0 */
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* A decimal real from 0 to hi into *out; 0 or -1. */
 static int parse_real(const char *val, double hi, double *out)
 {
     double v;
-    if (bench_parse_decimal(val, &v) != 0 || v > hi)
+    if (ls_parse_decimal(val, &v) != 0 || v > hi)
         return -1;
     *out = v;
     return 0;
@@ -357,7 +327,7 @@ static int parse_real(const char *val, double hi, double *out)
 static int parse_seconds(const char *flag, const char *val, double *out)
 {
     double v;
-    if (bench_parse_decimal(val, &v) != 0 || !(v > 0) || v > 3600)
+    if (ls_parse_decimal(val, &v) != 0 || !(v > 0) || v > 3600)
         return bad(flag, val, "seconds > 0, at most 3600");
     *out = v;
     return 0;

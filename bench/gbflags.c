@@ -102,7 +102,7 @@ static int min_time_ok(const char *v)
         snprintf(buf, sizeof buf, "%.*s", (int)(n - 1), v);
         v = buf;
     }
-    return bench_parse_decimal(v, &s) == 0 && s >= 0; /* decimal only, as our own flags */
+    return ls_parse_decimal(v, &s) == 0 && s >= 0; /* decimal only, as our own flags */
 }
 
 #define GB_MAX_COUNTERS 3 /* GB 1.7's PerfCounterValues::kMaxCounters */

@@ -17,10 +17,9 @@
  * parent's too: its kept rows go into the CSV before the first case, and the parent asks the
  * worker only for the repetitions not kept (runner.c measure).
  */
-#define _XOPEN_SOURCE 700 /* realpath */
+#define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,43 +256,6 @@ static int gb_out_finish(void)
     return 0;
 }
 
-/* The canonical name of an output path: the realpath of its longest existing folder, then the
- * rest as given. */
-static void canonical_path(const char *path, char *buf, size_t cap)
-{
-    char dir[LS_OUTFILE_PATH_MAX], real[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    const char *base = slash ? path + (slash - dir) + 1 : path;
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0'; /* "/name" */
-    else
-        *slash = '\0';
-    if (realpath(dir, real))
-        snprintf(buf, cap, "%s/%s", strcmp(real, "/") ? real : "", base);
-    else if (!slash || strcmp(dir, path) == 0)
-        snprintf(buf, cap, "%s", path);
-    else {
-        char up[LS_OUTFILE_PATH_MAX];
-        canonical_path(dir, up, sizeof up);
-        snprintf(buf, cap, "%s/%s", up, base);
-    }
-}
-
-/* 1 when paths a and b name one file: the same inode, or (not made yet) the same canonical path. */
-static int same_output(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    char ca[2 * LS_OUTFILE_PATH_MAX], cb[2 * LS_OUTFILE_PATH_MAX];
-    canonical_path(a, ca, sizeof ca);
-    canonical_path(b, cb, sizeof cb);
-    return strcmp(ca, cb) == 0;
-}
-
 /* Every file the run writes (or reads: --resume) must be its own: two flags naming one file
  * would otherwise find each other's locked temporary, or replace the file resumed from. --resume
  * and the CSV may be one file (a resume in place). 0, or 2 after one line naming both flags. */
@@ -310,7 +272,7 @@ static int check_distinct_outputs(const bench_opts *o, const char *out)
     int n = (int)(sizeof f / sizeof f[0]);
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
-            if (!f[i].path || !f[j].path || (i == 0 && j == n - 1) || !same_output(f[i].path, f[j].path))
+            if (!f[i].path || !f[j].path || (i == 0 && j == n - 1) || !ls_outfile_same_path(f[i].path, f[j].path))
                 continue;
             fprintf(stderr, "linstate-bench: %s %s and %s %s name the same file; give each its own\n", f[i].flag,
                     f[i].path, f[j].flag, f[j].path);

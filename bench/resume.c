@@ -325,13 +325,6 @@ int bench_resume_kept(const bench_runner *R, int case_index, int rep)
     return R->kept && rep >= 0 && rep < R->kept_reps && bit_get(R->kept, R->kept_reps, case_index, rep);
 }
 
-/* 1 when paths a and b name one file. */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 int bench_resume_match(bench_resume *r, const bench_opts *o, const bench_plan *plan, const ls_runtime *be,
                        const char *out)
 {
@@ -378,7 +371,7 @@ int bench_resume_match(bench_resume *r, const bench_opts *o, const bench_plan *p
         r->other += r->slot[i] == -1;
     }
     free(prov);
-    if (r->other && same_file(r->path, out)) {
+    if (r->other && ls_outfile_same_path(r->path, out)) {
         char msg[256];
         snprintf(msg, sizeof msg, "%d of its rows are not of this sweep (other cases, build, impl, tuning or "
                                   "device) and would be lost by writing it in place; give --out NEW.csv", r->other);

@@ -147,13 +147,41 @@ static int is_integer(const char *s)
     return 1;
 }
 
+/* A finite real in decimal notation: digits with an optional '.' and decimal exponent, nothing
+ * else (strtod alone also takes hex "0x10", "inf", "nan", leading blanks and signs). 0 or -1. */
+int ls_parse_decimal(const char *val, double *out)
+{
+    const char *p = val;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9')
+        p++, digits++;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            digits++;
+    if (!digits)
+        return -1;
+    if (*p == 'e' || *p == 'E') {
+        p += p[1] == '+' || p[1] == '-' ? 2 : 1;
+        if (!(*p >= '0' && *p <= '9'))
+            return -1;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p)
+        return -1;
+    errno = 0;
+    double v = strtod(val, NULL);
+    if (errno == ERANGE && v != 0) /* overflow; an underflow to 0 is taken as 0 */
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* A cell of a real column: ls_parse_decimal's notation, negative too (as put_dbl writes it). */
 static int is_real(const char *s)
 {
-    char *end;
-    if (!*s || strspn(s, "0123456789+-.eE") != strlen(s)) /* no spaces, hex, nan or inf */
-        return 0;
-    double v = strtod(s, &end);
-    return !*end && isfinite(v);
+    double v;
+    return ls_parse_decimal(s + (*s == '-'), &v) == 0;
 }
 
 void ls_csv_cell_quote(const char *s, char *buf, size_t cap)

@@ -271,6 +271,9 @@ typedef struct ls_outfile {
     long long size, mtime_ns;
 } ls_outfile;
 int ls_outfile_open(ls_outfile *o, const char *path);
+/* 1 when paths a and b name one file: the same inode when both exist, else the same name once
+ * their existing folders are resolved (realpath). */
+int ls_outfile_same_path(const char *a, const char *b);
 int ls_outfile_commit(ls_outfile *o);
 void ls_outfile_keep(ls_outfile *o);
 void ls_outfile_discard(ls_outfile *o);
@@ -312,6 +315,9 @@ const char *ls_csv_header(void);  /* the exact header line, no newline */
  * numbers in the number columns, this schema_version; else -1 and why (one line, no line number;
  * docs/csv.md "Resume"). */
 int ls_csv_check_cells(char *const *cells, int n, char *why, size_t cap);
+/* A finite real in decimal notation only (digits, optional '.', decimal exponent: no hex, inf,
+ * nan, blanks or sign); 0 or -1. The bench's real flag values and the CSV's real cells. */
+int ls_parse_decimal(const char *val, double *out);
 /* 'cell' for a message: at most 40 bytes, control characters as '?'. */
 void ls_csv_cell_quote(const char *s, char *buf, size_t cap);
 /* The text a string cell holds when read back (put_str's, unquoted): at most cap bytes of s (the

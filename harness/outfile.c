@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,17 +77,54 @@ static int live_writer(const char *path, const char *own, char *which, size_t ca
     return busy;
 }
 
+/* PATH's folder into dir ("." for a bare name, "/" for "/name"); returns PATH's last part. */
+static const char *folder_of(const char *path, char *dir, size_t cap)
+{
+    snprintf(dir, cap, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        snprintf(dir, cap, ".");
+        return path;
+    }
+    const char *base = path + (slash - dir) + 1;
+    slash[slash == dir] = '\0'; /* "/name" -> "/" */
+    return base;
+}
+
+/* The canonical name of a path: the realpath of its longest existing folder, then the rest as
+ * given. */
+static void canonical_path(const char *path, char *buf, size_t cap)
+{
+    char dir[LS_OUTFILE_PATH_MAX], real[PATH_MAX];
+    const char *base = folder_of(path, dir, sizeof dir);
+    if (realpath(dir, real))
+        snprintf(buf, cap, "%s/%s", strcmp(real, "/") ? real : "", base);
+    else if (strcmp(dir, ".") == 0 || strcmp(dir, "/") == 0 || strcmp(dir, path) == 0)
+        snprintf(buf, cap, "%s", path);
+    else {
+        char up[LS_OUTFILE_PATH_MAX];
+        canonical_path(dir, up, sizeof up);
+        snprintf(buf, cap, "%s/%s", up, base);
+    }
+}
+
+int ls_outfile_same_path(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ca[2 * LS_OUTFILE_PATH_MAX], cb[2 * LS_OUTFILE_PATH_MAX];
+    canonical_path(a, ca, sizeof ca);
+    canonical_path(b, cb, sizeof cb);
+    return strcmp(ca, cb) == 0;
+}
+
 /* Locks PATH's folder for the short claim in ls_outfile_open (an flock, waited for up to 10 s).
  * Best effort: -1 where the folder cannot be locked (e.g. NFS), and the claim goes on without. */
 static int lock_folder(const char *path)
 {
     char dir[LS_OUTFILE_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        slash[slash == dir] = '\0'; /* "/name" -> "/" */
+    folder_of(path, dir, sizeof dir);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;
