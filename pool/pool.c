@@ -122,8 +122,21 @@ static int alloc_buffers(ls_pool *p)
         if (T > 0 && !(p->spec[b] = alloc_zeroed(be, spec_bytes, "spec", b)))
             return -1;
     }
-    p->dev_idx = be->mem_alloc(3 * (size_t)p->slots * sizeof(int32_t));
-    return p->dev_idx ? 0 : -1;
+    /* the scratch of one operation's lists, then the identity table one-row lists point into */
+    const int32_t iota_len = p->slots > p->desc.spec_tokens ? p->slots : p->desc.spec_tokens;
+    p->dev_idx = be->mem_alloc((3 * (size_t)p->slots + (size_t)iota_len) * sizeof(int32_t));
+    if (!p->dev_idx)
+        return -1;
+    p->dev_iota = p->dev_idx + 3 * (size_t)p->slots;
+    p->iota_len = iota_len;
+    int32_t *iota = malloc((size_t)iota_len * sizeof *iota);
+    if (!iota)
+        return ls_fail("pool: create: out of host memory for %d indices", iota_len);
+    for (int32_t i = 0; i < iota_len; i++)
+        iota[i] = i;
+    const int rc = be->copy_h2d(p->dev_iota, iota, (size_t)iota_len * sizeof *iota);
+    free(iota);
+    return rc;
 }
 
 /* Host bookkeeping: ring free list in the policy's order, allocated flags, scratch. */
@@ -331,11 +344,21 @@ int ls_pool_buf_infos(const ls_pool *p, int include_spec, ls_buf_info *out, int 
  * Packs up to three host index lists (src, dst, step: whichever are given, in that order) of n
  * entries into the host staging, copies them to the backend scratch in one piece and points
  * `sp` at them. n <= slots always holds for validated lists, so the scratch (3 * slots) fits.
+ * One-row lists (a fork, a one-slot alloc, free, copy or accept) upload nothing: each points at
+ * its value's entry of the identity table written at create, so the state op is the only launch.
  * A list of at most LS_UPLOAD_MAX_BYTES goes through be->upload, which never waits for the
  * device (a fork's or a small alloc's whole cost would otherwise be host-device round trips);
  * a longer one through copy_h2d, which waits for the default stream first. Either way the
  * scratch is written in stream order after the previous operation's kernels read it.
  */
+static int one_row_in_iota(const ls_pool *p, const int32_t *const host[3])
+{
+    for (int k = 0; k < 3; k++)
+        if (host[k] && (host[k][0] < 0 || host[k][0] >= p->iota_len))
+            return 0; /* cannot happen for validated lists; the upload path stays correct */
+    return 1;
+}
+
 int ls_pool_upload_rows(ls_pool *p, int32_t n, const int32_t *src, const int32_t *dst,
                         const int32_t *step, ls_state_params *sp)
 {
@@ -343,6 +366,12 @@ int ls_pool_upload_rows(ls_pool *p, int32_t n, const int32_t *src, const int32_t
     sp->count = n;
     const int32_t *host[3] = {src, dst, step};
     const int32_t **field[3] = {&sp->src, &sp->dst, &sp->step};
+    if (n == 1 && one_row_in_iota(p, host)) {
+        for (int k = 0; k < 3; k++)
+            if (host[k])
+                *field[k] = p->dev_iota + host[k][0];
+        return 0;
+    }
     size_t words = 0;
     for (int k = 0; k < 3; k++) {
         if (!host[k])

@@ -32,13 +32,16 @@ struct ls_pool {
     int32_t *host_idx;                 /* [3 * slots] host scratch for building index lists */
     int32_t *host_pack;                /* [3 * slots] the lists of one upload, packed */
 
-    /* backend scratch for the index lists of one operation, packed as host_pack */
+    /* backend scratch for the index lists of one operation, packed as host_pack, followed by
+     * dev_iota[i] = i for i < iota_len = max(slots, spec_tokens) (written once, at create) */
     int32_t *dev_idx;
+    int32_t *dev_iota;
+    int32_t iota_len;
 };
 
 /* Upload up to three host index lists (any may be NULL) of n entries each into the backend
- * scratch, in stream order on the default stream, and fill `sp` (buffer table + count + index
- * pointers). 0 or -1 (backend error). */
+ * scratch, in stream order on the default stream (one-row lists: nothing, they point into
+ * dev_iota), and fill `sp` (buffer table + count + index pointers). 0 or -1 (backend error). */
 int ls_pool_upload_rows(ls_pool *p, int32_t n, const int32_t *src, const int32_t *dst,
                         const int32_t *step, ls_state_params *sp);
 

@@ -62,7 +62,7 @@ for s in $steps; do
         >"$out/side-by-side.txt" 2>"$out/side-by-side.log" || rc=1
       python3 scripts/side_by_side.py "$out/side-by-side.csv" --impl linstate/kv --out "$out/side-by-side.md" || rc=1
       python3 scripts/side_by_side.py "$out/side-by-side.csv" --impl linstate/vk --out "$out/side-by-side-vk.md" || rc=1
-      tail -2 "$out/side-by-side.md" "$out/side-by-side-vk.md" >&2 ;;
+      tail -n 2 "$out/side-by-side.md" "$out/side-by-side-vk.md" >&2 ;;
     *) echo "peers-h200: unknown step '$s'" >&2; exit 2 ;;
   esac
 done

@@ -3,7 +3,7 @@
  * S = floor(budget * r/(1+r) / per_req / (1+T)).
  *
  * The full-size pools (1.76 GiB + 7.05 GiB, 10.37 GiB) are created for real on a "reserve"
- * backend: the host table with mem_alloc/mem_set/mem_free replaced by address-space
+ * backend: the host table with mem_alloc/mem_set/mem_free/copy_h2d replaced by address-space
  * reservations (PROT_NONE, never touched), so the test checks what the pool asks the backend
  * for — every byte — without needing the memory.
  */
@@ -53,6 +53,7 @@ static void res_free(void *p)
 }
 
 static int res_set(void *dst, int byte, size_t bytes, ls_stream s) { return 0; }
+static int res_h2d(void *dst, const void *src, size_t bytes) { return 0; }
 
 static ls_runtime reserve_backend(void)
 {
@@ -61,6 +62,7 @@ static ls_runtime reserve_backend(void)
     be.mem_alloc = res_alloc;
     be.mem_free = res_free;
     be.mem_set = res_set;
+    be.copy_h2d = res_h2d;
     return be;
 }
 
@@ -107,7 +109,7 @@ static void test_qwen_nextn(void)
                           .tuning = &(ls_tuning){0}};
     ls_pool *p = ls_pool_create(&d, &cfg, &be);
     LS_REQUIRE(p != NULL);
-    const int64_t idx_bytes = 3 * 49 * 4; /* the index scratch: src | dst | step */
+    const int64_t idx_bytes = (3 + 1) * 49 * 4; /* index scratch src | dst | step, identity table */
     LS_CHECK_EQ_INT(g_reserved, 49 * per_req + 49 * 4 * per_req + idx_bytes);
 
     ls_buf_info v[4 * 36];
@@ -131,7 +133,7 @@ static void test_kimi(void)
                           .tuning = &(ls_tuning){0}};
     ls_pool *p = ls_pool_create(&d, &cfg, &be);
     LS_REQUIRE(p != NULL);
-    LS_CHECK_EQ_INT(g_reserved - 3 * 513 * 4, 513ll * 21708800);
+    LS_CHECK_EQ_INT(g_reserved - (3 + 1) * 513 * 4, 513ll * 21708800); /* index scratch, identity */
     LS_CHECK_NEAR(513.0 * 21708800 / GIB, 10.37, 0.005, 0);
     ls_buf_info v[80];
     LS_REQUIRE(ls_pool_buf_infos(p, 1, v, 80) == 80); /* no spec: include_spec changes nothing */
