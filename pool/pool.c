@@ -340,6 +340,15 @@ int ls_pool_buf_infos(const ls_pool *p, int include_spec, ls_buf_info *out, int 
 
 /* ------------------------------------------------------------------------ index upload */
 
+/* 1 when every given one-entry list names an entry of the identity table. */
+static int one_row_in_iota(const ls_pool *p, const int32_t *const host[3])
+{
+    for (int k = 0; k < 3; k++)
+        if (host[k] && (host[k][0] < 0 || host[k][0] >= p->iota_len))
+            return 0; /* cannot happen for validated lists; the upload path stays correct */
+    return 1;
+}
+
 /*
  * Packs up to three host index lists (src, dst, step: whichever are given, in that order) of n
  * entries into the host staging, copies them to the backend scratch in one piece and points
@@ -351,14 +360,6 @@ int ls_pool_buf_infos(const ls_pool *p, int include_spec, ls_buf_info *out, int 
  * a longer one through copy_h2d, which waits for the default stream first. Either way the
  * scratch is written in stream order after the previous operation's kernels read it.
  */
-static int one_row_in_iota(const ls_pool *p, const int32_t *const host[3])
-{
-    for (int k = 0; k < 3; k++)
-        if (host[k] && (host[k][0] < 0 || host[k][0] >= p->iota_len))
-            return 0; /* cannot happen for validated lists; the upload path stays correct */
-    return 1;
-}
-
 int ls_pool_upload_rows(ls_pool *p, int32_t n, const int32_t *src, const int32_t *dst,
                         const int32_t *step, ls_state_params *sp)
 {
