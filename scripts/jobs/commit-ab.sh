@@ -7,9 +7,9 @@
 #       out) and prints the sha and the path; carry .peers/ab with the call.
 #   scripts/jobs/commit-ab.sh run OUT SHA [--rounds N] [--cmake-arg ARG]... [--old-bench PATH]
 #                                 [--new-bench PATH] -- BENCH ARGS
-#       on the GPU machine: builds the archive's linstate-bench (cmake --preset default, ARGs
-#       added, in a scratch folder beside the extracted tree, .peers linked) and this tree's
-#       (build/, same ARGs) at once, then N rounds (default 3) of one process per side, old
+#       on the GPU machine: builds the archive's linstate-bench (extracted into a scratch folder
+#       under $TMPDIR, .peers linked; cmake --preset default with the ARGs, in its build/) and this
+#       tree's (build/, same ARGs) at once, then N rounds (default 3) of one process per side, old
 #       first: linstate-bench BENCH ARGS --out OUT/old-I.csv (LS_GIT_COMMIT=SHA) and OUT/new-I.csv
 #       (this tree's LS_GIT_COMMIT, which must be set). Then OUT/old.csv and OUT/new.csv (each
 #       side's processes as repetitions), compare.py old.csv new.csv > OUT/compare.txt (with
