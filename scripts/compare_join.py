@@ -110,14 +110,38 @@ def select_rows(run, side, what, flag):
     return rows
 
 
-def group_side(rows, side, drops):
-    """Rows that side picks, grouped by key, in first-appearance order."""
+def _knobs(tuning):
+    return {i.split("=", 1)[0] for i in tuning_items(tuning)}
+
+
+def one_sided_knobs(brows, arows):
+    """{impl: knobs that appear in the tunings of one side's rows of that impl only}, for the
+    impls both sides ran: a knob added (or removed) between two builds, which the other build
+    could not vary. Knob names come from the "knob=value" items of the rows' tunings."""
+    def by_impl(rows):
+        out = {}
+        for r in rows:
+            out.setdefault(r["impl"], set()).update(_knobs(r["tuning"]))
+        return out
+    b, a = by_impl(brows), by_impl(arows)
+    return {im: sorted(b[im] ^ a[im]) for im in b.keys() & a.keys() if b[im] ^ a[im]}
+
+
+def _strip_knobs(tuning, knobs):
+    return ",".join(i.strip() for i in tuning.split(",")
+                    if i.strip() and i.strip().split("=", 1)[0] not in knobs)
+
+
+def group_side(rows, side, drops, strip=None):
+    """Rows that side picks, grouped by key, in first-appearance order. strip: {impl: knobs}
+    whose items leave the key's tuning (one_sided_knobs)."""
     groups = {}
     for r in rows:
         if side.matches(r):
-            groups.setdefault(row_key(r, drops.device, drops.variant, drops.impl, drops.tuning,
-                                      drops.by_uuid),
-                              []).append(r)
+            key = row_key(r, drops.device, drops.variant, drops.impl, drops.tuning, drops.by_uuid)
+            if strip and r["impl"] in strip and not drops.tuning:
+                key = key._replace(tuning=_strip_knobs(key.tuning, strip[r["impl"]]))
+            groups.setdefault(key, []).append(r)
     return groups
 
 
@@ -255,12 +279,18 @@ def compare_runs(before, after, threshold=DEFAULT_THRESHOLD, alpha=0.05, ignore_
                   by_uuid=by_uuid)
     brows = select_rows(before, old, "BEFORE", "--tuning-old")
     arows = select_rows(after, new, "AFTER", "--tuning-new")
-    bg = group_side(brows, old, drops)
-    ag = group_side(arows, new, drops)
-    if drops.tuning:
+    # A knob one build has and the other lacks leaves the key (the other build ran it at what
+    # is now its default, whatever that was); the rows it then merges must hold one tuning.
+    strip = {} if drops.tuning else one_sided_knobs(brows, arows)
+    bg = group_side(brows, old, drops, strip)
+    ag = group_side(arows, new, drops, strip)
+    if drops.tuning or strip:
         check_one_tuning(bg, "BEFORE", "--tuning-old")
         check_one_tuning(ag, "AFTER", "--tuning-new")
     cmp = Comparison(before, after, threshold, alpha, old=old, new=new, drops=drops)
+    for im, knobs in sorted(strip.items()):
+        cmp.notes.append(f"note: impl {im}: knob{'s' if len(knobs) > 1 else ''} "
+                         f"{', '.join(knobs)} on one side only: left out of the key")
     if mixed:
         cmp.notes.append(f"note: {' and '.join(dict.fromkeys(v1_files))} is schema v1 (impl "
                          f"from backend, no tuning): tuning is not part of the key")

@@ -33,6 +33,8 @@ enum {
     LS_KNOB_SSU_VARIANT,
     LS_KNOB_SSU_BLOCK,
     LS_KNOB_CONV_DELTA_VARIANT,
+    LS_KNOB_STATE_GRID,
+    LS_KNOB_STATE_UNROLL,
     LS_KNOB_COUNT
 };
 
@@ -46,6 +48,8 @@ enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS, LS_SSU_ROWS8 };
 enum { LS_SBLK_AUTO = 0, LS_SBLK_32, LS_SBLK_64, LS_SBLK_128 }; /* ssu.block: threads per CTA */
 enum { LS_CD_AUTO = 0, LS_CD_CLUSTER, LS_CD_TILES, LS_CD_BULK, LS_CD_BULKP }; /* conv_delta.variant */
+enum { LS_SGRID_AUTO = 0, LS_SGRID_FULL, LS_SGRID_PERSIST };                /* state.grid */
+enum { LS_SUNR_AUTO = 0, LS_SUNR_1, LS_SUNR_2, LS_SUNR_4, LS_SUNR_8 };      /* state.unroll */
 
 extern const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT];
 
@@ -109,6 +113,7 @@ typedef struct ls_plan {
     int32_t rows_per_lane;/* ssu: state rows per lane (ssu_rows / rows8: 4 / 8, the warp's rows) */
     int32_t vec_bytes;    /* state ops: bytes per vector access (16, 8, 4, 2, 1) */
     int64_t chunks;       /* state ops: chunks of work the grid walks */
+    int32_t unroll;       /* state ops: vectors per thread per chunk (a chunk = block * unroll vectors) */
 } ls_plan;
 
 /* The device numbers a choice depends on (passed in; nothing here queries CUDA). */
@@ -184,8 +189,12 @@ typedef struct ls_choose_dev {
 #define LS_CONV_DELTA_BULK_MAX_TOKENS 16
 #define LS_CONV_DELTA_BULK_VERIFY_MIN_CTAS_PER_SM 3
 #define LS_STATE_THREADS 256
-#define LS_STATE_UNROLL 4
-#define LS_STATE_CHUNK_VECS (LS_STATE_THREADS * LS_STATE_UNROLL)
+/* state ops, auto: the persistent grid while the chunks fill at most this many of its rounds,
+ * one CTA per chunk above. On the H200 (results/h200/state-grid/) one CTA per chunk was 5-12 %
+ * slower at 1.25 rounds (kimi-linear B = 1: a second wave a quarter full), even at 2.2 and
+ * 1-6 % faster from 2.5 rounds on. */
+#define LS_STATE_PERSIST_MAX_ROUNDS 2
+#define LS_STATE_UNROLL 4 /* auto's vectors per thread per chunk: 16 KB chunks of 16-byte vectors */
 
 /* Conv: the vector-path conditions (bf16 state, C % 8 == 0, unit channel stride of x/y,
  * 16-byte aligned bases and strides that keep each 8-channel group aligned), with the

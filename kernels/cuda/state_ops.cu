@@ -4,13 +4,14 @@
  * spec[l][dst[i]][step[i]]) and zero (main[l][dst[i]] <- 0), every buffer and every layer in ONE
  * launch.
  *
- * Work is cut into chunks: a chunk is one (buffer, layer, row) item, or a CHUNK_VECS-vector
- * piece of it, so 24 KB conv items and 1-2 MB temporal items balance across the grid. Chunks
- * are numbered buffer by buffer (prefix table built on the host), layer-major then row; a
- * persistent grid of ~8 blocks per SM walks them (grid-stride; grid and vector width from
- * ls_choose_state, choose.c). Inside a chunk each thread moves
- * UNROLL vectors, all loads issued before the stores. The vector is the widest of 16/8/4/2/1
- * bytes that divides every item size and aligns every base pointer (16 for every preset).
+ * Work is cut into chunks: a chunk is one (buffer, layer, row) item, or a piece of it of
+ * THREADS * U vectors (U = the plan's unroll, knob state.unroll; 16 KB by default), so 24 KB
+ * conv items and 1-2 MB temporal items balance across the grid. Chunks are numbered buffer by
+ * buffer (prefix table built on the host), layer-major then row; a persistent grid of ~8 blocks
+ * per SM walks them (grid-stride; grid and vector width from ls_choose_state, choose.c;
+ * state.grid=full: one block per chunk). Inside a chunk each thread moves U vectors, all loads
+ * issued before the stores. The vector is the widest of 16/8/4/2/1 bytes that divides every
+ * item size and aligns every base pointer (16 for every preset).
  *
  * The device cannot report bad indices: rows whose slot (or step) is out of range are skipped
  * rather than written out of bounds; the host reference rejects them with an error instead.
@@ -18,7 +19,7 @@
 #include "cuda_common.cuh"
 
 enum { OP_COPY = 0, OP_ACCEPT = 1, OP_ZERO = 2 };
-enum { THREADS = LS_STATE_THREADS, UNROLL = LS_STATE_UNROLL, CHUNK_VECS = LS_STATE_CHUNK_VECS };
+enum { THREADS = LS_STATE_THREADS };
 
 /* Everything the kernel needs, by value (about 400 bytes of kernel parameters). */
 struct state_args {
@@ -36,7 +37,7 @@ struct state_args {
  * Grid-stride over chunks. The chunk -> (buffer, layer, row, piece) decode is uniform across
  * the block (a few integer ops per 16 KB moved). Zero reads nothing but the dst index.
  */
-template <typename V, int OP>
+template <typename V, int OP, int U>
 __global__ void __launch_bounds__(THREADS) state_op_kernel(const state_args a)
 {
     ls_pdl_wait();
@@ -70,26 +71,26 @@ __global__ void __launch_bounds__(THREADS) state_op_kernel(const state_args a)
             in = (const V *)a.spec[b] + (((int64_t)l * a.slots + d) * a.spec_tokens + j) * iv;
         }
 
-        const int64_t v0 = piece * CHUNK_VECS + threadIdx.x;
+        const int64_t v0 = piece * (THREADS * U) + threadIdx.x;
         if (OP == OP_ZERO) {
             V z;
             memset(&z, 0, sizeof z);
 #pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
+            for (int u = 0; u < U; u++) {
                 int64_t v = v0 + u * THREADS;
                 if (v < iv)
                     out[v] = z;
             }
         } else {
-            V tmp[UNROLL];
+            V tmp[U];
 #pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
+            for (int u = 0; u < U; u++) {
                 int64_t v = v0 + u * THREADS;
                 if (v < iv)
                     tmp[u] = in[v];
             }
 #pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
+            for (int u = 0; u < U; u++) {
                 int64_t v = v0 + u * THREADS;
                 if (v < iv)
                     out[v] = tmp[u];
@@ -98,17 +99,29 @@ __global__ void __launch_bounds__(THREADS) state_op_kernel(const state_args a)
     }
 }
 
-template <typename V>
-static int launch_vec(const state_args &a, int op, const ls_plan &pl, cudaStream_t st)
+template <typename V, int U>
+static int launch_unroll(const state_args &a, int op, const ls_plan &pl, cudaStream_t st)
 {
     const dim3 grid(pl.grid_x);
     if (op == OP_COPY)
-        LS_CUDA_LAUNCH((state_op_kernel<V, OP_COPY>), grid, pl.block, 0, st, pl.pdl, a);
+        LS_CUDA_LAUNCH((state_op_kernel<V, OP_COPY, U>), grid, pl.block, 0, st, pl.pdl, a);
     else if (op == OP_ACCEPT)
-        LS_CUDA_LAUNCH((state_op_kernel<V, OP_ACCEPT>), grid, pl.block, 0, st, pl.pdl, a);
+        LS_CUDA_LAUNCH((state_op_kernel<V, OP_ACCEPT, U>), grid, pl.block, 0, st, pl.pdl, a);
     else
-        LS_CUDA_LAUNCH((state_op_kernel<V, OP_ZERO>), grid, pl.block, 0, st, pl.pdl, a);
+        LS_CUDA_LAUNCH((state_op_kernel<V, OP_ZERO, U>), grid, pl.block, 0, st, pl.pdl, a);
     return 0;
+}
+
+template <typename V>
+static int launch_vec(const state_args &a, int op, const ls_plan &pl, cudaStream_t st)
+{
+    switch (pl.unroll) {
+    case 1: return launch_unroll<V, 1>(a, op, pl, st);
+    case 2: return launch_unroll<V, 2>(a, op, pl, st);
+    case 4: return launch_unroll<V, 4>(a, op, pl, st);
+    case 8: return launch_unroll<V, 8>(a, op, pl, st);
+    default: return ls_fail("cuda state op: unroll %d is not 1, 2, 4 or 8", pl.unroll);
+    }
 }
 
 /* Validate, plan (vector width, grid, PDL), build the chunk table, launch once (nothing when no
@@ -141,7 +154,7 @@ static int state_launch(const ls_state_params *p, int op, const ls_tuning *t, ls
         a.main[nb] = (char *)p->buf[b].main;
         a.spec[nb] = (const char *)p->buf[b].spec;
         a.item_vecs[nb] = p->buf[b].item_bytes / vb;
-        a.cpi[nb] = ls_ceil_div(a.item_vecs[nb], CHUNK_VECS);
+        a.cpi[nb] = ls_ceil_div(a.item_vecs[nb], (int64_t)THREADS * pl.unroll);
         a.base[nb + 1] = a.base[nb] + (int64_t)p->layers * p->count * a.cpi[nb];
         nb++;
     }

@@ -297,6 +297,34 @@ static void slot_ops_queued(uint64_t *seed)
     twin_close(&t);
 }
 
+/* The preset checks again under the grid and chunk knobs (the persistent grid instead of one
+ * CTA per chunk; 4, 8 and 32 KB chunks), where the impl under test has them; quick: 2 layers. */
+static void grid_knobs(int quick, uint64_t *seed)
+{
+#ifndef LS_STATE_OPS_IMPL
+    static const char *specs[] = {"state.grid=persist", "state.unroll=1", "state.grid=persist,state.unroll=2",
+                                  "state.unroll=8"};
+    for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+        ls_tuning probe;
+        ls_tuning_default(im, &probe);
+        if (im->n_knobs == 0 || ls_tuning_parse(im, specs[k], &probe) != 0) {
+            printf("%s: not knobs of %s, not run\n", specs[k], im->name);
+            return;
+        }
+        printf("tuning %s\n", specs[k]);
+        gt_set_tuning(specs[k]);
+        tune = *gt_tuning();
+        preset("qwen3-next-80b-a3b", 8, LS_F32, quick ? 2 : 0, 5, 3, seed);
+        preset("kimi-linear-48b-a3b", 8, LS_BF16, quick ? 2 : 0, 4, 4, seed);
+        preset("nemotron-h-8b", 2, LS_F32, quick ? 2 : 0, 3, 3, seed);
+    }
+    gt_set_tuning("");
+    tune = *gt_tuning();
+#else
+    (void)quick, (void)seed;
+#endif
+}
+
 int main(void)
 {
     be = gt_init();
@@ -324,6 +352,7 @@ int main(void)
         preset("qwen3-next-80b-a3b", 8, LS_F32, 2, 3, 3, &seed);
         preset("kimi-linear-48b-a3b", 8, LS_BF16, 2, 3, 3, &seed);
         preset("nemotron-h-8b", 8, LS_F32, 2, 3, 3, &seed);
+        grid_knobs(1, &seed);
         return ls_test_exit();
     }
     for (int i = 0; i < ls_model_count(); i++)
@@ -332,6 +361,7 @@ int main(void)
     preset("qwen3-next-80b-a3b", 8, LS_BF16, 0, 7, 7, &seed);
     preset("kimi-linear-48b-a3b", 8, LS_BF16, 0, 4, 4, &seed);
     large_offsets(&seed);
+    grid_knobs(0, &seed);
 
     /* bad input: a NULL dst is rejected with a message naming it */
     ls_state_params bad;

@@ -1232,13 +1232,56 @@ static void test_state(void)
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, NULL, &H200, &pl), 0);
     LS_CHECK_EQ_INT(pl.kernel, LS_K_STATE_OP);
     LS_CHECK_EQ_INT(pl.vec_bytes, 16);
+    LS_CHECK_EQ_INT(pl.unroll, 4);
     LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * (2 + 64));
-    /* 9504 chunks over at most 1056 blocks: 9 rounds, 1056 blocks */
-    LS_CHECK_EQ_INT(pl.grid_x, 1056);
+    LS_CHECK_EQ_INT(pl.grid_x, 36 * 4 * (2 + 64)); /* auto: one block per chunk */
     LS_CHECK_EQ_INT(pl.block, 256);
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_ACCEPT, NULL, &H200, &pl), 0);
     LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * 64); /* accept skips buffers without spec */
-    LS_CHECK_EQ_INT(pl.grid_x, 1024);        /* 9216 chunks in 9 rounds */
+    LS_CHECK_EQ_INT(pl.grid_x, 36 * 4 * 64);
+    ls_tuning full = tune("state.grid=full");
+    LS_CHECK_EQ_INT(full.v[LS_KNOB_STATE_GRID], LS_SGRID_FULL);
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_ACCEPT, &full, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.grid_x, 36 * 4 * 64);
+    /* state.grid=persist: 9504 chunks over at most 1056 blocks: 9 rounds, 1056 blocks */
+    ls_tuning pers = tune("state.grid=persist");
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, &pers, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.grid_x, 1056);
+    LS_CHECK_EQ_INT(pl.block, 256);
+    LS_CHECK_EQ_INT(pl.vec_bytes, 16);
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_ACCEPT, &pers, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.grid_x, 1024); /* 9216 chunks in 9 rounds */
+    /* state.unroll=1: 4 KB chunks, four times as many (24 KB conv items: 6 instead of 2) */
+    ls_tuning u1 = tune("state.unroll=1");
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, &u1, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.unroll, 1);
+    LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * (6 + 256));
+    LS_CHECK_EQ_INT(pl.grid_x, 36 * 4 * (6 + 256));
+    ls_tuning u2 = tune("state.grid=persist,state.unroll=2");
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_ACCEPT, &u2, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.unroll, 2);
+    LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * 128);
+    LS_CHECK_EQ_INT(pl.grid_x, 1024); /* 18432 chunks in 18 rounds */
+    /* auto at up to 2 persistent rounds (2112 chunks on 132 SMs) keeps the persistent grid:
+     * 20 layers x 1 row x 66 chunks = 1320 chunks, 2 rounds of 660 blocks; 36 layers (2376
+     * chunks, 3 rounds) take one block per chunk */
+    p.layers = 20, p.count = 1;
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, NULL, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.chunks, 1320);
+    LS_CHECK_EQ_INT(pl.grid_x, 660);
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, &full, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.grid_x, 1320);
+    p.layers = 32; /* 2112 chunks: still 2 rounds */
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, NULL, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.grid_x, 1056);
+    p.layers = 36;
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, NULL, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.grid_x, 2376);
+    p.count = 4;
+    ls_tuning u8 = tune("state.unroll=8");
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, &u8, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.unroll, 8);
+    LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * (1 + 32)); /* a 24 KB item fits one 32 KB chunk */
     p.buf[0].item_bytes = 24574;
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_ZERO, NULL, &H200, &pl), 0);
     LS_CHECK_EQ_INT(pl.vec_bytes, 2);
@@ -1306,7 +1349,8 @@ static void test_knobs(void)
     ls_tuning_default(im, &d);
     LS_CHECK(ls_tuning_string(im, &d, buf, sizeof buf) > 0);
     LS_CHECK(strcmp(buf, "pdl=on,conv.variant=auto,conv.prefetch=auto,conv.speculate=on,delta.variant=auto,"
-                         "ssu.speculate=auto,ssu.variant=auto,ssu.block=auto,conv_delta.variant=auto") == 0);
+                         "ssu.speculate=auto,ssu.variant=auto,ssu.block=auto,conv_delta.variant=auto,state.grid=auto,"
+                         "state.unroll=auto") == 0);
 
     /* unknown values and removed variants fail, naming them */
     ls_tuning_default(im, &t);

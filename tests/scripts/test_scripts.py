@@ -565,6 +565,34 @@ class CompareImplsTunings(Base):
         rc, out, err = run(PY, COMPARE, path, "--impls", "sglang:linstate")
         self.assert_impls_verdicts(rc, out, err, new="linstate")
 
+    def test_knob_added_between_builds_leaves_the_key(self):
+        """A build that added a knob joins a build that lacked it: the one-sided knob leaves
+        the key (with a note); two points of it on one side are ambiguous."""
+        sglang, on, off = impl_rows()
+        old = self.v2csv("old.csv", sglang, on)
+        grid = [dict(r, tuning=r["tuning"] + ",state.grid=auto") for r in on]
+        rc, out, err = run(PY, COMPARE, old, self.v2csv("new.csv", sglang, grid))
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("20 SAME", out)                  # 10 sglang + 10 linstate, none one-sided
+        self.assertIn("note: impl linstate: knob state.grid on one side only", out)
+        slow = [dict(r, tuning=r["tuning"] + ",state.grid=auto") for r in scaled(on, SLOW_KEY, 2.0)]
+        rc, out, err = run(PY, COMPARE, old, self.v2csv("slow.csv", slow))
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(decision_of(out, SLOW_KEY), "SLOWER")
+        # the new build ran two points of the new knob: which one joins the old rows is a choice
+        full = [dict(r, tuning=r["tuning"] + ",state.grid=full") for r in on]
+        both = self.v2csv("both.csv", grid, full)
+        rc, out, err = run(PY, COMPARE, old, both)
+        self.assert_one_line_error(rc, out, err, "ambiguous", "--tuning-new")
+        rc, out, err = run(PY, COMPARE, old, both, "--tuning-new", "state.grid=full")
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("10 SAME", out)
+        # the same knob on both sides stays in the key: auto and full do not join
+        rc, out, err = run(PY, COMPARE, self.v2csv("g.csv", grid), self.v2csv("f.csv", full))
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("nothing compared: no key on both sides", err)
+        self.assertNotIn("one side only", out)
+
     def test_tunings_partial_and_full_match(self):
         path = self.v2csv("run.csv", *impl_rows())
         for opts in (["--tunings", "pdl=on:pdl=off"],
