@@ -309,7 +309,7 @@ static void grid_knobs(int quick, uint64_t *seed)
         ls_tuning_default(im, &probe);
         if (im->n_knobs == 0 || ls_tuning_parse(im, specs[k], &probe) != 0) {
             printf("%s: not knobs of %s, not run\n", specs[k], im->name);
-            return;
+            break; /* back to the default tuning below */
         }
         printf("tuning %s\n", specs[k]);
         gt_set_tuning(specs[k]);
