@@ -65,7 +65,8 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                             "(auto: persist while that takes at most 2 rounds of chunks, full above)"},
     [LS_KNOB_STATE_UNROLL] = {"state.unroll", "auto|1|2|4|8",
                               "pool state ops: vectors each thread moves per chunk, a chunk being 256 threads times "
-                              "that (auto: 4, 16 KB chunks of 16-byte vectors)"},
+                              "that (auto: 2, 8 KB chunks of 16-byte vectors, with one CTA per chunk; 4, 16 KB, under the "
+                              "persistent grid)"},
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -552,13 +553,28 @@ static int state_vec_bytes(const ls_state_params *p, int accept)
 
 /*
  * Work is cut into chunks (one (buffer, layer, row) item, or a piece of it of LS_STATE_THREADS
- * times state.unroll vectors, 16 KB by default). state.grid=persist: at most 8 blocks per SM
- * walk them, with as few blocks as keep every block's share equal (no block runs one round
- * longer); full: one block per chunk, the hardware schedules them. auto: persist up to
- * LS_STATE_PERSIST_MAX_ROUNDS rounds of that grid, full above, where on the H200 it moved 4-8 %
- * more bytes per second in every copy / accept case from B = 8 (results/h200/state-grid/).
- * No work: LS_K_NONE.
+ * times state.unroll vectors). state.grid=persist: at most 8 blocks per SM walk them, with as
+ * few blocks as keep every block's share equal (no block runs one round longer); full: one block
+ * per chunk, the hardware schedules them. auto: persist while the work, cut into 16 KB chunks
+ * (unroll LS_STATE_UNROLL_PERSIST), fills at most LS_STATE_PERSIST_MAX_ROUNDS rounds of that
+ * grid, full above, where on the H200 it moved 4-8 % more bytes per second in every copy /
+ * accept case from B = 8 (results/h200/state-grid/). The rule counts 16 KB chunks whatever the
+ * unroll, so a forced unroll never moves the switch. Unroll, auto: LS_STATE_UNROLL_PERSIST under
+ * the persistent grid (what it ran before the knobs), LS_STATE_UNROLL_FULL under one block per
+ * chunk. No work: LS_K_NONE.
  */
+static int64_t state_chunks(const ls_state_params *p, int accept, int vb, int unroll)
+{
+    const int64_t chunk_vecs = (int64_t)LS_STATE_THREADS * unroll;
+    int64_t total = 0;
+    for (int b = 0; b < p->n_buffers; b++) {
+        if (accept && !p->buf[b].spec)
+            continue;
+        total += (int64_t)p->layers * p->count * ceil_div(p->buf[b].item_bytes / vb, chunk_vecs);
+    }
+    return total;
+}
+
 int ls_choose_state(const ls_state_params *p, ls_op op, const ls_tuning *t, const ls_choose_dev *dev, ls_plan *out)
 {
     plan_init(out, t);
@@ -568,25 +584,20 @@ int ls_choose_state(const ls_state_params *p, ls_op op, const ls_tuning *t, cons
     if (p->count <= 0 || p->layers <= 0)
         return 0;
     const int vb = state_vec_bytes(p, accept);
-    const int unr = ls_tune_get(t, LS_KNOB_STATE_UNROLL);
-    out->unroll = unr == LS_SUNR_AUTO ? LS_STATE_UNROLL : 1 << (unr - LS_SUNR_1);
-    const int64_t chunk_vecs = (int64_t)LS_STATE_THREADS * out->unroll;
-    int64_t total = 0;
-    for (int b = 0; b < p->n_buffers; b++) {
-        if (accept && !p->buf[b].spec)
-            continue;
-        total += (int64_t)p->layers * p->count * ceil_div(p->buf[b].item_bytes / vb, chunk_vecs);
-    }
     out->vec_bytes = vb;
-    out->chunks = total;
-    if (total == 0)
+    const int64_t chunks16 = state_chunks(p, accept, vb, LS_STATE_UNROLL_PERSIST);
+    if (chunks16 == 0)
         return 0;
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 1;
     const int64_t cap = (int64_t)sms * (2048 / LS_STATE_THREADS);
     const int grid = ls_tune_get(t, LS_KNOB_STATE_GRID);
-    const int64_t persist_rounds = ceil_div(total, cap);
-    const int full = grid == LS_SGRID_FULL || (grid == LS_SGRID_AUTO && persist_rounds > LS_STATE_PERSIST_MAX_ROUNDS);
-    const int64_t rounds = full ? ceil_div(total, INT32_MAX) : persist_rounds;
+    const int full =
+        grid == LS_SGRID_FULL || (grid == LS_SGRID_AUTO && ceil_div(chunks16, cap) > LS_STATE_PERSIST_MAX_ROUNDS);
+    const int unr = ls_tune_get(t, LS_KNOB_STATE_UNROLL);
+    out->unroll = unr != LS_SUNR_AUTO ? 1 << (unr - LS_SUNR_1) : full ? LS_STATE_UNROLL_FULL : LS_STATE_UNROLL_PERSIST;
+    const int64_t total = out->unroll == LS_STATE_UNROLL_PERSIST ? chunks16 : state_chunks(p, accept, vb, out->unroll);
+    out->chunks = total;
+    const int64_t rounds = full ? ceil_div(total, INT32_MAX) : ceil_div(total, cap);
     out->kernel = LS_K_STATE_OP;
     out->block = LS_STATE_THREADS;
     out->grid_x = (uint32_t)ceil_div(total, rounds);

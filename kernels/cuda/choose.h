@@ -189,12 +189,16 @@ typedef struct ls_choose_dev {
 #define LS_CONV_DELTA_BULK_MAX_TOKENS 16
 #define LS_CONV_DELTA_BULK_VERIFY_MIN_CTAS_PER_SM 3
 #define LS_STATE_THREADS 256
-/* state ops, auto: the persistent grid while the chunks fill at most this many of its rounds,
+/* state ops, auto: the persistent grid while 16 KB chunks fill at most this many of its rounds,
  * one CTA per chunk above. On the H200 (results/h200/state-grid/) one CTA per chunk was 5-12 %
  * slower at 1.25 rounds (kimi-linear B = 1: a second wave a quarter full), even at 2.2 and
  * 1-6 % faster from 2.5 rounds on. */
 #define LS_STATE_PERSIST_MAX_ROUNDS 2
-#define LS_STATE_UNROLL 4 /* auto's vectors per thread per chunk: 16 KB chunks of 16-byte vectors */
+/* auto's vectors per thread per chunk: 4 (16 KB chunks of 16-byte vectors) under the persistent
+ * grid, as before the knobs; 2 (8 KB) with one CTA per chunk, 1-1.5 % faster than 4 in every
+ * copy / accept case from B = 8 (results/h200/state-grid/knobs2/). */
+#define LS_STATE_UNROLL_PERSIST 4
+#define LS_STATE_UNROLL_FULL 2
 
 /* Conv: the vector-path conditions (bf16 state, C % 8 == 0, unit channel stride of x/y,
  * 16-byte aligned bases and strides that keep each 8-channel group aligned), with the

@@ -5,11 +5,11 @@
  * launch.
  *
  * Work is cut into chunks: a chunk is one (buffer, layer, row) item, or a piece of it of
- * THREADS * U vectors (U = the plan's unroll, knob state.unroll; 16 KB by default), so 24 KB
+ * THREADS * U vectors (U = the plan's unroll, knob state.unroll; 8 or 16 KB under auto), so 24 KB
  * conv items and 1-2 MB temporal items balance across the grid. Chunks are numbered buffer by
  * buffer (prefix table built on the host), layer-major then row; the grid walks them
  * grid-stride (grid and vector width from ls_choose_state, choose.c: one block per chunk, or a
- * persistent grid of at most 8 blocks per SM where the chunks fill at most two of its rounds,
+ * persistent grid of at most 8 blocks per SM where 16 KB chunks fill at most two of its rounds,
  * knob state.grid). Inside a chunk each thread moves U vectors, all loads
  * issued before the stores. The vector is the widest of 16/8/4/2/1 bytes that divides every
  * item size and aligns every base pointer (16 for every preset).

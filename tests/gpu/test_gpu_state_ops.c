@@ -298,12 +298,12 @@ static void slot_ops_queued(uint64_t *seed)
 }
 
 /* The preset checks again under the grid and chunk knobs (the persistent grid instead of one
- * CTA per chunk; 4, 8 and 32 KB chunks), where the impl under test has them; quick: 2 layers. */
+ * CTA per chunk; 4, 8, 16 and 32 KB chunks), where the impl under test has them; quick: 2 layers. */
 static void grid_knobs(int quick, uint64_t *seed)
 {
 #ifndef LS_STATE_OPS_IMPL
     static const char *specs[] = {"state.grid=persist", "state.unroll=1", "state.grid=persist,state.unroll=2",
-                                  "state.unroll=8"};
+                                  "state.unroll=4", "state.unroll=8"};
     for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
         ls_tuning probe;
         ls_tuning_default(im, &probe);

@@ -1232,20 +1232,23 @@ static void test_state(void)
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, NULL, &H200, &pl), 0);
     LS_CHECK_EQ_INT(pl.kernel, LS_K_STATE_OP);
     LS_CHECK_EQ_INT(pl.vec_bytes, 16);
-    LS_CHECK_EQ_INT(pl.unroll, 4);
-    LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * (2 + 64));
-    LS_CHECK_EQ_INT(pl.grid_x, 36 * 4 * (2 + 64)); /* auto: one block per chunk */
+    LS_CHECK_EQ_INT(pl.unroll, 2); /* auto: one block per chunk, 8 KB chunks */
+    LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * (3 + 128));
+    LS_CHECK_EQ_INT(pl.grid_x, 36 * 4 * (3 + 128));
     LS_CHECK_EQ_INT(pl.block, 256);
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_ACCEPT, NULL, &H200, &pl), 0);
-    LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * 64); /* accept skips buffers without spec */
-    LS_CHECK_EQ_INT(pl.grid_x, 36 * 4 * 64);
+    LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * 128); /* accept skips buffers without spec */
+    LS_CHECK_EQ_INT(pl.grid_x, 36 * 4 * 128);
     ls_tuning full = tune("state.grid=full");
     LS_CHECK_EQ_INT(full.v[LS_KNOB_STATE_GRID], LS_SGRID_FULL);
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_ACCEPT, &full, &H200, &pl), 0);
-    LS_CHECK_EQ_INT(pl.grid_x, 36 * 4 * 64);
-    /* state.grid=persist: 9504 chunks over at most 1056 blocks: 9 rounds, 1056 blocks */
+    LS_CHECK_EQ_INT(pl.grid_x, 36 * 4 * 128);
+    /* state.grid=persist: 16 KB chunks (unroll 4, its auto): 9504 over at most 1056 blocks, 9
+     * rounds, 1056 blocks */
     ls_tuning pers = tune("state.grid=persist");
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, &pers, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.unroll, 4);
+    LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * (2 + 64));
     LS_CHECK_EQ_INT(pl.grid_x, 1056);
     LS_CHECK_EQ_INT(pl.block, 256);
     LS_CHECK_EQ_INT(pl.vec_bytes, 16);
@@ -1262,21 +1265,31 @@ static void test_state(void)
     LS_CHECK_EQ_INT(pl.unroll, 2);
     LS_CHECK_EQ_INT(pl.chunks, 36 * 4 * 128);
     LS_CHECK_EQ_INT(pl.grid_x, 1024); /* 18432 chunks in 18 rounds */
-    /* auto at up to 2 persistent rounds (2112 chunks on 132 SMs) keeps the persistent grid:
-     * 20 layers x 1 row x 66 chunks = 1320 chunks, 2 rounds of 660 blocks; 36 layers (2376
-     * chunks, 3 rounds) take one block per chunk */
+    ls_tuning u2a = tune("state.unroll=2");
+    /* auto at up to 2 persistent rounds of 16 KB chunks (2112 on 132 SMs) keeps the persistent
+     * grid and its unroll 4: 20 layers x 1 row x 66 chunks = 1320 chunks, 2 rounds of 660
+     * blocks; 36 layers (2376 chunks, 3 rounds) take one block per 8 KB chunk */
     p.layers = 20, p.count = 1;
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, NULL, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.unroll, 4);
     LS_CHECK_EQ_INT(pl.chunks, 1320);
     LS_CHECK_EQ_INT(pl.grid_x, 660);
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, &full, &H200, &pl), 0);
-    LS_CHECK_EQ_INT(pl.grid_x, 1320);
+    LS_CHECK_EQ_INT(pl.unroll, 2);
+    LS_CHECK_EQ_INT(pl.grid_x, 20 * 131);
+    /* a forced unroll does not move the switch (it counts 16 KB chunks): unroll 2 keeps the
+     * persistent grid here, 2620 chunks in 3 rounds of 874 blocks */
+    LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, &u2a, &H200, &pl), 0);
+    LS_CHECK_EQ_INT(pl.unroll, 2);
+    LS_CHECK_EQ_INT(pl.chunks, 2620);
+    LS_CHECK_EQ_INT(pl.grid_x, 874);
     p.layers = 32; /* 2112 chunks: still 2 rounds */
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, NULL, &H200, &pl), 0);
     LS_CHECK_EQ_INT(pl.grid_x, 1056);
     p.layers = 36;
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, NULL, &H200, &pl), 0);
-    LS_CHECK_EQ_INT(pl.grid_x, 2376);
+    LS_CHECK_EQ_INT(pl.unroll, 2);
+    LS_CHECK_EQ_INT(pl.grid_x, 36 * 131);
     p.count = 4;
     ls_tuning u8 = tune("state.unroll=8");
     LS_CHECK_EQ_INT(ls_choose_state(&p, LS_OP_STATE_COPY, &u8, &H200, &pl), 0);
