@@ -68,24 +68,16 @@ if [ "$sanitize" != "0" ]; then
     note "sanitizer: compute-sanitizer not found: SKIPPED"
   else
     [ -n "${LS_GPU_CHECK_SANITIZE_TESTS:-}" ] && note "sanitizer: only the tests matching '$san_regex'"
-    mapfile -t tests < <(ctest --test-dir "$build" -N -L gpu ${san_regex:+-R "$san_regex"} |
-                         sed -n 's/^ *Test *#[0-9]*: *\(.*\)$/\1/p')
-    # Tests whose command is an interpreter (python3, bash: they drive linstate-bench or a
-    # plugin) have no binary of their name; only a compiled test without one is a failure.
-    declare -A runner=()
-    while read -r name cmd; do runner[$name]=$cmd; done < <(
-      ctest --test-dir "$build" -N -L gpu --show-only=json-v1 2>/dev/null | python3 -c '
-import json, os, sys
-for t in json.load(sys.stdin).get("tests", []):
-    cmd = os.path.basename((t.get("command") or ["?"])[0])
-    print(t["name"], cmd)' 2>/dev/null)
-    for t in "${tests[@]}"; do
-      bin=$(find "$build/tests" -type f -name "$t" -perm -u+x 2>/dev/null | head -1)
-      if [ -z "$bin" ]; then
-        case ${runner[$t]:-} in
-          python*|bash|sh) note "sanitizer: $t: run by ${runner[$t]}, not a test binary: not sanitized" ;;
-          *) note "sanitizer: $t: binary not found"; status=1 ;;
-        esac
+    # Each test's own binary, from its ctest command (scripts/gpu_check_tests.py); tests whose
+    # command runs an interpreter (python3, bash: they drive linstate-bench or a plugin) have
+    # none and are noted; a compiled test whose binary is missing is a failure.
+    while read -r t kind bin; do
+      if [ "$kind" = run ]; then
+        note "sanitizer: $t: run by $bin, not a test binary: not sanitized"
+        continue
+      fi
+      if [ ! -x "$bin" ]; then
+        note "sanitizer: $t: binary not found ($bin)"; status=1
         continue
       fi
       for tool in memcheck racecheck; do
@@ -94,7 +86,8 @@ for t in json.load(sys.stdin).get("tests", []):
           echo $? >"$log.rc" ) &
         san_jobs+=("$tool $t $log")
       done
-    done
+    done < <(ctest --test-dir "$build" -N -L gpu ${san_regex:+-R "$san_regex"} --show-only=json-v1 2>/dev/null |
+             python3 scripts/gpu_check_tests.py "$build" || echo "(ctest-json) bin (unreadable)")
   fi
 fi
 

@@ -1094,6 +1094,42 @@ class GpuCheckWithoutGpu(Base):
         self.assertEqual(results_tree(), before)
 
 
+class GpuCheckTests(Base):
+    """scripts/gpu_check_tests.py: which binary gpu-check.sh sanitizes for each test, from ctest's
+    json: a test's own program in the build, never an interpreter (run directly or through
+    `cmake -E env`, as the python peer tests are: the lookup by name called them missing)."""
+    TOOL = os.path.join(synth.SCRIPTS, "gpu_check_tests.py")
+
+    def classify(self, tests, build):
+        p = subprocess.run([sys.executable, self.TOOL, build], input=json.dumps({"tests": tests}),
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return {ln.split()[0]: ln.split()[1:] for ln in p.stdout.splitlines()}
+
+    def test_kinds(self):
+        build = os.path.join(self.dir, "build")
+        own = os.path.join(build, "tests", "gpu", "test_gpu_conv")
+        got = self.classify([
+            {"name": "test_gpu_conv", "command": [own]},
+            {"name": "test_gpu_py_sglang", "command": ["/usr/bin/cmake", "-E", "env", "LS_PEERS_SRC=/x",
+                                                       "python3", "/src/tests/peers/t.py", "/src"]},
+            {"name": "plugin_guard_cuda", "command": ["/usr/bin/python3.12", "/src/t.py"]},
+            {"name": "fleet", "command": ["/bin/bash", "/src/t.sh"]},
+            {"name": "elsewhere", "command": ["/opt/tool/bin/checker", "--x"]},
+        ], build)
+        self.assertEqual(got["test_gpu_conv"], ["bin", own])
+        self.assertEqual(got["test_gpu_py_sglang"], ["run", "python3"])
+        self.assertEqual(got["plugin_guard_cuda"], ["run", "python3.12"])
+        self.assertEqual(got["fleet"], ["run", "bash"])
+        self.assertEqual(got["elsewhere"], ["run", "checker"])
+
+    def test_not_json(self):
+        p = subprocess.run([sys.executable, self.TOOL, self.dir], input="Test #1: x\n",
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("not ctest's json", p.stderr)
+
+
 class JobsSpread(Base):
     """scripts/jobs/spread.py: the spread of a case's median between processes, per group and op."""
     SPREAD = os.path.join(synth.SCRIPTS, "jobs", "spread.py")
