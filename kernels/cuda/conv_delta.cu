@@ -83,18 +83,9 @@ static __device__ __forceinline__ int64_t conv_sbase(const ls_conv_params &c, in
     return (int64_t)slot * c.state_stride_slot + (int64_t)ch * c.state_stride_c;
 }
 
-/* The W = 4 weights of channel ch as one 8-byte (bf16) or 16-byte (fp32) load: a warp's 32
- * channels read one contiguous run instead of four strided ones. Needs conv_wvec. */
-static __device__ __forceinline__ void ld_w4(const void *w, ls_dtype dt, int ch, float wt[4])
-{
-    if (dt == LS_F32) {
-        const float4 v = reinterpret_cast<const float4 *>(w)[ch];
-        wt[0] = v.x, wt[1] = v.y, wt[2] = v.z, wt[3] = v.w;
-    } else
-        ls_rec::unpack_bf16x4(reinterpret_cast<const uint2 *>(w)[ch], wt);
-}
-
-/* 1 when ld_w4 may read the weights: W = 4 and a base aligned to a row of them. */
+/* 1 when the W = 4 weights of a channel may be read as one 8-byte (bf16) or 16-byte (fp32) load
+ * (a warp's 32 channels read one contiguous run instead of four strided ones): W = 4 and a base
+ * aligned to a row of them. */
 static __device__ __forceinline__ bool conv_wvec(const ls_conv_params &c)
 {
     return c.width == 4 && (uintptr_t)c.weight % (4 * (c.weight_dtype == LS_F32 ? 4 : 2)) == 0;
@@ -109,10 +100,26 @@ static __device__ __forceinline__ void conv_store_state(const ls_conv_params &c,
             st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
 }
 
-/* One channel's loads held between conv_channel's two halves (bulk_prologue_early). */
+/* An element of a weight / state tensor as raw bits: fp32 bits, or bf16 bits in the low half. */
+static __device__ __forceinline__ uint32_t ld_bits(const void *p, ls_dtype dt, int64_t i)
+{
+    return dt == LS_F32 ? ((const uint32_t *)p)[i] : (uint32_t)((const uint16_t *)p)[i];
+}
+static __device__ __forceinline__ float of_bits(uint32_t b, ls_dtype dt) { return __uint_as_float(dt == LS_F32 ? b : b << 16); }
+
+/*
+ * One channel's loads as raw bits (ld_bits; the wvec weights of a bf16 tensor: two packed pairs
+ * in wt[0..1]; x: bf16 bits), held between conv_channel's fetch and its steps, and the window the
+ * steps leave (last). Raw, so that no instruction uses a loaded register before every load of
+ * the caller's fetch is issued: converting each value right after its load made every load its
+ * own round trip in the SASS, each behind the runtime-width branch of the next
+ * (results/h200/state-unroll-73ee529/profile-fused/).
+ */
 template <int XT>
 struct conv_in {
-    float win[3], wt[4], bias, xs[XT > 0 ? XT : 1];
+    uint32_t win[3], wt[4], bias;
+    uint16_t xs[XT > 0 ? XT : 1];
+    float last[3];
 };
 
 /* conv_channel's parts: the whole channel, its loads only (into *held), its steps only (from). */
@@ -126,54 +133,60 @@ enum { CONV_ALL = 0, CONV_FETCH, CONV_STEPS };
  * with the window, weights and bias, before the first store (the stores could alias the inputs as
  * far as the compiler knows, so a load after one waits a round trip of its own); XT = 0: each
  * token's x at its step (fewer registers: the cluster kernel, the generic tiles kernel).
- * PART = CONV_FETCH issues the loads into *held (wvec: the weights by ld_w4) and returns; then
- * CONV_STEPS runs the rest from *held and leaves the final window in held->win (so a caller can
- * issue the loads of several channels before any of them waits). CONV_ALL: both, no holder.
+ * wvec: the weights by one 8/16-byte load (conv_wvec). PART = CONV_FETCH issues the loads into
+ * *held (raw: conv_in) and returns; then CONV_STEPS (same wvec) runs the rest from *held and
+ * leaves the final window in held->last (so a caller can issue the loads of several channels
+ * before any of them waits). CONV_ALL: both, no holder.
  */
-template <int XT, int PART = CONV_ALL>
-static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int r, int slot, int ch, int T, float *dst,
-                                                    int stride, bool inter, bool state, conv_in<XT> *held = nullptr,
-                                                    bool wvec = false)
+/* conv_channel's loads: channel ch's window, weights, bias and first XT tokens of x into in (raw). */
+template <int XT>
+static __device__ __forceinline__ void conv_fetch(const ls_conv_params &c, int r, int slot, int ch, int T, bool wvec,
+                                                  conv_in<XT> &in)
 {
     const int W = c.width;
     const int64_t sbase = conv_sbase(c, slot, ch);
     const uint16_t *xr = c.x + (int64_t)r * c.x_stride_b + (int64_t)ch * c.x_stride_c;
-    float win[3], wt[4], bias, xs[XT > 0 ? XT : 1];
-    if constexpr (PART != CONV_STEPS) {
 #pragma unroll
-        for (int j = 0; j < 3; j++)
-            win[j] = j < W - 1 ? ld_any(c.state, c.state_dtype, sbase + j * c.state_stride_w) : 0.0f;
-        if (PART == CONV_FETCH && wvec)
-            ld_w4(c.weight, c.weight_dtype, ch, wt);
-        else
+    for (int j = 0; j < 3; j++)
+        in.win[j] = j < W - 1 ? ld_bits(c.state, c.state_dtype, sbase + j * c.state_stride_w) : 0u;
+    if (wvec && c.weight_dtype == LS_F32) {
+        const uint4 v = reinterpret_cast<const uint4 *>(c.weight)[ch];
+        in.wt[0] = v.x, in.wt[1] = v.y, in.wt[2] = v.z, in.wt[3] = v.w;
+    } else if (wvec) {
+        const uint2 v = reinterpret_cast<const uint2 *>(c.weight)[ch];
+        in.wt[0] = v.x, in.wt[1] = v.y, in.wt[2] = in.wt[3] = 0u;
+    } else
 #pragma unroll
-            for (int j = 0; j < 4; j++)
-                wt[j] = j < W ? ld_any(c.weight, c.weight_dtype, (int64_t)ch * W + j) : 0.0f;
-        bias = c.bias ? ld_any(c.bias, c.weight_dtype, ch) : 0.0f;
+        for (int j = 0; j < 4; j++)
+            in.wt[j] = j < W ? ld_bits(c.weight, c.weight_dtype, (int64_t)ch * W + j) : 0u;
+    in.bias = c.bias ? ld_bits(c.bias, c.weight_dtype, ch) : 0u;
 #pragma unroll
-        for (int t = 0; t < XT; t++)
-            xs[t] = t < T ? ls_bf2f(xr[(int64_t)t * c.x_stride_t]) : 0.0f;
-    }
-    if constexpr (PART != CONV_ALL) { /* into the holder (FETCH) or back out of it (STEPS) */
-        const auto move = [](float &h, float &l) {
-            if (PART == CONV_FETCH)
-                h = l;
-            else
-                l = h;
-        };
+    for (int t = 0; t < XT; t++)
+        in.xs[t] = t < T ? xr[(int64_t)t * c.x_stride_t] : (uint16_t)0;
+}
+
+/* conv_channel's steps, from conv_fetch's raw loads (same wvec); the final window into in.last. */
+template <int XT>
+static __device__ __forceinline__ void conv_steps(const ls_conv_params &c, int r, int slot, int ch, int T, float *dst,
+                                                  int stride, bool inter, bool state, bool wvec, conv_in<XT> &in)
+{
+    const int W = c.width;
+    const int64_t sbase = conv_sbase(c, slot, ch);
+    const uint16_t *xr = c.x + (int64_t)r * c.x_stride_b + (int64_t)ch * c.x_stride_c;
+    float win[3], wt[4], xs[XT > 0 ? XT : 1];
 #pragma unroll
-        for (int j = 0; j < 4; j++) {
-            if (j < 3)
-                move(held->win[j], win[j]);
-            move(held->wt[j], wt[j]);
-        }
+    for (int j = 0; j < 3; j++)
+        win[j] = of_bits(in.win[j], c.state_dtype);
+    if (wvec && c.weight_dtype != LS_F32)
+        ls_rec::unpack_bf16x4(make_uint2(in.wt[0], in.wt[1]), wt);
+    else
 #pragma unroll
-        for (int t = 0; t < XT; t++)
-            move(held->xs[t], xs[t]);
-        move(held->bias, bias);
-        if (PART == CONV_FETCH)
-            return;
-    }
+        for (int j = 0; j < 4; j++)
+            wt[j] = of_bits(in.wt[j], wvec ? LS_F32 : c.weight_dtype);
+    const float bias = of_bits(in.bias, c.weight_dtype);
+#pragma unroll
+    for (int t = 0; t < XT; t++)
+        xs[t] = ls_bf2f(in.xs[t]);
     const float wlast = W == 2 ? wt[1] : W == 3 ? wt[2] : wt[3]; /* constant indices: registers */
     const auto step = [&](int t, float xt) {
         float acc = bias;
@@ -209,10 +222,24 @@ static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int
         for (int j = 0; j < 3; j++)
             if (j < W - 1)
                 st_any(c.state, c.state_dtype, sbase + j * c.state_stride_w, win[j]);
-    if constexpr (PART == CONV_STEPS)
 #pragma unroll
-        for (int j = 0; j < 3; j++)
-            held->win[j] = win[j];
+    for (int j = 0; j < 3; j++)
+        in.last[j] = win[j];
+}
+
+template <int XT, int PART = CONV_ALL>
+static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int r, int slot, int ch, int T, float *dst,
+                                                    int stride, bool inter, bool state, conv_in<XT> *held = nullptr,
+                                                    bool wvec = false)
+{
+    if constexpr (PART == CONV_ALL) {
+        conv_in<XT> in;
+        conv_fetch<XT>(c, r, slot, ch, T, wvec, in);
+        conv_steps<XT>(c, r, slot, ch, T, dst, stride, inter, state, wvec, in);
+    } else if constexpr (PART == CONV_FETCH)
+        conv_fetch<XT>(c, r, slot, ch, T, wvec, *held);
+    else
+        conv_steps<XT>(c, r, slot, ch, T, dst, stride, inter, state, wvec, *held);
 }
 
 /*
@@ -278,11 +305,14 @@ static __device__ __forceinline__ void store_qk_state(const ls_conv_params &c, i
 
 /* The raw inputs of one gate: decay of key row k (KDA; GDN: the head's, k unused) of value head
  * hv at token row bt = r*T + t, and that (token, head)'s beta input. Loaded apart from their use
- * (decay_of, beta_of), so the tiles kernel can issue them before its conv. */
+ * (decay_of, beta_of), so the kernels can issue them before their conv; held as loaded (bf16
+ * bits; dt_bias: fp32 bits for KDA, bf16 bits for GDN) so that nothing waits for them before
+ * the conv's loads are issued too (as conv_in). */
 struct gate_in {
-    float x;     /* a + dt_bias */
-    float a_log; /* A_log[hv] */
-    float b;     /* the beta logit */
+    uint32_t a;   /* bf16 bits of the gate input */
+    uint32_t dtb; /* dt_bias: fp32 bits (KDA, per key row) or bf16 bits (GDN, per head) */
+    uint32_t b;   /* bf16 bits of the beta logit */
+    float a_log;  /* A_log[hv] */
 };
 
 template <bool KDA>
@@ -291,17 +321,24 @@ static __device__ __forceinline__ gate_in gate_load(const ls_delta_params &d, in
     const int HV = d.heads_v, K = d.dk;
     gate_in g;
     g.a_log = d.A_log[hv];
-    if (KDA)
-        g.x = ls_bf2f(d.a[(bt * HV + hv) * K + k]) + ((const float *)d.dt_bias)[(int64_t)hv * K + k];
-    else
-        g.x = ls_bf2f(d.a[bt * HV + hv]) + ls_bf2f(((const uint16_t *)d.dt_bias)[hv]);
-    g.b = ls_bf2f(d.b[bt * HV + hv]);
+    if (KDA) {
+        g.a = d.a[(bt * HV + hv) * K + k];
+        g.dtb = ((const uint32_t *)d.dt_bias)[(int64_t)hv * K + k];
+    } else {
+        g.a = d.a[bt * HV + hv];
+        g.dtb = ((const uint16_t *)d.dt_bias)[hv];
+    }
+    g.b = d.b[bt * HV + hv];
     return g;
 }
 
 /* exp(-e^A_log softplus(a + dt_bias)) with the precise softplus of the GDN/KDA op. */
-static __device__ __forceinline__ float decay_of(const gate_in &g) { return ls_rec::delta_decay(-expf(g.a_log), g.x); }
-static __device__ __forceinline__ float beta_of(const gate_in &g) { return 1.0f / (1.0f + expf(-g.b)); }
+template <bool KDA>
+static __device__ __forceinline__ float decay_of(const gate_in &g)
+{
+    return ls_rec::delta_decay(-expf(g.a_log), ls_bf2f((uint16_t)g.a) + of_bits(g.dtb, KDA ? LS_F32 : LS_BF16));
+}
+static __device__ __forceinline__ float beta_of(const gate_in &g) { return 1.0f / (1.0f + expf(-ls_bf2f((uint16_t)g.b))); }
 
 /* ------------------------------------------------------------------ cluster kernel */
 
@@ -343,7 +380,7 @@ __global__ void __launch_bounds__(MAXTHREADS) conv_delta_kernel(const ls_conv_de
     for (int i = threadIdx.x; i < ng; i += blockDim.x) {
         const int k = KDA ? i % K : 0, tg = KDA ? i / K : i, t = tg / G, hv = h * G + tg % G;
         const gate_in gi = gate_load<KDA>(d, (int64_t)r * T + t, hv, k);
-        g_s[i] = decay_of(gi);
+        g_s[i] = decay_of<KDA>(gi);
         if (k == 0)
             b_s[tg] = beta_of(gi);
     }

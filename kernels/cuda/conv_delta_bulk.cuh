@@ -70,13 +70,13 @@ static __device__ __forceinline__ void bulk_prologue_early(const ls_conv_params 
     /* loaded unconditionally (item ng - 1 when the thread has no second one): behind a branch,
      * ptxas scheduled the conv's first FMA, which waits for the conv loads, above these loads */
     const gate_in g1 = gate_fetch(has_g1 ? i + N : ng - 1);
-    conv_channel<XT, CONV_STEPS>(c, r, slot, qk_ch, T, qk_dst, K, blockIdx.y == 0, solo, &qk);
+    conv_channel<XT, CONV_STEPS>(c, r, slot, qk_ch, T, qk_dst, K, blockIdx.y == 0, solo, &qk, wvec);
     if (has_v)
-        conv_channel<XT, CONV_STEPS>(c, r, slot, v_ch, T, v_s + i, V, true, true, &vc);
+        conv_channel<XT, CONV_STEPS>(c, r, slot, v_ch, T, v_s + i, V, true, true, &vc, wvec);
     if (!solo && !c.disable_state_update) { /* every rank has read the q/k state: rank 0 stores it */
         cooperative_groups::this_cluster().sync();
         if (blockIdx.y == 0)
-            conv_store_state(c, conv_sbase(c, slot, qk_ch), qk.win);
+            conv_store_state(c, conv_sbase(c, slot, qk_ch), qk.last);
     }
     if (i < ng)
         gate_store(i, g0);
@@ -117,7 +117,7 @@ conv_delta_bulk_kernel(const ls_conv_delta_params P)
     const int ng = T * EK;
     const auto gate_fetch = [&](int i) { return gate_load<KDA>(d, (int64_t)r * T + i / EK, hv, i % EK); };
     const auto gate_store = [&](int i, const gate_in &gi) {
-        e_s[i] = decay_of(gi);
+        e_s[i] = decay_of<KDA>(gi);
         if (i % EK == 0)
             b_s[i / EK] = beta_of(gi);
     };

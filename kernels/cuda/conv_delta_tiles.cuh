@@ -223,7 +223,7 @@ conv_delta_tiles_kernel(const ls_conv_delta_params P, int wpc, int ng)
     };
     const auto gate_store = [&](int i, const gate_in &gi) {
         const int k = KDA ? i % KP : 0, tg = KDA ? i / KP : i, t = tg / ng, hl = tg % ng;
-        e_s[t * estride + hl * (KDA ? KP : 4) + (KDA ? kswz(k) : 0)] = gate_live(i) ? decay_of(gi) : 1.0f;
+        e_s[t * estride + hl * (KDA ? KP : 4) + (KDA ? kswz(k) : 0)] = gate_live(i) ? decay_of<KDA>(gi) : 1.0f;
         if (k == 0)
             b_s[t * ng + hl] = g_lo + hl < G ? beta_of(gi) : 0.0f;
     };
