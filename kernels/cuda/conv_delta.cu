@@ -125,19 +125,6 @@ struct conv_in {
 /* conv_channel's parts: the whole channel, its loads only (into *held), its steps only (from). */
 enum { CONV_ALL = 0, CONV_FETCH, CONV_STEPS };
 
-/*
- * Conv of channel ch of row r (slot) over the T tokens: output t SiLU'd (c.silu) and rounded to
- * bf16 as the conv op stores y, at dst[t * stride]; the window after each step into c.inter when
- * inter (and c.inter is set), the final window into the conv state when state (and the conv half
- * updates it). The W-1 stored inputs stay in registers. XT > 0: the first XT tokens' x are loaded
- * with the window, weights and bias, before the first store (the stores could alias the inputs as
- * far as the compiler knows, so a load after one waits a round trip of its own); XT = 0: each
- * token's x at its step (fewer registers: the cluster kernel, the generic tiles kernel).
- * wvec: the weights by one 8/16-byte load (conv_wvec). PART = CONV_FETCH issues the loads into
- * *held (raw: conv_in) and returns; then CONV_STEPS (same wvec) runs the rest from *held and
- * leaves the final window in held->last (so a caller can issue the loads of several channels
- * before any of them waits). CONV_ALL: both, no holder.
- */
 /* conv_channel's loads: channel ch's window, weights, bias and first XT tokens of x into in (raw). */
 template <int XT>
 static __device__ __forceinline__ void conv_fetch(const ls_conv_params &c, int r, int slot, int ch, int T, bool wvec,
@@ -227,6 +214,19 @@ static __device__ __forceinline__ void conv_steps(const ls_conv_params &c, int r
         in.last[j] = win[j];
 }
 
+/*
+ * Conv of channel ch of row r (slot) over the T tokens: output t SiLU'd (c.silu) and rounded to
+ * bf16 as the conv op stores y, at dst[t * stride]; the window after each step into c.inter when
+ * inter (and c.inter is set), the final window into the conv state when state (and the conv half
+ * updates it). The W-1 stored inputs stay in registers. XT > 0: the first XT tokens' x are loaded
+ * with the window, weights and bias, before the first store (the stores could alias the inputs as
+ * far as the compiler knows, so a load after one waits a round trip of its own); XT = 0: each
+ * token's x at its step (fewer registers: the cluster kernel, the generic tiles kernel).
+ * wvec: the weights by one 8/16-byte load (conv_wvec). PART = CONV_FETCH issues the loads into
+ * *held (raw: conv_in) and returns; then CONV_STEPS (same wvec) runs the rest from *held and
+ * leaves the final window in held->last (so a caller can issue the loads of several channels
+ * before any of them waits). CONV_ALL: both, no holder.
+ */
 template <int XT, int PART = CONV_ALL>
 static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int r, int slot, int ch, int T, float *dst,
                                                     int stride, bool inter, bool state, conv_in<XT> *held = nullptr,
