@@ -62,7 +62,7 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_STATE_GRID] = {"state.grid", "auto|full|persist",
                             "pool state ops (copy, accept, zero): full = one CTA per chunk, the hardware "
                             "schedules them; persist = a grid of at most 8 CTAs per SM walking the chunks "
-                            "(auto: persist while that takes at most 2 rounds of chunks, full above)"},
+                            "(auto: persist while 16 KB chunks fill at most 2 of its rounds, full above)"},
     [LS_KNOB_STATE_UNROLL] = {"state.unroll", "auto|1|2|4|8",
                               "pool state ops: vectors each thread moves per chunk, a chunk being 256 threads times "
                               "that (auto: 2, 8 KB chunks of 16-byte vectors, with one CTA per chunk; 4, 16 KB, under the "

@@ -109,7 +109,7 @@ static __device__ __forceinline__ float of_bits(uint32_t b, ls_dtype dt) { retur
 
 /*
  * One channel's loads as raw bits (ld_bits; the wvec weights of a bf16 tensor: two packed pairs
- * in wt[0..1]; x: bf16 bits), held between conv_channel's fetch and its steps, and the window the
+ * in wt[0..1]; x: bf16 bits), held between conv_fetch and conv_steps, and the window the
  * steps leave (last). Raw, so that no instruction uses a loaded register before every load of
  * the caller's fetch is issued: converting each value right after its load made every load its
  * own round trip in the SASS, each behind the runtime-width branch of the next
@@ -121,9 +121,6 @@ struct conv_in {
     uint16_t xs[XT > 0 ? XT : 1];
     float last[3];
 };
-
-/* conv_channel's parts: the whole channel, its loads only (into *held), its steps only (from). */
-enum { CONV_ALL = 0, CONV_FETCH, CONV_STEPS };
 
 /* conv_channel's loads: channel ch's window, weights, bias and first XT tokens of x into in (raw). */
 template <int XT>
@@ -221,25 +218,17 @@ static __device__ __forceinline__ void conv_steps(const ls_conv_params &c, int r
  * updates it). The W-1 stored inputs stay in registers. XT > 0: the first XT tokens' x are loaded
  * with the window, weights and bias, before the first store (the stores could alias the inputs as
  * far as the compiler knows, so a load after one waits a round trip of its own); XT = 0: each
- * token's x at its step (fewer registers: the cluster kernel, the generic tiles kernel).
- * wvec: the weights by one 8/16-byte load (conv_wvec). PART = CONV_FETCH issues the loads into
- * *held (raw: conv_in) and returns; then CONV_STEPS (same wvec) runs the rest from *held and
- * leaves the final window in held->last (so a caller can issue the loads of several channels
- * before any of them waits). CONV_ALL: both, no holder.
+ * token's x at its step (fewer registers: the cluster kernel, the generic tiles kernel). Scalar
+ * weight loads. bulkp calls its two halves itself (conv_fetch, then conv_steps with the same
+ * wvec: the vector weight load) to issue the loads of several channels before any of them waits.
  */
-template <int XT, int PART = CONV_ALL>
+template <int XT>
 static __device__ __forceinline__ void conv_channel(const ls_conv_params &c, int r, int slot, int ch, int T, float *dst,
-                                                    int stride, bool inter, bool state, conv_in<XT> *held = nullptr,
-                                                    bool wvec = false)
+                                                    int stride, bool inter, bool state)
 {
-    if constexpr (PART == CONV_ALL) {
-        conv_in<XT> in;
-        conv_fetch<XT>(c, r, slot, ch, T, wvec, in);
-        conv_steps<XT>(c, r, slot, ch, T, dst, stride, inter, state, wvec, in);
-    } else if constexpr (PART == CONV_FETCH)
-        conv_fetch<XT>(c, r, slot, ch, T, wvec, *held);
-    else
-        conv_steps<XT>(c, r, slot, ch, T, dst, stride, inter, state, wvec, *held);
+    conv_in<XT> in;
+    conv_fetch<XT>(c, r, slot, ch, T, false, in);
+    conv_steps<XT>(c, r, slot, ch, T, dst, stride, inter, state, false, in);
 }
 
 /*

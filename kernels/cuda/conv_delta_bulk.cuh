@@ -46,7 +46,7 @@ constexpr int bulk_conv_xt(bool one_token) { return one_token ? 1 : 4; }
  * both channels' windows, weights (one 8/16-byte vector per channel where conv_wvec allows: the
  * scalar loads touch 4 sectors per warp for every one they use), bias and first XT tokens of x,
  * and the thread's second gate item (the first, g0, is the caller's), then the two convs (the
- * same conv_channel as every kernel, in its FETCH and STEPS parts) and the gates. With G > 1,
+ * same conv_fetch and conv_steps as every kernel's conv_channel) and the gates. With G > 1,
  * rank 0 stores the q/k conv state after the cluster barrier from the window the conv left in
  * registers (no reload). Gate items past the thread's first two (KDA verify past T = 4) are
  * loaded and stored last. The loads are held as raw bits (conv_in, gate_in) until the steps:
@@ -66,15 +66,15 @@ static __device__ __forceinline__ void bulk_prologue_early(const ls_conv_params 
     const int qk_ch = i < K ? h * K + i : H * K + h * K + (i - K), v_ch = 2 * H * K + hv * V + i;
     conv_in<XT> qk, vc;
     float *qk_dst = i < K ? q_s + i : k_s + (i - K);
-    conv_channel<XT, CONV_FETCH>(c, r, slot, qk_ch, T, qk_dst, K, blockIdx.y == 0, solo, &qk, wvec);
+    conv_fetch<XT>(c, r, slot, qk_ch, T, wvec, qk);
     if (has_v)
-        conv_channel<XT, CONV_FETCH>(c, r, slot, v_ch, T, v_s + i, V, true, true, &vc, wvec);
+        conv_fetch<XT>(c, r, slot, v_ch, T, wvec, vc);
     /* loaded unconditionally (item ng - 1 when the thread has no second one): behind a branch,
      * ptxas scheduled the conv's first FMA, which waits for the conv loads, above these loads */
     const gate_in g1 = gate_fetch(has_g1 ? i + N : ng - 1);
-    conv_channel<XT, CONV_STEPS>(c, r, slot, qk_ch, T, qk_dst, K, blockIdx.y == 0, solo, &qk, wvec);
+    conv_steps<XT>(c, r, slot, qk_ch, T, qk_dst, K, blockIdx.y == 0, solo, wvec, qk);
     if (has_v)
-        conv_channel<XT, CONV_STEPS>(c, r, slot, v_ch, T, v_s + i, V, true, true, &vc, wvec);
+        conv_steps<XT>(c, r, slot, v_ch, T, v_s + i, V, true, true, wvec, vc);
     if (!solo && !c.disable_state_update) { /* every rank has read the q/k state: rank 0 stores it */
         cooperative_groups::this_cluster().sync();
         if (blockIdx.y == 0)
