@@ -73,19 +73,28 @@ static __device__ __forceinline__ void bulk_prologue_early(const ls_conv_params 
      * ptxas scheduled the conv's first FMA, which waits for the conv loads, above these loads */
     const gate_in g1 = gate_fetch(has_g1 ? i + N : ng - 1);
     conv_steps<XT>(c, r, slot, qk_ch, T, qk_dst, K, blockIdx.y == 0, solo, wvec, qk);
+    /* G > 1: rank 0 overwrites the q/k conv state every rank read, so each rank arrives once
+     * its reads are done (conv_steps stored outputs computed from every window value it loaded:
+     * they have returned) and rank 0 waits just before its store. Relaxed, and split around the
+     * rest of the prologue: a full cluster sync here (a release: every earlier store performed
+     * first) took a fifth of the GDN decode kernel's stall samples
+     * (results/h200/cluster-split-*) */
+    const bool shared_qk = !solo && !c.disable_state_update;
+    if (shared_qk)
+        ls_cluster_arrive_relaxed();
     if (has_v)
         conv_steps<XT>(c, r, slot, v_ch, T, v_s + i, V, true, true, wvec, vc);
-    if (!solo && !c.disable_state_update) { /* every rank has read the q/k state: rank 0 stores it */
-        cooperative_groups::this_cluster().sync();
-        if (blockIdx.y == 0)
-            conv_store_state(c, conv_sbase(c, slot, qk_ch), qk.last);
-    }
     if (i < ng)
         gate_store(i, g0);
     if (has_g1)
         gate_store(i + N, g1);
     for (int j = i + 2 * N; j < ng; j += N) /* KDA verify past T = 4 */
         gate_store(j, gate_fetch(j));
+    if (shared_qk) {
+        ls_cluster_wait();
+        if (blockIdx.y == 0)
+            conv_store_state(c, conv_sbase(c, slot, qk_ch), qk.last);
+    }
 }
 
 template <typename ST, bool KDA, bool ONE_TOKEN, bool EARLY>

@@ -146,6 +146,16 @@ static __device__ __forceinline__ void ls_bulk_load(void *smem, const void *gmem
                  : "memory");
 }
 
+/* The cluster barrier in two halves (sm_90), for a thread that must only know its peers reached
+ * a point: arrive relaxed (no fence: a release arrive waits until every earlier store of the CTA
+ * is performed), do other work, wait later. Every thread of the cluster calls both, in this
+ * order, at the same points (.aligned: whole warps). */
+static __device__ __forceinline__ void ls_cluster_arrive_relaxed()
+{
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+static __device__ __forceinline__ void ls_cluster_wait() { asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); }
+
 /* Let a kernel ask for `bytes` of dynamic shared memory (the default cap is 48 KB) on the current
  * device. Returns the CUDA error. */
 template <typename... KArgs>
