@@ -78,7 +78,7 @@ static __device__ __forceinline__ void bulk_prologue_early(const ls_conv_params 
      * they have returned) and rank 0 waits just before its store. Relaxed, and split around the
      * rest of the prologue: a full cluster sync here (a release: every earlier store performed
      * first) took a fifth of the GDN decode kernel's stall samples
-     * (results/h200/cluster-split-*) */
+     * (results/h200/cluster-split-c579e78/profile/) */
     const bool shared_qk = !solo && !c.disable_state_update;
     if (shared_qk)
         ls_cluster_arrive_relaxed();
