@@ -207,7 +207,8 @@ typedef struct ls_provenance {
 int ls_provenance_fill(ls_provenance *p, const ls_runtime *be, int device_index);
 /* git_commit/git_dirty: env LS_GIT_COMMIT / LS_GIT_DIRTY when set (for trees copied without
  * .git), else `git rev-parse HEAD` / `git status --porcelain` run now in the source tree, else
- * "unknown" and git_dirty = -1 (written as an empty CSV cell). cpuset "" and numa_node -1 until
+ * "unknown" and git_dirty = -1 (written as an empty CSV cell); -1 too for a LS_GIT_COMMIT that
+ * is not the source tree's HEAD when LS_GIT_DIRTY is not set. cpuset "" and numa_node -1 until
  * ls_bind_to_device fills them. Fails only when be->device_info fails. */
 
 /* ------------------------------------------------------------- CSV (schema v2, docs/csv.md) */

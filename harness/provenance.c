@@ -75,9 +75,19 @@ static int run_git(char *out, size_t cap, const char *a1, const char *a2, const 
     return (int)n;
 }
 
+/* Whether `commit` (full or abbreviated, at least 4 hex digits) is HEAD of the checkout git finds. */
+static int is_head(const char *commit)
+{
+    char head[128];
+    const size_t n = strlen(commit);
+    return n >= 4 && run_git(head, sizeof head, "rev-parse", "HEAD", NULL) > 0 && strncmp(head, commit, n) == 0;
+}
+
 /* Commit and dirty flag: env override, else git, else "unknown" / -1 (see ls_harness.h).
  * Dirty means tracked files differ from HEAD; untracked files (e.g. fresh result CSVs) do not
- * count, or every benchmark run would mark the next one dirty. */
+ * count, or every benchmark run would mark the next one dirty. A commit named by LS_GIT_COMMIT
+ * that is not the checkout's HEAD (a copied tree beside a stale .git) gets dirty -1: that
+ * checkout's status says nothing about the named commit. */
 static void fill_git(ls_provenance *p)
 {
     const char *env_commit = getenv("LS_GIT_COMMIT");
@@ -92,7 +102,7 @@ static void fill_git(ls_provenance *p)
 
     if (env_dirty && *env_dirty)
         p->git_dirty = atoi(env_dirty) != 0;
-    else if (strcmp(p->git_commit, "unknown") == 0)
+    else if (strcmp(p->git_commit, "unknown") == 0 || (env_commit && *env_commit && !is_head(p->git_commit)))
         p->git_dirty = -1;
     else {
         int n = run_git(buf, sizeof buf, "status", "--porcelain", "--untracked-files=no");

@@ -34,7 +34,11 @@ note() { lines+=("$*"); echo "$*"; }
 
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 commit=${LS_GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+# dirty: LS_GIT_DIRTY, else git's status, but only of the commit git sees as HEAD (a copied tree
+# with a stale .git beside it would read as changed everywhere): "+dirty?" when unknown
+head=$(git rev-parse HEAD 2>/dev/null || true)
 if [ -n "${LS_GIT_DIRTY:-}" ]; then dirty=$([ "$LS_GIT_DIRTY" = 1 ] && echo "+dirty" || true)
+elif [ -n "${LS_GIT_COMMIT:-}" ] && [[ -z "$head" || "$head" != "$LS_GIT_COMMIT"* ]]; then dirty="+dirty?"
 else dirty=$( [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null | head -1)" ] && echo "+dirty" || true); fi
 note "linstate gpu-check"
 note "date:   $(date -u +%Y-%m-%dT%H:%M:%SZ)"

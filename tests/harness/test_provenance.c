@@ -46,6 +46,8 @@ int main(void)
     unsetenv("LS_GIT_DIRTY");
     LS_CHECK_EQ_INT(ls_provenance_fill(&p, be, 0), 0);
     LS_CHECK(strcmp(p.suite_version, LS_EXPECT_VERSION) == 0);
+    char head[sizeof p.git_commit];
+    snprintf(head, sizeof head, "%s", p.git_commit);
     /* a checkout has a 40-hex commit and a 0/1 flag; a copied tree says unknown / -1 */
     LS_CHECK((is_hex40(p.git_commit) && (p.git_dirty == 0 || p.git_dirty == 1)) ||
              (strcmp(p.git_commit, "unknown") == 0 && p.git_dirty == -1));
@@ -61,6 +63,21 @@ int main(void)
     LS_CHECK_EQ_INT(ls_provenance_fill(&p, be, 0), 0);
     LS_CHECK(strcmp(p.git_commit, "0123456789abcdef0123456789abcdef01234567") == 0);
     LS_CHECK_EQ_INT(p.git_dirty, 1);
+    /* a named commit that is not the checkout's HEAD: its status says nothing (unknown), with
+     * or without a checkout; the checkout's own HEAD, named: its status (0/1) */
+    unsetenv("LS_GIT_DIRTY");
+    LS_CHECK_EQ_INT(ls_provenance_fill(&p, be, 0), 0);
+    LS_CHECK_EQ_INT(p.git_dirty, -1);
+    if (is_hex40(head)) {
+        setenv("LS_GIT_COMMIT", head, 1);
+        LS_CHECK_EQ_INT(ls_provenance_fill(&p, be, 0), 0);
+        LS_CHECK(p.git_dirty == 0 || p.git_dirty == 1);
+        head[7] = '\0'; /* abbreviated */
+        setenv("LS_GIT_COMMIT", head, 1);
+        LS_CHECK_EQ_INT(ls_provenance_fill(&p, be, 0), 0);
+        LS_CHECK(p.git_dirty == 0 || p.git_dirty == 1);
+    }
+    unsetenv("LS_GIT_COMMIT");
 
     LS_CHECK_EQ_INT(ls_provenance_fill(&p, be, 3), -1); /* host has device 0 only */
     LS_CHECK(strstr(ls_last_error(), "device_info(3)") != NULL);

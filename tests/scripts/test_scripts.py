@@ -1075,11 +1075,14 @@ class GpuCheckWithoutGpu(Base):
     """gpu-check.sh on a machine without a GPU: SKIPPED, exit 77, nothing built, and nothing
     under results/ written (the summary goes where asked)."""
 
-    def test_skipped(self):
+    def setUp(self):
+        super().setUp()
         import shutil
         smi = shutil.which("nvidia-smi")
         if smi and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU "):
-            self.skipTest("a GPU is visible here")
+            self.skipTest("a GPU is visible here (gpu-check.sh would build and run everything)")
+
+    def test_skipped(self):
         def results_tree():
             top = os.path.join(synth.ROOT, "results")
             return sorted((os.path.join(dp, f), os.stat(os.path.join(dp, f)).st_mtime_ns)
@@ -1092,6 +1095,26 @@ class GpuCheckWithoutGpu(Base):
         self.assertIn("result: SKIPPED", p.stdout)
         self.assertIn("result: SKIPPED", open(out_file).read())
         self.assertEqual(results_tree(), before)
+
+    def commit_line(self, env):
+        out_file = os.path.join(self.dir, "gc.txt")
+        p = subprocess.run(["bash", os.path.join(synth.SCRIPTS, "gpu-check.sh"), out_file], capture_output=True,
+                           text=True, timeout=60, env=dict(os.environ, **env))
+        return [l for l in p.stdout.splitlines() if l.startswith("commit:")][0]
+
+    def test_commit_not_head(self):
+        """A commit named from outside that is not this checkout's HEAD: dirty unknown ("+dirty?"),
+        not this checkout's status (a copied tree beside a stale .git read as dirty)."""
+        env = {k: v for k, v in os.environ.items() if k.startswith("LS_GIT_")}
+        for k in env:
+            os.environ.pop(k)
+        try:
+            self.assertEqual(self.commit_line({"LS_GIT_COMMIT": "0123abc"}), "commit: 0123abc+dirty?")
+            self.assertEqual(self.commit_line({"LS_GIT_COMMIT": "0123abc", "LS_GIT_DIRTY": "0"}), "commit: 0123abc")
+            self.assertEqual(self.commit_line({"LS_GIT_COMMIT": "0123abc", "LS_GIT_DIRTY": "1"}),
+                             "commit: 0123abc+dirty")
+        finally:
+            os.environ.update(env)
 
 
 class GpuCheckTests(Base):
