@@ -117,7 +117,8 @@ for job in "${san_jobs[@]}"; do
   rc=$(cat "$log.rc" 2>/dev/null || echo 1)
   case $rc in
     0) verdict="clean" ;;
-    77) verdict="skipped (no GPU)" ;;
+    77) why=$(grep -m1 '^skip:' "$log" | cut -c7-) # the test's own reason
+        verdict="skipped (${why:-exit 77, no reason printed})" ;;
     99) verdict="ERRORS: $(grep -m1 -E '(Invalid|Race|ERROR SUMMARY)' "$log")"; status=1 ;;
     *) verdict="test failed (exit $rc)"; status=1 ;;
   esac
