@@ -1096,25 +1096,19 @@ class GpuCheckWithoutGpu(Base):
         self.assertIn("result: SKIPPED", open(out_file).read())
         self.assertEqual(results_tree(), before)
 
-    def commit_line(self, env):
-        out_file = os.path.join(self.dir, "gc.txt")
-        p = subprocess.run(["bash", os.path.join(synth.SCRIPTS, "gpu-check.sh"), out_file], capture_output=True,
-                           text=True, timeout=60, env=dict(os.environ, **env))
+    def commit_line(self, **git_env):
+        """gpu-check.sh's commit line with only the given LS_GIT_* variables set."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LS_GIT_")}
+        p = subprocess.run(["bash", os.path.join(synth.SCRIPTS, "gpu-check.sh"), os.path.join(self.dir, "gc.txt")],
+                           capture_output=True, text=True, timeout=60, env=dict(env, **git_env))
         return [l for l in p.stdout.splitlines() if l.startswith("commit:")][0]
 
     def test_commit_not_head(self):
         """A commit named from outside that is not this checkout's HEAD: dirty unknown ("+dirty?"),
         not this checkout's status (a copied tree beside a stale .git read as dirty)."""
-        env = {k: v for k, v in os.environ.items() if k.startswith("LS_GIT_")}
-        for k in env:
-            os.environ.pop(k)
-        try:
-            self.assertEqual(self.commit_line({"LS_GIT_COMMIT": "0123abc"}), "commit: 0123abc+dirty?")
-            self.assertEqual(self.commit_line({"LS_GIT_COMMIT": "0123abc", "LS_GIT_DIRTY": "0"}), "commit: 0123abc")
-            self.assertEqual(self.commit_line({"LS_GIT_COMMIT": "0123abc", "LS_GIT_DIRTY": "1"}),
-                             "commit: 0123abc+dirty")
-        finally:
-            os.environ.update(env)
+        self.assertEqual(self.commit_line(LS_GIT_COMMIT="0123abc"), "commit: 0123abc+dirty?")
+        self.assertEqual(self.commit_line(LS_GIT_COMMIT="0123abc", LS_GIT_DIRTY="0"), "commit: 0123abc")
+        self.assertEqual(self.commit_line(LS_GIT_COMMIT="0123abc", LS_GIT_DIRTY="1"), "commit: 0123abc+dirty")
 
 
 class GpuCheckTests(Base):
