@@ -57,12 +57,6 @@ static __device__ __forceinline__ float softplus_precise(float x) { return x <= 
  * neg_a = -e^A_log and x = g + dt_bias (GDN: one per value head; KDA: one per key row). */
 static __device__ __forceinline__ float delta_decay(float neg_a, float x) { return expf(neg_a * softplus_precise(x)); }
 
-/* Ask for the 128-byte line holding p to be brought into L2 (no register result, no wait). */
-static __device__ __forceinline__ void prefetch_l2(const void *p)
-{
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-}
-
 template <bool FAST>
 static __device__ __forceinline__ void load4(const float *p, int valid, float out[4])
 {
@@ -308,11 +302,11 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         for (int t = 1; t < T; t++) {
             const long long bt = (long long)r * T + t;
             const long long qk_off = (bt * p.heads_qk + h) * K + k0;
-            ls_rec::prefetch_l2(p.q + qk_off);
-            ls_rec::prefetch_l2(p.k + qk_off);
-            ls_rec::prefetch_l2(p.v + (bt * HV + hv) * V + col0);
+            ls_prefetch_l2(p.q + qk_off);
+            ls_prefetch_l2(p.k + qk_off);
+            ls_prefetch_l2(p.v + (bt * HV + hv) * V + col0);
             if (PER_ROW)
-                ls_rec::prefetch_l2(p.a + (bt * HV + hv) * K + k0);
+                ls_prefetch_l2(p.a + (bt * HV + hv) * K + k0);
         }
 
     const float neg_a = -expf(p.A_log[hv]);

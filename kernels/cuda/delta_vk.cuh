@@ -102,12 +102,12 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
         for (int t = 1; t < T; t++) {
             const long long bt = (long long)r * T + t;
             const long long qk_off = (bt * p.heads_qk + h) * K + k0;
-            ls_rec::prefetch_l2(p.q + qk_off);
-            ls_rec::prefetch_l2(p.k + qk_off);
+            ls_prefetch_l2(p.q + qk_off);
+            ls_prefetch_l2(p.k + qk_off);
             if (lane == 0)
-                ls_rec::prefetch_l2(p.v + (bt * HV + hv) * V + v0);
+                ls_prefetch_l2(p.v + (bt * HV + hv) * V + v0);
             if (PER_ROW)
-                ls_rec::prefetch_l2(p.a + (bt * HV + hv) * K + k0);
+                ls_prefetch_l2(p.a + (bt * HV + hv) * K + k0);
         }
 
     const float neg_a = -expf(p.A_log[hv]);

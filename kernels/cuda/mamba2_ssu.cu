@@ -222,8 +222,8 @@ ssu_kernel(const ls_ssu_params p, int spec)
     if (!ONE_TOKEN) /* verify: later tokens' B, C rows into L2 under the state loads */
         for (int t = 1; t < T; t++) {
             const long long bg = (((long long)r * T + t) * ng + g) * ds + n0;
-            ls_rec::prefetch_l2(p.Bm + bg);
-            ls_rec::prefetch_l2(p.Cm + bg);
+            ls_prefetch_l2(p.Bm + bg);
+            ls_prefetch_l2(p.Cm + bg);
         }
 
     const float A = p.A[h];
@@ -415,8 +415,8 @@ ssu_rows_kernel(const ls_ssu_params p, int spec)
             const long long bg = (((long long)r * T + t) * ng + g) * DS + n0;
 #pragma unroll
             for (int j = 0; j < NCH; j++) {
-                ls_rec::prefetch_l2(p.Bm + bg + j * ROWS_CHUNK);
-                ls_rec::prefetch_l2(p.Cm + bg + j * ROWS_CHUNK);
+                ls_prefetch_l2(p.Bm + bg + j * ROWS_CHUNK);
+                ls_prefetch_l2(p.Cm + bg + j * ROWS_CHUNK);
             }
         }
 
