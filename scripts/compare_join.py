@@ -11,9 +11,18 @@ from compare_rule import (DECISIONS, DEFAULT_LATENCY_FLOOR, DEFAULT_NOISE_FLOORS
                           decide, run_scatter_pct)
 from lscsv import InputError, Run, format_key, log_ratio, median, row_key
 
+def _items(text):
+    """The "knob=value" items of a tuning string, in order ("" -> [])."""
+    return [i.strip() for i in text.split(",") if i.strip()]
+
+
+def _knob(item):
+    return item.split("=", 1)[0]
+
+
 def tuning_items(text):
     """The "knob=value" items of a tuning string, as a set ("" -> empty set)."""
-    return frozenset(i.strip() for i in text.split(",") if i.strip())
+    return frozenset(_items(text))
 
 
 def check_tuning_spec(text):
@@ -111,7 +120,7 @@ def select_rows(run, side, what, flag):
 
 
 def _knobs(tuning):
-    return {i.split("=", 1)[0] for i in tuning_items(tuning)}
+    return {_knob(i) for i in _items(tuning)}
 
 
 def one_sided_knobs(brows, arows):
@@ -128,8 +137,7 @@ def one_sided_knobs(brows, arows):
 
 
 def _strip_knobs(tuning, knobs):
-    return ",".join(i.strip() for i in tuning.split(",")
-                    if i.strip() and i.strip().split("=", 1)[0] not in knobs)
+    return ",".join(i for i in _items(tuning) if _knob(i) not in knobs)
 
 
 def group_side(rows, side, drops, strip=None):
