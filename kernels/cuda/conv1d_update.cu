@@ -236,7 +236,6 @@ __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
 
     int row[ITEMS], s[ITEMS], c0[ITEMS], nv[ITEMS];
     uint4 sv[ITEMS][N], xv[ITEMS];
-    conv_wts<W, WT> cw[ITEMS];
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         s[i] = -1, row[i] = 0, c0[i] = 0, nv[i] = 0;
@@ -245,12 +244,6 @@ __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
             c0[i] = (int)(tile0 + i - (uint32_t)row[i] * tiles_per_row) * 256;
             nv[i] = min(256, p.channels - c0[i]) * N / 8;
             s[i] = p.slot_idx[row[i]];
-            /* x and the weights do not depend on the slot: issued beside the index load, so
-             * the chain is index -> state, not index -> state -> weights (an L2 round trip) */
-            if (lane * N < nv[i]) {
-                xv[i] = ls_ld16_ro(p.x + (int64_t)row[i] * p.x_stride_b + c0[i] + lane * 8);
-                cw[i].load(p.weight, p.bias, c0[i] + lane * 8);
-            }
         }
     }
 #pragma unroll
@@ -261,6 +254,8 @@ __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
             for (int k = 0; k < N; k++)
                 if (k * 32 + lane < nv[i])
                     sv[i][k] = ls_ld16(base + 8 * (k * 32 + lane));
+            if (lane * N < nv[i])
+                xv[i] = ls_ld16_ro(p.x + (int64_t)row[i] * p.x_stride_b + c0[i] + lane * 8);
         }
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
@@ -278,7 +273,7 @@ __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
                 x = ls_ld16_ro(p.x + (int64_t)row[i] * p.x_stride_b + (int64_t)t * p.x_stride_t + c);
             float yf[8];
             if (active) {
-                conv_step8<W, false, WT>(p, cw[i], x, win, yf);
+                conv_step8<W, false, WT>(p, c, x, win, yf);
                 ls_st16(yp + (int64_t)t * p.y_stride_t, ls_pack_bf16x8(yf));
             }
             if (INTER)
