@@ -28,14 +28,13 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
                                 "conv vec2/vec8/pair/quad/wlat: guess each row's slot before the PDL wait (needs "
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
-    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2|wide4",
+    [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2",
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
                                "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: decode vk8 from 8 such "
                                "warps per SM, vk4 below; verify vk4). split / split2 (kv layout, K = V = 128, every "
                                "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto, verify: split "
-                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24); wide4 (same conditions): each "
-                               "32-column tile over 4 warps along K. A value of the other layout means auto; split(2) and "
-                               "wide4 on other shapes: auto"},
+                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). A value of the other layout "
+                               "means auto; split(2) on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
                                "takes at most half the resident CTA slots; miss: every guess wrong, for tests)"},
@@ -296,10 +295,10 @@ int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int m
  * tiles at B = 64, level at B = 128: results/h200/kernels.md, "Head-per-CTA bulk-copy").
  * delta.variant=regs / bulk force either for every WIDE batch (bulk where ls_delta_bulk_ok).
  * delta.variant=split / split2 force the SPLIT / SPLIT2 tiles (NARROW's tiles over 4 / 2 warps
- * along K) at every batch of the vector path, wide4 the WIDE4 tiles (WIDE's over 4 warps); auto (and a vk value) takes them for verify where
+ * along K) at every batch of the vector path; auto (and a vk value) takes them for verify where
  * ls_delta_split_auto says (SPLIT for KDA only; limits and their A/B in choose.h), regs and
  * bulk never (NARROW below the WIDE batches, so regs is auto without SPLIT or bulk). Generic kv
- * shapes and the vk layout ignore split / split2 / wide4 (their auto).
+ * shapes and the vk layout ignore split / split2 (their auto).
  */
 int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, const ls_choose_dev *dev,
                     ls_plan *out)
@@ -327,10 +326,7 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
                               ? ls_delta_split_auto(narrow_warps, sms, per_row ? LS_DELTA_SPLIT_MAX_WARPS_PER_SM : 0,
                                                     LS_DELTA_SPLIT2_MIN_WARPS_PER_SM, LS_DELTA_SPLIT2_MAX_WARPS_PER_SM)
                               : 0;
-        if (v == LS_DELTA_WIDE4) {
-            out->kernel = LS_K_DELTA_WIDE4;
-            rc = pick_cta(rh * (LS_DELTA_DIM_FAST / 32) * 4, 4, sms, out);
-        } else if (split) {
+        if (split) {
             out->kernel = split == 4 ? LS_K_DELTA_SPLIT : LS_K_DELTA_SPLIT2;
             rc = pick_cta(narrow_warps * split, split, sms, out);
         } else if (wide_warps >= 8LL * sms) {
@@ -658,7 +654,6 @@ const char *ls_kernel_name(ls_kernel_id k)
         [LS_K_CONV_DELTA_TILES_GENERIC] = "conv_delta_tiles_generic",
         [LS_K_CONV_DELTA_BULK] = "conv_delta_bulk",
         [LS_K_CONV_DELTA_BULKP] = "conv_delta_bulkp",
-        [LS_K_DELTA_WIDE4] = "delta_rule_wide4",
     };
     return (unsigned)k < LS_K_COUNT ? names[k] : "?";
 }

@@ -12,8 +12,7 @@
  * NARROW's 16-column tile split along K over 4 warps (32 key rows each, 4 per lane): four times
  * NARROW's warps, each with a quarter of the per-token math and state, for the smallest batches,
  * where NARROW leaves about one warp per SM and a warp's T-token serial chain is the time;
- * SPLIT2, the same over 2 warps (8 rows per lane); WIDE4, WIDE's 32-column tile (whole-line
- * accesses) over 4 warps along K (8 rows per lane: SPLIT2's registers). Reductions over K (S^T k, S^T q, the L2
+ * SPLIT2, the same over 2 warps (8 rows per lane). Reductions over K (S^T k, S^T q, the L2
  * norms) are in-lane sums, xor-shuffles over the warp's K-lanes and, for WIDE, SPLIT and
  * SPLIT2, one shared-memory exchange among the tile's warps per token
  * (named barrier of the tile's warps); CTAs group 1..4 warps, picked by the launcher to spread
@@ -142,18 +141,14 @@ constexpr int MAX_WARPS_PER_CTA = 4;
  *           token t + 1's activations into registers while token t is computed.
  *   SPLIT2: the same over 2 warps of 64 key rows: 8 rows x 4 columns per lane (32 registers),
  *           twice NARROW's warps (where SPLIT's four times would not fit the SMs at once).
- *   WIDE4:  WIDE's lanes (8 along V x 4 along K, 32 columns, whole 128-byte lines per access)
- *           in 4 warps of 32 key rows: 8 rows x 4 columns per lane (SPLIT2's 32 registers and
- *           warp count), the four warps combined as SPLIT's.
  * NARROW and WIDE keep 16 key rows x 4 columns of state per lane (64 registers).
  */
-enum layout { NARROW = 0, WIDE = 1, SPLIT = 2, SPLIT2 = 3, WIDE4 = 4 };
+enum layout { NARROW = 0, WIDE = 1, SPLIT = 2, SPLIT2 = 3 };
 template <int L> struct shape_of;
 template <> struct shape_of<NARROW> { static constexpr int LV = 4, KW = 1; };
 template <> struct shape_of<WIDE> { static constexpr int LV = 8, KW = 2; };
 template <> struct shape_of<SPLIT> { static constexpr int LV = 4, KW = 4; };
 template <> struct shape_of<SPLIT2> { static constexpr int LV = 4, KW = 2; };
-template <> struct shape_of<WIDE4> { static constexpr int LV = 8, KW = 4; };
 
 /* Sum over the lanes along K (lane bits log2(LV)..4); every lane receives the total. */
 template <int LV>
@@ -222,11 +217,11 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
  * tokens' activations) may use up to 168; the generic path takes what it needs. SPLIT (16 state
  * registers per lane, four times the warps): decode <= 64 (32 warps per SM), verify <= 80 (24
  * warps per SM; the next token's activations held in registers need more than 64 without spills);
- * SPLIT2 and WIDE4 (32 state registers) decode <= 80, verify <= 96 (24 and 20 warps per SM:
- * SPLIT2's batches give at most about 16 per SM). */
+ * SPLIT2 (32 state registers) decode <= 80, verify <= 96 (24 and 20 warps per SM: its batches
+ * give at most about 16 per SM). */
 constexpr int min_ctas(int layout, bool fast, bool one_token)
 {
-    return !fast ? 1 : layout == SPLIT ? (one_token ? 8 : 6) : layout == SPLIT2 || layout == WIDE4 ? (one_token ? 6 : 5) : one_token ? 4 : 3;
+    return !fast ? 1 : layout == SPLIT ? (one_token ? 8 : 6) : layout == SPLIT2 ? (one_token ? 6 : 5) : one_token ? 4 : 3;
 }
 
 /* Partial sums a lane contributes per token before the cross-warp combine (WIDE, SPLIT(2)). */
@@ -398,7 +393,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
 #pragma unroll
         for (int j = 0; j < NSUM; j++)
             sum[j] = sum_k_lanes<LV>(sum[j]);
-        if constexpr (KW > 1) { /* WIDE, SPLIT(2), WIDE4: combine the KW warps' parts of K through shared memory;
+        if constexpr (KW > 1) { /* WIDE, SPLIT(2): combine the KW warps' parts of K through shared memory;
                        * every warp of the tile gets the bit-identical total (KW 2: a0 + a1 == a1 + a0;
                        * SPLIT: (a0 + a1) + (a2 + a3) read back in warp order), so all apply the
                        * same u. Double-buffered by token parity: a buffer is rewritten at token
@@ -504,7 +499,6 @@ static int launch_typed(const ls_delta_params *p, const ls_plan &pl, cudaStream_
     case LS_K_DELTA_WIDE: return launch_tiles<ST, PER_ROW, WIDE>(p, pl, st);
     case LS_K_DELTA_SPLIT: return launch_tiles<ST, PER_ROW, SPLIT>(p, pl, st);
     case LS_K_DELTA_SPLIT2: return launch_tiles<ST, PER_ROW, SPLIT2>(p, pl, st);
-    case LS_K_DELTA_WIDE4: return launch_tiles<ST, PER_ROW, WIDE4>(p, pl, st);
     case LS_K_DELTA_NARROW: return launch_tiles<ST, PER_ROW, NARROW>(p, pl, st);
     case LS_K_DELTA_VK4: return launch_vk_k<ST, PER_ROW, VK_ROWS_NARROW, true>(p, pl, st);
     case LS_K_DELTA_VK8: return launch_vk_k<ST, PER_ROW, VK_ROWS_WIDE, true>(p, pl, st);

@@ -566,23 +566,9 @@ static void test_delta_split(void)
     LS_CHECK_EQ_INT(pl.grid_x, 8 * 16 * 8 / 2);
     p = delta(512, 1);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split2").kernel, LS_K_DELTA_SPLIT2);
-    /* wide4: WIDE's 32-column tiles over 4 warps along K (16 warps per head), every batch */
-    LS_CHECK_EQ_INT(LS_DELTA_WIDE4, 7);
-    LS_CHECK_EQ_INT(LS_K_DELTA_WIDE4, LS_K_CONV_DELTA_BULKP + 1); /* appended */
-    p = delta(1, 4);
-    pl = plan_delta(&p, 0, "delta.variant=wide4");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_WIDE4);
-    LS_CHECK_EQ_INT(pl.block, 128); /* a tile's 4 warps share a CTA */
-    LS_CHECK_EQ_INT(pl.grid_x, 16 * 4);
-    p = delta(512, 1);
-    pl = plan_delta(&p, 1, "delta.variant=wide4");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_WIDE4);
-    LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 4);
-    LS_CHECK(strcmp(ls_kernel_name(LS_K_DELTA_WIDE4), "delta_rule_wide4") == 0);
     /* other shapes ignore it: generic kv shapes, the vk layout */
     check_off_vector_path("delta.variant=split", 1);
     check_off_vector_path("delta.variant=split2", 1);
-    check_off_vector_path("delta.variant=wide4", 4);
     p = delta(512, 1);
     p.state_layout = LS_STATE_VK;
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=split").kernel, LS_K_DELTA_VK8);
