@@ -26,7 +26,7 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                                "x, weights) into L2 before the PDL wait (auto: tile on; wlat on up to B = 32, off "
                                "above)"},
     [LS_KNOB_CONV_SPECULATE] = {"conv.speculate", "on|off|miss",
-                                "conv vec2/vec8/tile/pair/quad/wlat: guess each row's slot before the PDL wait (needs "
+                                "conv vec2/vec8/pair/quad/wlat: guess each row's slot before the PDL wait (needs "
                                 "params.slots; miss: every guess wrong, for tests of the reload path)"},
     [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2",
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
@@ -189,9 +189,6 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
         v = conv_auto(p, cm, vec2_ok);
     if ((v == LS_CONV_VEC2 && !vec2_ok) || (v == LS_CONV_TILE && !cm))
         v = LS_CONV_VEC8;
-    const int s = ls_tune_get(t, LS_KNOB_CONV_SPECULATE);
-    out->spec = p->slots <= 0 ? LS_SPEC_OFF : s == LS_CSPEC_OFF ? LS_SPEC_OFF : s == LS_CSPEC_MISS ? LS_SPEC_MISS
-                                                                                                   : LS_SPEC_ON;
     if (v == LS_CONV_TILE) {
         out->kernel = LS_K_CONV_TILE;
         out->groups = (int32_t)ceil_div(p->channels, LS_CONV_TILE_CHANNELS);
@@ -210,6 +207,9 @@ int ls_choose_conv(const ls_conv_params *p, const ls_tuning *t, const ls_choose_
         const int pf = ls_tune_get(t, LS_KNOB_CONV_PREFETCH);
         out->prefetch = pf == LS_CPF_ON || (pf == LS_CPF_AUTO && p->batch <= LS_CONV_WLAT_PREFETCH_MAX_B);
     }
+    const int s = ls_tune_get(t, LS_KNOB_CONV_SPECULATE);
+    out->spec = p->slots <= 0 ? LS_SPEC_OFF : s == LS_CSPEC_OFF ? LS_SPEC_OFF : s == LS_CSPEC_MISS ? LS_SPEC_MISS
+                                                                                                   : LS_SPEC_ON;
     (void)dev;
     return 0;
 }
@@ -681,7 +681,7 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
         snprintf(extra, sizeof extra, " state=%s inter=%s", plan->state_wmaj ? "wmaj" : "cmaj",
                  plan->inter_wmaj ? "wmaj" : "cmaj");
     static const char *const spec[] = {"off", "on", "miss"};
-    const int has_spec = plan->kernel == LS_K_CONV_VEC2 || plan->kernel == LS_K_CONV_VEC8 || plan->kernel == LS_K_CONV_TILE ||
+    const int has_spec = plan->kernel == LS_K_CONV_VEC2 || plan->kernel == LS_K_CONV_VEC8 ||
                          plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD ||
                          plan->kernel == LS_K_CONV_WLAT || plan->kernel == LS_K_SSU_WIDE ||
                          plan->kernel == LS_K_SSU_NARROW || plan->kernel == LS_K_SSU_ROWS ||

@@ -211,67 +211,80 @@ __global__ void __launch_bounds__(128) conv_vec2(const conv_args a)
 /*
  * Channel-major bf16 state (GDN, Mamba2), warp-cooperative so every global access is one
  * contiguous 512-byte warp transaction: one warp tile of 256 channels of one row (conv_tile.cuh),
- * computed as conv_vec8 and swapped back for the state / inter stores (one tile per warp: two
- * per warp was slower, results/h200/kernels.md). With the slot guess (plan spec, ls_slot_guess)
- * the warp loads its state at the guessed slot right after the PDL wait, beside the real index,
- * and again only when the two differ, so the index's round trip leaves the chain. Needs: the
- * ls_conv_vec_ok conditions with a channel-major state and (if any) channel-major inter.
+ * computed as conv_vec8 and swapped back for the state / inter stores. ITEMS tiles per warp have
+ * all their state and first-token x loads issued before any compute (more bytes in flight per
+ * thread). Needs: the ls_conv_vec_ok conditions with a channel-major state and (if any)
+ * channel-major inter.
  */
+constexpr int TILE_ITEMS = 1; /* tiles per warp (two per warp was slower: results/h200/kernels.md) */
+
 template <int W, typename WT, bool INTER>
 __global__ void __launch_bounds__(128) conv_cm_tile(const conv_args a)
 {
+    constexpr int ITEMS = TILE_ITEMS;
     constexpr int N = W - 1;
     __shared__ uint4 smem[4][32 * N];
     const ls_conv_params &p = a.p;
     const int lane = threadIdx.x & 31;
     uint4 *sm = smem[threadIdx.x >> 5];
-    const uint32_t tiles_per_row = (uint32_t)a.groups, tile = blockIdx.x * 4 + (threadIdx.x >> 5);
-    const bool live = tile < (uint32_t)p.batch * tiles_per_row; /* warp-uniform */
-    const int row = live ? (int)(tile / tiles_per_row) : 0;
-    const int c0 = live ? (int)(tile - (uint32_t)row * tiles_per_row) * 256 : 0;
-    const int nv = live ? min(256, p.channels - c0) * N / 8 : 0; /* the tile's 16-byte state vectors */
-    /* the slot read before the wait: the guess (spec), else only where the prefetch wants one */
-    const int pre = live && (a.spec || a.prefetch) ? ls_slot_guess(p.slot_idx, row, p.slots, a.spec ? a.spec : LS_SPEC_ON) : -1;
-    const int guess = a.spec ? pre : -1;
-    if (a.prefetch && live)
-        tile_prefetch<N>(p, pre, row, c0, nv, lane);
+    const uint32_t tiles_per_row = (uint32_t)a.groups, ntiles = (uint32_t)p.batch * tiles_per_row;
+    const uint32_t tile0 = (blockIdx.x * 4 + (threadIdx.x >> 5)) * ITEMS;
+    if (a.prefetch)
+        tile_prefetch<N, ITEMS>(p, tile0, tiles_per_row, ntiles, lane);
     ls_pdl_wait();
     ls_pdl_trigger();
-    if (!live)
-        return; /* no CTA-wide barrier below: a warp may leave alone */
 
-    const bool active = lane * N < nv;
-    const int c = c0 + lane * 8;
-    uint4 sv[N], x0 = make_uint4(0, 0, 0, 0);
-    if (guess >= 0)
-        tile_load<N>(p, guess, c0, nv, lane, sv);
-    if (active) /* x needs no slot: issued before the index returns */
-        x0 = ls_ld16_ro(p.x + (int64_t)row * p.x_stride_b + c);
-    const int s = p.slot_idx[row];
-    if (s < 0) /* padding row: nothing written */
-        return;
-    if (s != guess)
-        tile_load<N>(p, s, c0, nv, lane, sv);
-    uint32_t win[4 * N];
-    tile_swap_in<N>(sm, sv, lane, nv, win);
-    uint16_t *yp = p.y + (int64_t)row * p.y_stride_b + c;
-#pragma unroll 1
-    for (int t = 0; t < p.tokens; t++) {
-        uint4 x = x0;
-        if (t > 0 && active)
-            x = ls_ld16_ro(p.x + (int64_t)row * p.x_stride_b + (int64_t)t * p.x_stride_t + c);
-        float yf[8];
-        if (active) {
-            conv_step8<W, false, WT>(p, c, x, win, yf);
-            ls_st16(yp + (int64_t)t * p.y_stride_t, ls_pack_bf16x8(yf));
+    int row[ITEMS], s[ITEMS], c0[ITEMS], nv[ITEMS];
+    uint4 sv[ITEMS][N], xv[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        s[i] = -1, row[i] = 0, c0[i] = 0, nv[i] = 0;
+        if (tile0 + i < ntiles) {
+            row[i] = (int)((tile0 + i) / tiles_per_row);
+            c0[i] = (int)(tile0 + i - (uint32_t)row[i] * tiles_per_row) * 256;
+            nv[i] = min(256, p.channels - c0[i]) * N / 8;
+            s[i] = p.slot_idx[row[i]];
         }
-        if (INTER)
-            tile_swap_out<N>(sm, win, lane, nv,
-                             (uint16_t *)p.inter + (int64_t)s * p.inter_stride_slot + (int64_t)t * p.inter_stride_t +
-                                 (int64_t)c0 * N);
     }
-    if (!p.disable_state_update)
-        tile_swap_out<N>(sm, win, lane, nv, (uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (int64_t)c0 * N);
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) /* every load of every item before any compute */
+        if (s[i] >= 0) {
+            const uint16_t *base = (const uint16_t *)p.state + (int64_t)s[i] * p.state_stride_slot + (int64_t)c0[i] * N;
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                if (k * 32 + lane < nv[i])
+                    sv[i][k] = ls_ld16(base + 8 * (k * 32 + lane));
+            if (lane * N < nv[i])
+                xv[i] = ls_ld16_ro(p.x + (int64_t)row[i] * p.x_stride_b + c0[i] + lane * 8);
+        }
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        if (s[i] < 0) /* warp-uniform: padding row or past the end */
+            continue;
+        const bool active = lane * N < nv[i];
+        const int c = c0[i] + lane * 8;
+        uint32_t win[4 * N];
+        tile_swap_in<N>(sm, sv[i], lane, nv[i], win);
+        uint16_t *yp = p.y + (int64_t)row[i] * p.y_stride_b + c;
+#pragma unroll 1
+        for (int t = 0; t < p.tokens; t++) {
+            uint4 x = xv[i];
+            if (t > 0 && active)
+                x = ls_ld16_ro(p.x + (int64_t)row[i] * p.x_stride_b + (int64_t)t * p.x_stride_t + c);
+            float yf[8];
+            if (active) {
+                conv_step8<W, false, WT>(p, c, x, win, yf);
+                ls_st16(yp + (int64_t)t * p.y_stride_t, ls_pack_bf16x8(yf));
+            }
+            if (INTER)
+                tile_swap_out<N>(sm, win, lane, nv[i],
+                                 (uint16_t *)p.inter + (int64_t)s[i] * p.inter_stride_slot + (int64_t)t * p.inter_stride_t +
+                                     (int64_t)c0[i] * N);
+        }
+        if (!p.disable_state_update)
+            tile_swap_out<N>(sm, win, lane, nv[i],
+                             (uint16_t *)p.state + (int64_t)s[i] * p.state_stride_slot + (int64_t)c0[i] * N);
+    }
 }
 
 /* --------------------------------------------------------------------- scalar fallback */

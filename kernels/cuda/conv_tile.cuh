@@ -46,34 +46,35 @@ static __device__ __forceinline__ void tile_swap_out(uint4 *sm, const uint32_t w
     __syncwarp();
 }
 
-/* The tile's nv state vectors of slot s, coalesced (vector k*32+lane in v[k]). */
-template <int N>
-static __device__ __forceinline__ void tile_load(const ls_conv_params &p, int s, int c0, int nv, int lane, uint4 v[N])
-{
-    const uint16_t *base = (const uint16_t *)p.state + (int64_t)s * p.state_stride_slot + (int64_t)c0 * N;
-#pragma unroll
-    for (int k = 0; k < N; k++)
-        if (k * 32 + lane < nv)
-            v[k] = ls_ld16(base + 8 * (k * 32 + lane));
-}
-
 /*
  * Before the PDL wait (while the previous kernel of the stream may still run), a warp pulls its
- * tile's state (at slot s, read through L2 by ls_slot_guess: below the view's slot count, or -1
- * for none) and first-token x into L2. A prefetch changes no value, so a stale slot costs one
- * wasted prefetch and nothing else (L2 is the point of coherence: a later write by the previous
- * kernel updates the prefetched line), and a slot checked against p.slots never names an
- * address outside the state view. The loads after the wait then hit L2 for the CTAs that were
- * resident early: at large B the first wave's state no longer waits on DRAM.
+ * tiles' state and first-token x into L2, at the slot the index holds now: the read of the
+ * index goes to L2 only (ld.cg, so no stale copy stays in L1 for the real read after the
+ * wait), and a prefetch changes no value, so a stale index costs one wasted prefetch and
+ * nothing else (L2 is the point of coherence: a later write by the previous kernel updates the
+ * prefetched line). The state is prefetched only when the caller gives the view's slot count
+ * (p.slots) and the index is below it, so even a garbage index never names an address outside
+ * the state view. The loads after the wait then hit L2 for the CTAs that
+ * were resident early: at large B the first wave's index -> state chain no longer waits on
+ * DRAM.
  */
-template <int N>
-static __device__ __forceinline__ void tile_prefetch(const ls_conv_params &p, int s, int row, int c0, int nv, int lane)
+template <int N, int ITEMS>
+static __device__ __forceinline__ void tile_prefetch(const ls_conv_params &p, uint32_t tile0, uint32_t tiles_per_row,
+                                                     uint32_t ntiles, int lane)
 {
-    const int nbytes = nv * 16, xbytes = nv * 16 / N; /* the tile's state (contiguous) and x */
-    if (s >= 0 && lane * 128 < nbytes)
-        ls_prefetch_l2((const char *)p.state + ((int64_t)s * p.state_stride_slot + (int64_t)c0 * N) * 2 + lane * 128);
-    else if (lane >= 28 && (lane - 28) * 128 < xbytes) /* x of token 0: up to 512 bytes, 4 lines */
-        ls_prefetch_l2((const char *)(p.x + (int64_t)row * p.x_stride_b + c0) + (lane - 28) * 128);
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        if (tile0 + i >= ntiles)
+            return;
+        const int row = (int)((tile0 + i) / tiles_per_row);
+        const int c0 = (int)(tile0 + i - (uint32_t)row * tiles_per_row) * 256;
+        const int nc = min(256, p.channels - c0), nbytes = nc * N * 2; /* the tile's state, contiguous */
+        const int s = __ldcg(p.slot_idx + row);
+        if ((unsigned)s < (unsigned)p.slots && lane * 128 < nbytes) /* never outside the view */
+            ls_prefetch_l2((const char *)p.state + ((int64_t)s * p.state_stride_slot + (int64_t)c0 * N) * 2 + lane * 128);
+        else if (lane >= 28 && (lane - 28) * 128 < nc * 2) /* x of token 0: up to 512 bytes, 4 lines */
+            ls_prefetch_l2((const char *)(p.x + (int64_t)row * p.x_stride_b + c0) + (lane - 28) * 128);
+    }
 }
 
 #endif /* LS_CONV_TILE_CUH */

@@ -15,10 +15,9 @@
  * The matrix runs once per tuning (the impl's knobs, gt_set_tuning): each forced conv.variant
  * (tile, vec8, scalar, vec2, pair, quad, wlat; a forced kernel that does not fit a shape falls
  * back, so vec2 runs the single-token bf16-weight cases, tile the channel-major ones and wlat
- * the window-major ones up to T = 8), tile, vec8, vec2, pair, quad and wlat with the slot guess
- * always wrong (conv.speculate=miss: the reload path), tile, vec8, pair and wlat with it off, the
- * tile and wlat kernels without their L2 prefetch (tile: with the guess off too, so no index
- * is read before the wait), the default choice without PDL, then the default
+ * the window-major ones up to T = 8), vec8, vec2, pair, quad and wlat with the slot guess always
+ * wrong (conv.speculate=miss: the reload path), vec8, pair and wlat with it off, the tile and
+ * wlat kernels without their L2 prefetch, the default choice without PDL, then the default
  * tuning last. Decode also runs with inter windows (T = 1).
  * Every case gives the pool's slot count (p.slots), so the vector kernels guess the slot before
  * the PDL wait.
@@ -295,8 +294,7 @@ int main(void)
      * kernel off and of wlat on at every batch (conv.prefetch=auto drops it above B = 32), PDL
      * off, then the default choice last */
     static const char *const tunings[] = {
-        "conv.variant=tile",   "conv.variant=tile,conv.prefetch=off", "conv.variant=tile,conv.speculate=miss",
-        "conv.variant=tile,conv.speculate=off,conv.prefetch=off", "conv.variant=vec8",
+        "conv.variant=tile",   "conv.variant=tile,conv.prefetch=off", "conv.variant=vec8",
         "conv.variant=vec8,conv.speculate=miss", "conv.variant=vec8,conv.speculate=off", "conv.variant=scalar",
         "conv.variant=vec2",   "conv.variant=vec2,conv.speculate=miss", "conv.variant=pair",
         "conv.variant=pair,conv.speculate=miss", "conv.variant=pair,conv.speculate=off", "conv.variant=quad",

@@ -115,9 +115,7 @@ static void test_conv(void)
     LS_CHECK_EQ_INT(pl.grid_x, 2048);    /* 512 x 16 tiles, 4 per CTA */
     LS_CHECK_EQ_INT(pl.block, 128);
     LS_CHECK_EQ_INT(pl.prefetch, 1);
-    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_ON); /* the tile kernel guesses too */
-    LS_CHECK_EQ_INT(plan_conv(&p, "conv.speculate=off").spec, LS_SPEC_OFF);
-    LS_CHECK_EQ_INT(plan_conv(&p, "conv.speculate=miss").spec, LS_SPEC_MISS);
+    LS_CHECK_EQ_INT(pl.spec, LS_SPEC_OFF); /* the tile kernel does not guess */
     LS_CHECK_EQ_INT(plan_conv(&p, "conv.prefetch=off").prefetch, 0);
 
     /* verify takes the tile kernel at every batch */
@@ -1411,7 +1409,7 @@ static void test_describe(void)
     check_describe(LS_OP_CONV_UPDATE, &pl, "conv_vec2 grid=(16,1) block=128 pdl spec=on");
     c = conv(512, 1);
     pl = plan_conv(&c, "pdl=off,conv.prefetch=off");
-    check_describe(LS_OP_CONV_UPDATE, &pl, "conv_cm_tile grid=(2048,1) block=128 prefetch=off spec=on");
+    check_describe(LS_OP_CONV_UPDATE, &pl, "conv_cm_tile grid=(2048,1) block=128 prefetch=off");
     c = conv(2, 4);
     c.state_stride_c = 1, c.state_stride_w = 4096;
     pl = plan_conv(&c, "conv.variant=pair");
