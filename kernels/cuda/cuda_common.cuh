@@ -149,7 +149,8 @@ static __device__ __forceinline__ void ls_bulk_load(void *smem, const void *gmem
 /* The cluster barrier in two halves (sm_90), for a thread that must only know its peers reached
  * a point: arrive relaxed (no fence: a release arrive waits until every earlier store of the CTA
  * is performed), do other work, wait later. Every thread of the cluster calls both, in this
- * order, at the same points (.aligned: whole warps). */
+ * order, at the same points (.aligned: whole warps; CUDA's __cluster_barrier_arrive_relaxed /
+ * __cluster_barrier_wait emit the non-aligned forms, a different kernel from the one measured). */
 static __device__ __forceinline__ void ls_cluster_arrive_relaxed()
 {
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
