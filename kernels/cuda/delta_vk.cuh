@@ -15,6 +15,10 @@
  * of q/k loads, norms and decays: large batches). Generic shapes (any K <= 128, any V) take
  * R = 4 with predicated scalar accesses.
  *
+ * Verify: a token's activations (q, k, gate: bf16 words as loaded) are issued one token ahead,
+ * before the current token's sums and stores, so each token's L2 round trip runs under the
+ * previous token's work (the stores may alias them for the compiler: it would not hoist them).
+ *
  * Per token: the ls_delta_params contract in fp32 with the identity of delta_tile
  * (o = (S + kn u^T)^T qn = S^T qn + (kn . qn) u: one pass over S). The state stays in fp32
  * registers between tokens (a bf16 state is rounded only when stored).
@@ -58,6 +62,65 @@ __device__ __forceinline__ float reduce_scatter(float (&x)[NV], int lane)
     for (int m = 16 / NV; m >= 1; m /= 2)
         s += __shfl_xor_sync(0xffffffffu, s, m);
     return s;
+}
+
+/* One token's activations as a lane reads them: its 4 q, k (and KDA gate) columns, row j's v and
+ * the head's b. The vector path holds the bf16 words as loaded (2 registers per 4 values, a
+ * token ahead costs 8 registers), the generic path the predicated floats. */
+template <bool FAST>
+struct vk_token;
+
+template <>
+struct vk_token<true> {
+    uint2 q, k, a;
+    float a0, v, b; /* a0: GDN's gate (one per head) */
+    __device__ __forceinline__ void unpack(float q4[4], float k4[4]) const
+    {
+        ls_rec::unpack_bf16x4(q, q4);
+        ls_rec::unpack_bf16x4(k, k4);
+    }
+    __device__ __forceinline__ void unpack_a(float a4[4]) const { ls_rec::unpack_bf16x4(a, a4); }
+};
+
+template <>
+struct vk_token<false> {
+    float q4[4], k4[4], a4[4];
+    float a0, v, b;
+    __device__ __forceinline__ void unpack(float q_[4], float k_[4]) const
+    {
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            q_[c] = q4[c], k_[c] = k4[c];
+    }
+    __device__ __forceinline__ void unpack_a(float a_[4]) const
+    {
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            a_[c] = a4[c];
+    }
+};
+
+/* Issue the loads of token bt's activations (bt = r T + t) into x. */
+template <bool PER_ROW, bool FAST>
+__device__ __forceinline__ void vk_load_token(const ls_delta_params &p, long long bt, int h, int hv, int K, int V,
+                                              int k0, int kvalid, int vrow, bool row_ok, vk_token<FAST> &x)
+{
+    const int HV = p.heads_v;
+    const long long qk_off = (bt * p.heads_qk + h) * K + k0;
+    if constexpr (FAST) {
+        x.q = *reinterpret_cast<const uint2 *>(p.q + qk_off);
+        x.k = *reinterpret_cast<const uint2 *>(p.k + qk_off);
+        if (PER_ROW)
+            x.a = *reinterpret_cast<const uint2 *>(p.a + (bt * HV + hv) * K + k0);
+    } else {
+        ls_rec::load4<false>(p.q + qk_off, kvalid, x.q4);
+        ls_rec::load4<false>(p.k + qk_off, kvalid, x.k4);
+        if (PER_ROW)
+            ls_rec::load4<false>(p.a + (bt * HV + hv) * K + k0, kvalid, x.a4);
+    }
+    x.a0 = PER_ROW ? 0.0f : ls_bf2f(p.a[bt * HV + hv]);
+    x.v = row_ok ? ls_bf2f(p.v[(bt * HV + hv) * V + vrow]) : 0.0f;
+    x.b = ls_bf2f(p.b[bt * HV + hv]);
 }
 
 template <typename ST, bool PER_ROW, int R, bool FAST, bool ONE_TOKEN>
@@ -116,29 +179,32 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
     if (PER_ROW)
         ls_rec::load4<FAST>((const float *)p.dt_bias + (long long)hv * K + k0, kvalid, dtb4);
 
+    /* row j of this lane's totals (below): lanes 0..15 hold S^T k of row j, 16..31 S^T q */
+    const int j = (lane / SPAN) & (R - 1);
+    const bool row_ok = FAST || v0 + j < V;
+    vk_token<FAST> cur, nxt;
+    vk_load_token<PER_ROW, FAST>(p, (long long)r * T, h, hv, K, V, k0, kvalid, v0 + j, row_ok, cur);
     for (int t = 0; t < T; t++) {
         const long long bt = (long long)r * T + t;
-        const long long qk_off = (bt * p.heads_qk + h) * K + k0;
         const long long v_off = (bt * HV + hv) * V + v0;
-        /* row j of this lane's totals (below): lanes 0..15 hold S^T k of row j, 16..31 S^T q */
-        const int j = (lane / SPAN) & (R - 1);
-        const bool row_ok = FAST || v0 + j < V;
+        /* verify: the next token's activations in flight during this token's work */
+        if (!ONE_TOKEN && t + 1 < T)
+            vk_load_token<PER_ROW, FAST>(p, bt + 1, h, hv, K, V, k0, kvalid, v0 + j, row_ok, nxt);
         float q4[4], k4[4];
-        ls_rec::load4<FAST>(p.q + qk_off, kvalid, q4);
-        ls_rec::load4<FAST>(p.k + qk_off, kvalid, k4);
-        const float vj = row_ok ? ls_bf2f(p.v[v_off + j]) : 0.0f;
-        const float beta = ls_sigmoid(ls_bf2f(p.b[bt * HV + hv]));
+        cur.unpack(q4, k4);
+        const float vj = cur.v;
+        const float beta = ls_sigmoid(cur.b);
 
         /* ---- decay: one factor per key column (KDA) or per head (GDN) */
         float e[4];
         if (PER_ROW) {
             float a4[4];
-            ls_rec::load4<FAST>(p.a + (bt * HV + hv) * K + k0, kvalid, a4);
+            cur.unpack_a(a4);
 #pragma unroll
             for (int c = 0; c < 4; c++)
                 e[c] = (FAST || c < kvalid) ? ls_rec::delta_decay(neg_a, a4[c] + dtb4[c]) : 1.0f;
         } else {
-            const float eg = ls_rec::delta_decay(neg_a, ls_bf2f(p.a[bt * HV + hv]) + gdn_dtb);
+            const float eg = ls_rec::delta_decay(neg_a, cur.a0 + gdn_dtb);
             e[0] = e[1] = e[2] = e[3] = eg;
         }
 
@@ -192,6 +258,8 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
                 if (FAST || v0 + i < V)
                     ls_rec::store4<FAST>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
         }
+        if (!ONE_TOKEN)
+            cur = nxt;
     }
 
     if (!p.disable_state_update && slot >= 0) {
