@@ -166,7 +166,7 @@ __device__ __forceinline__ void rec_tile(const ls_delta_params &d, int r, int sl
 #pragma unroll
             for (int i = 0; i < RK; i++)
                 if (FAST || k0 + i < K)
-                    ls_rec::store4_global<FAST>(dst + (int64_t)(k0 + i) * V + j0, valid, S[i]);
+                    ls_rec::store4<FAST>(dst + (int64_t)(k0 + i) * V + j0, valid, S[i]);
         }
     }
     if (!d.disable_state_update) {
@@ -174,7 +174,7 @@ __device__ __forceinline__ void rec_tile(const ls_delta_params &d, int r, int sl
 #pragma unroll
         for (int i = 0; i < RK; i++)
             if (FAST || k0 + i < K)
-                ls_rec::store4_global<FAST>(dst + (int64_t)(k0 + i) * V + j0, valid, S[i]);
+                ls_rec::store4<FAST>(dst + (int64_t)(k0 + i) * V + j0, valid, S[i]);
     }
 }
 

@@ -182,9 +182,9 @@ static __device__ __forceinline__ void bulk_tokens(const ls_delta_params &p, ST 
             for (int c = 0; c < 4; c++)
                 s[c] = fmaf(kr[i], uk[c], s[c] * e[i]);
             if (to_inter)
-                ls_rec::store4_global<true>(dst_inter + (long long)k * V + col0, 4, s);
+                ls_rec::store4<true>(dst_inter + (long long)k * V + col0, 4, s);
             if (to_state)
-                ls_rec::store4_global<true>(dst_state + (long long)k * V + col0, 4, s);
+                ls_rec::store4<true>(dst_state + (long long)k * V + col0, 4, s);
             if (!last)
                 ls_rec::store4<true>(S + k * V + col0, 4, s);
         }

@@ -93,8 +93,9 @@ template <bool FAST>
 static __device__ __forceinline__ void store4(float *p, int valid, const float v[4])
 {
     if (FAST) {
-        const float4 w = make_float4(v[0], v[1], v[2], v[3]);
-        *reinterpret_cast<float4 *>(p) = w;
+        /* __stwb: st.global.wb, the default store, kept one 16-byte access (a plain float4 store
+         * of a tile's first row came out as 4 scalar stores: 4x the L2 requests for that row) */
+        __stwb(reinterpret_cast<float4 *>(p), make_float4(v[0], v[1], v[2], v[3]));
     } else {
 #pragma unroll
         for (int c = 0; c < 4; c++)
@@ -107,41 +108,13 @@ template <bool FAST>
 static __device__ __forceinline__ void store4(uint16_t *p, int valid, const float v[4])
 {
     if (FAST) {
-        const uint2 w = make_uint2(ls_pack_bf16x2(v[0], v[1]), ls_pack_bf16x2(v[2], v[3]));
-        *reinterpret_cast<uint2 *>(p) = w;
+        __stwb(reinterpret_cast<uint2 *>(p), make_uint2(ls_pack_bf16x2(v[0], v[1]), ls_pack_bf16x2(v[2], v[3])));
     } else {
 #pragma unroll
         for (int c = 0; c < 4; c++)
             if (c < valid)
                 p[c] = ls_f2bf(v[c]);
     }
-}
-
-/* 4 state values to global memory p (aligned) as ONE vector store. A float4 / uint2 store
- * through store4 can come out of the compiler as 4 (2) scalar stores (seen in the PTX of the SSU
- * tiles and of the first row of the NARROW and vk tiles: 4x the store instructions, each writing
- * partial sectors); inline PTX keeps it whole. Global addresses only (st.global): shared-memory
- * stores use store4. */
-static __device__ __forceinline__ void st_global4(float *p, const float v[4])
-{
-    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
-                 : "memory");
-}
-static __device__ __forceinline__ void st_global4(uint16_t *p, const float v[4])
-{
-    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(ls_pack_bf16x2(v[0], v[1])),
-                 "r"(ls_pack_bf16x2(v[2], v[3]))
-                 : "memory");
-}
-
-/* store4 for a state or intermediate-state row in global memory: the vector path as one store. */
-template <bool FAST, typename ST>
-static __device__ __forceinline__ void store4_global(ST *p, int valid, const float v[4])
-{
-    if (FAST)
-        st_global4(p, v);
-    else
-        store4<false>(p, valid, v);
 }
 
 } /* namespace ls_rec */
@@ -461,7 +434,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
 #pragma unroll
             for (int i = 0; i < RK; i++)
                 if (FAST || k0 + i < K)
-                    ls_rec::store4_global<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+                    ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
         }
     }
 
@@ -470,7 +443,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
 #pragma unroll
         for (int i = 0; i < RK; i++)
             if (FAST || k0 + i < K)
-                ls_rec::store4_global<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
+                ls_rec::store4<FAST>(dst + (long long)(k0 + i) * V + col0, V - col0, S[i]);
     }
 }
 

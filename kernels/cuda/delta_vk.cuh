@@ -256,7 +256,7 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
 #pragma unroll
             for (int i = 0; i < R; i++)
                 if (FAST || v0 + i < V)
-                    ls_rec::store4_global<FAST>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
+                    ls_rec::store4<FAST>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
         }
         if (!ONE_TOKEN)
             cur = nxt;
@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
 #pragma unroll
         for (int i = 0; i < R; i++)
             if (FAST || v0 + i < V)
-                ls_rec::store4_global<FAST>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
+                ls_rec::store4<FAST>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
     }
 }
 
