@@ -93,9 +93,8 @@ template <bool FAST>
 static __device__ __forceinline__ void store4(float *p, int valid, const float v[4])
 {
     if (FAST) {
-        /* __stwb: st.global.wb, the default store, kept one 16-byte access (a plain float4 store
-         * of a tile's first row came out as 4 scalar stores: 4x the L2 requests for that row) */
-        __stwb(reinterpret_cast<float4 *>(p), make_float4(v[0], v[1], v[2], v[3]));
+        const float4 w = make_float4(v[0], v[1], v[2], v[3]);
+        *reinterpret_cast<float4 *>(p) = w;
     } else {
 #pragma unroll
         for (int c = 0; c < 4; c++)
@@ -108,7 +107,8 @@ template <bool FAST>
 static __device__ __forceinline__ void store4(uint16_t *p, int valid, const float v[4])
 {
     if (FAST) {
-        __stwb(reinterpret_cast<uint2 *>(p), make_uint2(ls_pack_bf16x2(v[0], v[1]), ls_pack_bf16x2(v[2], v[3])));
+        const uint2 w = make_uint2(ls_pack_bf16x2(v[0], v[1]), ls_pack_bf16x2(v[2], v[3]));
+        *reinterpret_cast<uint2 *>(p) = w;
     } else {
 #pragma unroll
         for (int c = 0; c < 4; c++)
