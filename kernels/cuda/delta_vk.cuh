@@ -123,8 +123,37 @@ __device__ __forceinline__ void vk_load_token(const ls_delta_params &p, long lon
     x.b = ls_bf2f(p.b[bt * HV + hv]);
 }
 
+/* A state row (the lane's 4 values) to global memory as ONE vector store: a plain float4 / uint2
+ * store of the first row came out of the compiler as 4 (2) scalar stores. Inline PTX keeps it
+ * whole (global addresses only). */
+__device__ __forceinline__ void vk_store_row(float *p, const float v[4])
+{
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
+                 : "memory");
+}
+__device__ __forceinline__ void vk_store_row(uint16_t *p, const float v[4])
+{
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(ls_pack_bf16x2(v[0], v[1])),
+                 "r"(ls_pack_bf16x2(v[2], v[3]))
+                 : "memory");
+}
+
+template <bool FAST, typename ST>
+__device__ __forceinline__ void vk_store4(ST *p, int valid, const float v[4])
+{
+    if constexpr (FAST)
+        vk_store_row(p, v);
+    else
+        ls_rec::store4<false>(p, valid, v);
+}
+
+/* Verify on the R = 4 vector path asks for 8 CTAs (32 warps) per SM: 64 registers, as many warps
+ * as the stores above would otherwise cost (72 registers: 7 CTAs, a second wave at B = 8). */
+constexpr int vk_min_ctas(int r, bool fast, bool one_token) { return fast && r == 4 && !one_token ? 8 : 0; }
+
 template <typename ST, bool PER_ROW, int R, bool FAST, bool ONE_TOKEN>
-__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const ls_delta_params p)
+__global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA, vk_min_ctas(R, FAST, ONE_TOKEN))
+    delta_vk_kernel(const ls_delta_params p)
 {
     static_assert(DIM_FAST == 4 * 32, "a warp's lanes cover K = 128 with 4 columns each");
     static_assert(!FAST || DIM_FAST % R == 0, "R divides V on the vector path");
@@ -256,7 +285,7 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
 #pragma unroll
             for (int i = 0; i < R; i++)
                 if (FAST || v0 + i < V)
-                    ls_rec::store4<FAST>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
+                    vk_store4<FAST>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
         }
         if (!ONE_TOKEN)
             cur = nxt;
@@ -267,7 +296,7 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
 #pragma unroll
         for (int i = 0; i < R; i++)
             if (FAST || v0 + i < V)
-                ls_rec::store4<FAST>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
+                vk_store4<FAST>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
     }
 }
 
