@@ -67,6 +67,11 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                               "pool state ops: vectors each thread moves per chunk, a chunk being 256 threads times "
                               "that (auto: 2, 8 KB chunks of 16-byte vectors, with one CTA per chunk; 4, 16 KB, under the "
                               "persistent grid)"},
+    [LS_KNOB_DELTA_AHEAD] = {"delta.ahead", "auto|on|off",
+                             "GDN/KDA verify on the vk layout: on = each token's activations loaded one token "
+                             "ahead, under the previous token's work, and every state row stored as one vector "
+                             "store; off = each token's loads at its start (decode and the kv layout ignore it; "
+                             "auto: off, until an A/B sets a rule)"},
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -276,6 +281,7 @@ static int choose_delta_vk(const ls_delta_params *p, int per_row, const ls_tunin
         rows = wide ? 8 : 4;
         out->kernel = wide ? LS_K_DELTA_VK8 : LS_K_DELTA_VK4;
     }
+    out->ahead = p->tokens > 1 && ls_tune_get(t, LS_KNOB_DELTA_AHEAD) == LS_DAHEAD_ON;
     return pick_cta(rh * ceil_div(p->dv, rows), 1, sms, out);
 }
 
@@ -675,6 +681,8 @@ int ls_choose_describe(ls_op op, const ls_plan *plan, char *buf, size_t cap)
         snprintf(extra, sizeof extra, " cluster=%u", plan->grid_y);
     else if (plan->kernel == LS_K_STATE_OP)
         snprintf(extra, sizeof extra, " vec=%dB chunks=%lld", plan->vec_bytes, (long long)plan->chunks);
+    else if (plan->ahead)
+        snprintf(extra, sizeof extra, " ahead");
     else if ((plan->kernel == LS_K_CONV_VEC8 || plan->kernel == LS_K_CONV_PAIR || plan->kernel == LS_K_CONV_QUAD ||
               plan->kernel == LS_K_CONV_WLAT) &&
              (plan->state_wmaj || plan->inter_wmaj))

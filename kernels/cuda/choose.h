@@ -35,6 +35,7 @@ enum {
     LS_KNOB_CONV_DELTA_VARIANT,
     LS_KNOB_STATE_GRID,
     LS_KNOB_STATE_UNROLL,
+    LS_KNOB_DELTA_AHEAD,
     LS_KNOB_COUNT
 };
 
@@ -44,6 +45,7 @@ enum { LS_CONV_AUTO = 0, LS_CONV_VEC2, LS_CONV_VEC8, LS_CONV_TILE, LS_CONV_SCALA
 enum { LS_CPF_AUTO = 0, LS_CPF_ON, LS_CPF_OFF }; /* conv.prefetch */
 enum { LS_CSPEC_ON = 0, LS_CSPEC_OFF, LS_CSPEC_MISS };
 enum { LS_DELTA_AUTO = 0, LS_DELTA_REGS, LS_DELTA_BULK, LS_DELTA_VK4, LS_DELTA_VK8, LS_DELTA_SPLIT, LS_DELTA_SPLIT2 };
+enum { LS_DAHEAD_AUTO = 0, LS_DAHEAD_ON, LS_DAHEAD_OFF }; /* delta.ahead */
 enum { LS_SSPEC_AUTO = 0, LS_SSPEC_ON, LS_SSPEC_OFF, LS_SSPEC_MISS };
 enum { LS_SSU_AUTO = 0, LS_SSU_TILES, LS_SSU_ROWS, LS_SSU_ROWS8 };
 enum { LS_SBLK_AUTO = 0, LS_SBLK_32, LS_SBLK_64, LS_SBLK_128 }; /* ssu.block: threads per CTA */
@@ -114,6 +116,7 @@ typedef struct ls_plan {
     int32_t vec_bytes;    /* state ops: bytes per vector access (16, 8, 4, 2, 1) */
     int64_t chunks;       /* state ops: chunks of work the grid walks */
     int32_t unroll;       /* state ops: vectors per thread per chunk (a chunk = block * unroll vectors) */
+    int32_t ahead;        /* delta vk verify: the token-ahead kernel (delta_vk.cuh, AHEAD) */
 } ls_plan;
 
 /* The device numbers a choice depends on (passed in; nothing here queries CUDA). */

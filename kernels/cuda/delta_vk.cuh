@@ -15,6 +15,15 @@
  * of q/k loads, norms and decays: large batches). Generic shapes (any K <= 128, any V) take
  * R = 4 with predicated scalar accesses.
  *
+ * Verify comes in two forms (AHEAD, plan.ahead, knob delta.ahead; auto: off). Off: each token's
+ * q, k, gate, v and b are loaded at the start of its step (the later tokens' were pulled into L2
+ * under the state loads). On: token t + 1's are issued at the top of step t, as bf16 words, so
+ * their L2 round trip runs under step t's work (the stores may alias them for the compiler: it
+ * would not hoist them itself), and every state row goes out as one vector store (inline PTX;
+ * the plain store splits a warp's first row into scalars). On costs 72 registers at R = 4
+ * against 64 (7 CTAs per SM instead of 8); capping it at 64 lost its gain (the A/B in
+ * results/h200/vk-ahead-39f3f21/). Decode always runs the off form.
+ *
  * Per token: the ls_delta_params contract in fp32 with the identity of delta_tile
  * (o = (S + kn u^T)^T qn = S^T qn + (kn . qn) u: one pass over S). The state stays in fp32
  * registers between tokens (a bf16 state is rounded only when stored).
@@ -60,7 +69,90 @@ __device__ __forceinline__ float reduce_scatter(float (&x)[NV], int lane)
     return s;
 }
 
-template <typename ST, bool PER_ROW, int R, bool FAST, bool ONE_TOKEN>
+/* One token's activations as a lane reads them: its 4 q, k (and KDA gate) columns, row j's v and
+ * the head's b. The vector path holds the bf16 words as loaded (2 registers per 4 values, a
+ * token ahead costs 8 registers), the generic path the predicated floats. */
+template <bool FAST>
+struct vk_token;
+
+template <>
+struct vk_token<true> {
+    uint2 q, k, a;
+    float a0, v, b; /* a0: GDN's gate (one per head) */
+    __device__ __forceinline__ void unpack(float q4[4], float k4[4]) const
+    {
+        ls_rec::unpack_bf16x4(q, q4);
+        ls_rec::unpack_bf16x4(k, k4);
+    }
+    __device__ __forceinline__ void unpack_a(float a4[4]) const { ls_rec::unpack_bf16x4(a, a4); }
+};
+
+template <>
+struct vk_token<false> {
+    float q4[4], k4[4], a4[4];
+    float a0, v, b;
+    __device__ __forceinline__ void unpack(float q_[4], float k_[4]) const
+    {
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            q_[c] = q4[c], k_[c] = k4[c];
+    }
+    __device__ __forceinline__ void unpack_a(float a_[4]) const
+    {
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            a_[c] = a4[c];
+    }
+};
+
+/* Issue the loads of token bt's activations (bt = r T + t) into x. */
+template <bool PER_ROW, bool FAST>
+__device__ __forceinline__ void vk_load_token(const ls_delta_params &p, long long bt, int h, int hv, int K, int V,
+                                              int k0, int kvalid, int vrow, bool row_ok, vk_token<FAST> &x)
+{
+    const int HV = p.heads_v;
+    const long long qk_off = (bt * p.heads_qk + h) * K + k0;
+    if constexpr (FAST) {
+        x.q = *reinterpret_cast<const uint2 *>(p.q + qk_off);
+        x.k = *reinterpret_cast<const uint2 *>(p.k + qk_off);
+        if (PER_ROW)
+            x.a = *reinterpret_cast<const uint2 *>(p.a + (bt * HV + hv) * K + k0);
+    } else {
+        ls_rec::load4<false>(p.q + qk_off, kvalid, x.q4);
+        ls_rec::load4<false>(p.k + qk_off, kvalid, x.k4);
+        if (PER_ROW)
+            ls_rec::load4<false>(p.a + (bt * HV + hv) * K + k0, kvalid, x.a4);
+    }
+    x.a0 = PER_ROW ? 0.0f : ls_bf2f(p.a[bt * HV + hv]);
+    x.v = row_ok ? ls_bf2f(p.v[(bt * HV + hv) * V + vrow]) : 0.0f;
+    x.b = ls_bf2f(p.b[bt * HV + hv]);
+}
+
+/* A state row (the lane's 4 values) to global memory as ONE vector store (AHEAD only): a plain
+ * float4 / uint2 store of a warp's first row comes out of the compiler as 4 (2) scalar stores.
+ * Inline PTX keeps it whole (global addresses only). */
+__device__ __forceinline__ void vk_store_row(float *p, const float v[4])
+{
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
+                 : "memory");
+}
+__device__ __forceinline__ void vk_store_row(uint16_t *p, const float v[4])
+{
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(ls_pack_bf16x2(v[0], v[1])),
+                 "r"(ls_pack_bf16x2(v[2], v[3]))
+                 : "memory");
+}
+
+template <bool FAST, bool AHEAD, typename ST>
+__device__ __forceinline__ void vk_store4(ST *p, int valid, const float v[4])
+{
+    if constexpr (FAST && AHEAD)
+        vk_store_row(p, v);
+    else
+        ls_rec::store4<FAST>(p, valid, v);
+}
+
+template <typename ST, bool PER_ROW, int R, bool FAST, bool ONE_TOKEN, bool AHEAD>
 __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const ls_delta_params p)
 {
     static_assert(DIM_FAST == 4 * 32, "a warp's lanes cover K = 128 with 4 columns each");
@@ -116,6 +208,12 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
     if (PER_ROW)
         ls_rec::load4<FAST>((const float *)p.dt_bias + (long long)hv * K + k0, kvalid, dtb4);
 
+    /* AHEAD: token 0's activations, then each next token's at the top of the step before */
+    vk_token<FAST> cur, nxt;
+    if constexpr (AHEAD)
+        vk_load_token<PER_ROW, FAST>(p, (long long)r * T, h, hv, K, V, k0, kvalid, v0 + ((lane / SPAN) & (R - 1)),
+                                     FAST || v0 + ((lane / SPAN) & (R - 1)) < V, cur);
+
     for (int t = 0; t < T; t++) {
         const long long bt = (long long)r * T + t;
         const long long qk_off = (bt * p.heads_qk + h) * K + k0;
@@ -123,22 +221,33 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
         /* row j of this lane's totals (below): lanes 0..15 hold S^T k of row j, 16..31 S^T q */
         const int j = (lane / SPAN) & (R - 1);
         const bool row_ok = FAST || v0 + j < V;
-        float q4[4], k4[4];
-        ls_rec::load4<FAST>(p.q + qk_off, kvalid, q4);
-        ls_rec::load4<FAST>(p.k + qk_off, kvalid, k4);
-        const float vj = row_ok ? ls_bf2f(p.v[v_off + j]) : 0.0f;
-        const float beta = ls_sigmoid(ls_bf2f(p.b[bt * HV + hv]));
+        float q4[4], k4[4], a4[4], vj, beta, ga;
+        if constexpr (AHEAD) {
+            if (t + 1 < T)
+                vk_load_token<PER_ROW, FAST>(p, bt + 1, h, hv, K, V, k0, kvalid, v0 + j, row_ok, nxt);
+            cur.unpack(q4, k4);
+            if (PER_ROW)
+                cur.unpack_a(a4);
+            vj = cur.v, beta = ls_sigmoid(cur.b), ga = cur.a0;
+        } else {
+            ls_rec::load4<FAST>(p.q + qk_off, kvalid, q4);
+            ls_rec::load4<FAST>(p.k + qk_off, kvalid, k4);
+            vj = row_ok ? ls_bf2f(p.v[v_off + j]) : 0.0f;
+            beta = ls_sigmoid(ls_bf2f(p.b[bt * HV + hv]));
+            if (PER_ROW)
+                ls_rec::load4<FAST>(p.a + (bt * HV + hv) * K + k0, kvalid, a4);
+            else
+                ga = ls_bf2f(p.a[bt * HV + hv]);
+        }
 
         /* ---- decay: one factor per key column (KDA) or per head (GDN) */
         float e[4];
         if (PER_ROW) {
-            float a4[4];
-            ls_rec::load4<FAST>(p.a + (bt * HV + hv) * K + k0, kvalid, a4);
 #pragma unroll
             for (int c = 0; c < 4; c++)
                 e[c] = (FAST || c < kvalid) ? ls_rec::delta_decay(neg_a, a4[c] + dtb4[c]) : 1.0f;
         } else {
-            const float eg = ls_rec::delta_decay(neg_a, ls_bf2f(p.a[bt * HV + hv]) + gdn_dtb);
+            const float eg = ls_rec::delta_decay(neg_a, ga + gdn_dtb);
             e[0] = e[1] = e[2] = e[3] = eg;
         }
 
@@ -190,8 +299,10 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
 #pragma unroll
             for (int i = 0; i < R; i++)
                 if (FAST || v0 + i < V)
-                    ls_rec::store4<FAST>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
+                    vk_store4<FAST, AHEAD>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
         }
+        if constexpr (AHEAD)
+            cur = nxt;
     }
 
     if (!p.disable_state_update && slot >= 0) {
@@ -199,7 +310,7 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
 #pragma unroll
         for (int i = 0; i < R; i++)
             if (FAST || v0 + i < V)
-                ls_rec::store4<FAST>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
+                vk_store4<FAST, AHEAD>(dst + (long long)(v0 + i) * K + k0, kvalid, S[i]);
     }
 }
 
@@ -207,9 +318,11 @@ template <typename ST, bool PER_ROW, int R, bool FAST>
 static int launch_vk_k(const ls_delta_params *p, const ls_plan &pl, cudaStream_t st)
 {
     if (p->tokens == 1)
-        LS_CUDA_LAUNCH((delta_vk_kernel<ST, PER_ROW, R, FAST, true>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
+        LS_CUDA_LAUNCH((delta_vk_kernel<ST, PER_ROW, R, FAST, true, false>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
+    else if (pl.ahead)
+        LS_CUDA_LAUNCH((delta_vk_kernel<ST, PER_ROW, R, FAST, false, true>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
     else
-        LS_CUDA_LAUNCH((delta_vk_kernel<ST, PER_ROW, R, FAST, false>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
+        LS_CUDA_LAUNCH((delta_vk_kernel<ST, PER_ROW, R, FAST, false, false>), pl.grid_x, pl.block, 0, st, pl.pdl, *p);
     return 0;
 }
 

@@ -463,10 +463,15 @@ static void test_delta(void)
     LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK4);
     p.batch = 5;
     LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK8);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.ahead=on").ahead, 0); /* decode: one token, nothing ahead */
     p = delta(512, 4);
     p.state_layout = LS_STATE_VK;
     pl = plan_delta(&p, 0, "");
     LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK4); /* verify: 4 rows per warp at every batch */
+    LS_CHECK_EQ_INT(pl.ahead, 0);               /* auto: each token's loads at its start */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=on").ahead, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=on,delta.variant=vk8").kernel, LS_K_DELTA_VK8);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=off").ahead, 0);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=bulk").kernel, LS_K_DELTA_VK4); /* kv values: auto */
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=regs").kernel, LS_K_DELTA_VK4);
     pl = plan_delta(&p, 0, "delta.variant=vk8");
@@ -484,7 +489,9 @@ static void test_delta(void)
     LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=vk8").kernel, LS_K_DELTA_VK8);
     p.state_dtype = LS_BF16;
     LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK4);
-    /* the vk values leave the kv layout at auto */
+    /* the vk values and delta.ahead leave the kv layout at auto */
+    p = delta(8, 4);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.ahead=on").ahead, 0);
     p = delta(512, 1);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=vk4").kernel, LS_K_DELTA_BULK);
     p = delta(1, 1);
@@ -1363,7 +1370,7 @@ static void test_knobs(void)
     LS_CHECK(ls_tuning_string(im, &d, buf, sizeof buf) > 0);
     LS_CHECK(strcmp(buf, "pdl=on,conv.variant=auto,conv.prefetch=auto,conv.speculate=on,delta.variant=auto,"
                          "ssu.speculate=auto,ssu.variant=auto,ssu.block=auto,conv_delta.variant=auto,state.grid=auto,"
-                         "state.unroll=auto") == 0);
+                         "state.unroll=auto,delta.ahead=auto") == 0);
 
     /* unknown values and removed variants fail, naming them */
     ls_tuning_default(im, &t);
@@ -1429,6 +1436,9 @@ static void test_describe(void)
     d.state_layout = LS_STATE_VK;
     LS_CHECK_EQ_INT(ls_choose(LS_OP_GDN, &d, NULL, &H200, &pl), 0);
     check_describe(LS_OP_GDN, &pl, "delta_vk8 grid=(32768,1) block=128 pdl");
+    d.tokens = 4;
+    pl = plan_delta(&d, 1, "delta.ahead=on");
+    check_describe(LS_OP_KDA, &pl, "delta_vk4 grid=(65536,1) block=128 pdl ahead");
     d = delta(1, 2);
     pl = plan_delta(&d, 1, "delta.variant=split");
     check_describe(LS_OP_KDA, &pl, "delta_rule_split grid=(128,1) block=128 pdl");
