@@ -117,6 +117,24 @@ static __device__ __forceinline__ void store4(uint16_t *p, int valid, const floa
     }
 }
 
+/* 4 state values to global memory p (aligned) as ONE vector store. A float4 / uint2 store of
+ * these registers (store4) can come out of the compiler as 4 (2) scalar stores (seen in the PTX
+ * of the SSU tiles and of a warp's first row in the vk and NARROW tiles: 4x the store
+ * instructions, each writing partial sectors); inline PTX keeps it whole. Global addresses only.
+ * Its memory clobber fixes the order of the accesses around it: measure where it goes (it cost
+ * delta_bulk and the fused tiles 5-10 %, results/h200/vk-ahead-39f3f21/). */
+static __device__ __forceinline__ void st_global4(float *p, const float v[4])
+{
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
+                 : "memory");
+}
+static __device__ __forceinline__ void st_global4(uint16_t *p, const float v[4])
+{
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(ls_pack_bf16x2(v[0], v[1])),
+                 "r"(ls_pack_bf16x2(v[2], v[3]))
+                 : "memory");
+}
+
 } /* namespace ls_rec */
 
 namespace ls_delta {

@@ -128,26 +128,13 @@ __device__ __forceinline__ void vk_load_token(const ls_delta_params &p, long lon
     x.b = ls_bf2f(p.b[bt * HV + hv]);
 }
 
-/* A state row (the lane's 4 values) to global memory as ONE vector store (AHEAD only): a plain
- * float4 / uint2 store of a warp's first row comes out of the compiler as 4 (2) scalar stores.
- * Inline PTX keeps it whole (global addresses only). */
-__device__ __forceinline__ void vk_store_row(float *p, const float v[4])
-{
-    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
-                 : "memory");
-}
-__device__ __forceinline__ void vk_store_row(uint16_t *p, const float v[4])
-{
-    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(ls_pack_bf16x2(v[0], v[1])),
-                 "r"(ls_pack_bf16x2(v[2], v[3]))
-                 : "memory");
-}
-
+/* AHEAD: a state row as one vector store (ls_rec::st_global4: the plain store splits a warp's
+ * first row into scalars). */
 template <bool FAST, bool AHEAD, typename ST>
 __device__ __forceinline__ void vk_store4(ST *p, int valid, const float v[4])
 {
     if constexpr (FAST && AHEAD)
-        vk_store_row(p, v);
+        ls_rec::st_global4(p, v);
     else
         ls_rec::store4<FAST>(p, valid, v);
 }

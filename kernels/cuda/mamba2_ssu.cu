@@ -22,7 +22,7 @@
  * and each z, only after the previous row's y store, since y and inter could alias the inputs
  * and no load moves above a store. ssu_rows loads token t+1's dt, B, C, x and z into registers
  * at the top of token t, before any of its stores, so that latency hides under token t's math
- * and stores; its state stores are explicit vector stores (st_vec4). y of the 4 rows: 2 + 1
+ * and stores; its state stores are explicit vector stores (ls_rec::st_global4). y of the 4 rows: 2 + 1
  * halving shuffles leave each lane one row (lane / 8), 3 more finish it.
  * ROWS8 (the same kernel with WR = 8 rows per warp, ssu.variant=rows8; auto up to B = 128): SGLang's
  * program shape (BLOCK_SIZE_M = 8 rows x all of ds per warp). Each lane holds 8 rows x 4 columns
@@ -81,21 +81,6 @@ __device__ __forceinline__ void load_tile(const ST *src, int row0, int n0, int h
     }
 }
 
-/* 4 state values to p (aligned) as ONE vector store. A float4 store of these registers (store4)
- * can come out of the compiler as 4 scalar st.global.f32 (seen in the PTX of both kernels:
- * 4x the store instructions, each writing partial sectors); inline PTX keeps it whole. */
-__device__ __forceinline__ void st_vec4(float *p, const float v[4])
-{
-    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
-                 : "memory");
-}
-__device__ __forceinline__ void st_vec4(uint16_t *p, const float v[4])
-{
-    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(ls_pack_bf16x2(v[0], v[1])),
-                 "r"(ls_pack_bf16x2(v[2], v[3]))
-                 : "memory");
-}
-
 /* A fast-path tile back to dst (the layout of load_tile), rows past hd skipped. */
 template <typename ST, int NCH, int RP, int RSTEP, int CSTEP>
 __device__ __forceinline__ void store_tile(ST *dst, int row0, int n0, int hd, int ds, const float S[RP][NCH][4])
@@ -106,7 +91,7 @@ __device__ __forceinline__ void store_tile(ST *dst, int row0, int n0, int hd, in
         if (row < hd)
 #pragma unroll
             for (int j = 0; j < NCH; j++)
-                st_vec4(dst + (long long)row * ds + n0 + j * CSTEP, S[i][j]);
+                ls_rec::st_global4(dst + (long long)row * ds + n0 + j * CSTEP, S[i][j]);
     }
 }
 
