@@ -4,12 +4,15 @@
 # run, same inputs); the rules are set from these files (results/h200/variants-*/).
 # Needs build/ (cmake --preset default -DLINSTATE_PYTHON=$(command -v python3), built), .peers/src
 # and .peers/aot carried, LS_GIT_COMMIT set. Steps (default: ab fused profile checks; in order):
-#   ab        abdelta, abssu and abconv: one run per family, linstate under auto and under each
+#   ab        abdelta, abahead, abssu and abconv: one run per family, linstate under auto and under each
 #             variant forced, beside the peers, tp 2, T 1, 2, 4, 8 (B 1, 2, 4, 8, 16, 32, 128), and
 #             compare-*.txt: scripts/compare.py of each variant against auto
 #   abdelta   ab-delta.csv: delta.variant=split, split2 (GDN qwen3-next, KDA kimi-linear; col8 /
 #             col4 of variants-4db0dd1, hoist of variants-8cd532a and thin of check-d8fad17 lost
 #             and were removed)
+#   abahead   ab-ahead.csv: delta.ahead=off / on (GDN and KDA verify on the vk layout, T 2, 4, 8,
+#             B 1-512) beside py_vllm and py_sglang (their vk layout), compare-ahead.txt: on
+#             against off (results/h200/vk-ahead-39f3f21/: the A/B its auto rule waits for)
 #   decode    decode.csv: GDN and KDA decode, B 1, 8, 32, 128, 256, 512, linstate (auto) on both
 #             state layouts beside sglang, py_vllm and flashinfer (their vk layout); stream /
 #             stream4 of variants-8f5a322 lost and were removed
@@ -34,7 +37,7 @@ cd "$(dirname "$0")/../.." || exit 1
 out=${1:?usage: scripts/jobs/variants-h200.sh OUT_DIR [STEP...]}
 shift
 steps=" ${*:-ab fused profile checks} "
-steps=${steps// ab / abdelta abssu abconv }
+steps=${steps// ab / abdelta abahead abssu abconv }
 P=(--impl linstate,sglang,py_vllm --tp 2 --draft 1,2,4,8 --batch 1,2,4,8,16,32,128)
 limit=${VARIANTS_CHECK_S:-330}
 B=build/bench/linstate-bench
@@ -60,6 +63,11 @@ for s in $steps; do
         --tune linstate:delta.variant=auto --tune linstate:delta.variant=split \
         --tune linstate:delta.variant=split2
       for v in split split2; do vs ab-delta delta.variant=auto delta.variant=$v $v; done ;;
+    abahead)
+      run ab-ahead --impl linstate,py_vllm,py_sglang --tp 2 --family gdn/verify,kda/verify \
+        --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --state-layout vk --draft 2,4,8 \
+        --batch 1,2,4,8,16,24,32,64,128,256,512 --tune linstate:delta.ahead=off --tune linstate:delta.ahead=on
+      vs ab-ahead delta.ahead=off delta.ahead=on ahead ;;
     decode)
       run decode --impl linstate,sglang,py_vllm,flashinfer --tp 2 --family gdn/decode,kda/decode \
         --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --batch 1,8,32,128,256,512 --state-layout kv,vk ;;
