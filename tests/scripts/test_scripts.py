@@ -723,6 +723,61 @@ class CompareImplsTunings(Base):
         self.assert_one_line_error(rc, out, err, "ambiguous")
 
 
+PTX_SAME = os.path.join(synth.SCRIPTS, "ptx_same.py")
+
+
+def ptx_entry(name, index, body="add.f32 %f1, %f2, %f3;"):
+    """A kernel entry as nvcc writes it: labels numbered by the entry's place in the file."""
+    return (f".visible .entry {name}(\n\t.param .u64 {name}_param_0\n)\n{{\n"
+            f"\t@%p1 bra \t$L__BB{index}_2;\n\t{body}\n$L__BB{index}_2:\n\tret;\n\n}}\n")
+
+
+class PtxSame(Base):
+    def ptx(self, name, *entries):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write("//\n.version 8.8\n.target sm_90\n\n" + "".join(entries))
+        return path
+
+    def test_same_code_at_other_places_in_the_file(self):
+        old = self.ptx("old.ptx", ptx_entry("_Z1kv", 0))
+        new = self.ptx("new.ptx", ptx_entry("_Z5addedv", 0, "mul.f32 %f1, %f2, %f3;"), ptx_entry("_Z1kv", 1))
+        rc, out, err = run(PY, PTX_SAME, old, new, "--select", "_Z1kv")
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("same            _Z1kv", out)
+        self.assertIn("1 entries: 1 same, 0 differ, 0 missing in OLD", out)
+
+    def test_a_changed_body_differs_and_a_new_entry_is_missing(self):
+        old = self.ptx("old.ptx", ptx_entry("_Z1kv", 0))
+        new = self.ptx("new.ptx", ptx_entry("_Z1kv", 0, "sub.f32 %f1, %f2, %f3;"), ptx_entry("_Z1jv", 1))
+        rc, out, err = run(PY, PTX_SAME, old, new)
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("differs         _Z1kv", out)
+        self.assertIn("missing in OLD  _Z1jv", out)
+
+    def test_map_names_a_new_instance_after_an_old_one(self):
+        old = self.ptx("old.ptx", ptx_entry("_Z1kILb1EEvv", 0))
+        new = self.ptx("new.ptx", ptx_entry("_Z1kILb1ELb0EEvv", 0), ptx_entry("_Z1kILb1ELb1EEvv", 1, "nop;"))
+        rc, out, err = run(PY, PTX_SAME, old, new, "--select", r"Lb0EEvv$", "--map", r"ELb0EEvv$", "EEvv")
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("(OLD _Z1kILb1EEvv)", out)
+        rc, out, err = run(PY, PTX_SAME, old, new, "--map", r"ELb[01]EEvv$", "EEvv")
+        self.assertEqual(rc, 1, out + err)  # the Lb1 instance is other code
+        self.assertIn("differs         _Z1kILb1ELb1EEvv", out)
+
+    def test_bad_input_is_one_line(self):
+        good = self.ptx("good.ptx", ptx_entry("_Z1kv", 0))
+        text = os.path.join(self.dir, "notes.txt")
+        with open(text, "w") as f:
+            f.write("no kernels here\n")
+        cases = [((text, good), "no .entry"), ((os.path.join(self.dir, "gone.ptx"), good), "gone.ptx"),
+                 ((good, good, "--select", "nomatch"), "nomatch"), ((good, good, "--select", "("), "--select"),
+                 ((good, good, "--map", "(", "x"), "--map")]
+        for args, needle in cases:
+            with self.subTest(args=args):
+                self.assert_one_line_error(*run(PY, PTX_SAME, *args), needle)
+
+
 class CompareMarkdown(Base):
     def test_md_is_a_table(self):
         before = suite()
