@@ -195,11 +195,13 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
     if (PER_ROW)
         ls_rec::load4<FAST>((const float *)p.dt_bias + (long long)hv * K + k0, kvalid, dtb4);
 
-    /* AHEAD: token 0's activations, then each next token's at the top of the step before */
+    /* AHEAD: token 0's activations, then each next token's at the top of the step before (j,
+     * row_ok: the step's own, below) */
     vk_token<FAST> cur, nxt;
-    if constexpr (AHEAD)
-        vk_load_token<PER_ROW, FAST>(p, (long long)r * T, h, hv, K, V, k0, kvalid, v0 + ((lane / SPAN) & (R - 1)),
-                                     FAST || v0 + ((lane / SPAN) & (R - 1)) < V, cur);
+    if constexpr (AHEAD) {
+        const int j = (lane / SPAN) & (R - 1);
+        vk_load_token<PER_ROW, FAST>(p, (long long)r * T, h, hv, K, V, k0, kvalid, v0 + j, FAST || v0 + j < V, cur);
+    }
 
     for (int t = 0; t < T; t++) {
         const long long bt = (long long)r * T + t;
