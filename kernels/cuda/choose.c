@@ -71,7 +71,8 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                              "GDN/KDA verify on the vk layout: on = each token's activations loaded one token "
                              "ahead, under the previous token's work, and every state row stored as one vector "
                              "store; off = each token's loads at its start (decode and the kv layout ignore it; "
-                             "auto: off, until an A/B sets a rule)"},
+                             "auto: on with 4 rows per warp and an fp32 state below 10 warps per SM, and for "
+                             "KDA from 80 warps per SM)"},
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -281,8 +282,20 @@ static int choose_delta_vk(const ls_delta_params *p, int per_row, const ls_tunin
         rows = wide ? 8 : 4;
         out->kernel = wide ? LS_K_DELTA_VK8 : LS_K_DELTA_VK4;
     }
-    out->ahead = p->tokens > 1 && ls_tune_get(t, LS_KNOB_DELTA_AHEAD) == LS_DAHEAD_ON;
-    return pick_cta(rh * ceil_div(p->dv, rows), 1, sms, out);
+    const int64_t warps = rh * ceil_div(p->dv, rows);
+    const int ah = ls_tune_get(t, LS_KNOB_DELTA_AHEAD);
+    /* auto: where the A/B measured it (the R = 4 vector kernel, fp32 state); ls_delta_ahead_auto */
+    const int measured = out->kernel == LS_K_DELTA_VK4 && p->state_dtype == LS_F32;
+    out->ahead = p->tokens > 1 && (ah == LS_DAHEAD_ON ||
+                                   (ah == LS_DAHEAD_AUTO && measured && ls_delta_ahead_auto(warps, sms, per_row)));
+    return pick_cta(warps, 1, sms, out);
+}
+
+int ls_delta_ahead_auto(int64_t warps, int sms, int per_row)
+{
+    if (warps < (int64_t)LS_DELTA_AHEAD_MAX_WARPS_PER_SM * sms)
+        return 1;
+    return per_row && warps >= (int64_t)LS_DELTA_AHEAD_KDA_MIN_WARPS_PER_SM * sms;
 }
 
 int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int max2)

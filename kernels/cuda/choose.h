@@ -170,6 +170,17 @@ typedef struct ls_choose_dev {
  * replays, kimi-linear and qwen3-next tp 2, B 1-512, decode and T = 4) tiles took 0.29-0.73x the
  * cluster kernel's time in every one of the 20 cases. */
 #define LS_CONV_DELTA_MAX_SPLIT 8
+/* auto, vk layout, verify (delta.ahead, delta_vk.cuh): the token-ahead kernel while the R = 4 grid
+ * gives the SMs fewer than LS_DELTA_AHEAD_MAX_WARPS_PER_SM warps each, and for KDA from
+ * LS_DELTA_AHEAD_KDA_MIN_WARPS_PER_SM (fp32 state, the measured one; R = 8 and the generic kernel
+ * never). H200 A/B (results/h200/ahead-rule-058e16c/: qwen3-next and kimi-linear tp 2, HV 16,
+ * 3.9 B warps per SM; T = 2, 4, 8; two processes within 1 % of each other): on won B = 1 and 2
+ * (GDN -8 to -14 %, KDA -14 to -22 %); lost B = 4 (GDN -1 / +7 / +13 % at T = 2 / 4 / 8, KDA
+ * +5 / +17 / +26 %) and B = 8 (GDN +3 to +6 %, KDA level to +9 %); GDN lost B = 16 (+4 to +5 %)
+ * and T = 2 at every B from 16 (+2 to +3 %), was level at T = 4 / 8 from B = 24 (-1.1 to +0.5 %);
+ * KDA B = 16 -1.8 / -1.3 % at T = 4 / 8 but +2.3 % at T = 2, from B = 24 level to -4.5 %. */
+#define LS_DELTA_AHEAD_MAX_WARPS_PER_SM 10
+#define LS_DELTA_AHEAD_KDA_MIN_WARPS_PER_SM 80
 /* conv_delta tiles kernel: at most this many tile warps per CTA (the q/k/v prologue is shared by
  * a CTA's warps; more tiles per head take a larger cluster), and at least LS_CONV_DELTA_MIN_WARPS
  * warps per CTA (the spare ones help the prologue only). The cluster grows (fewer tiles per CTA,
@@ -239,6 +250,8 @@ int ls_delta_bulk_ok(const ls_delta_params *p, int per_row);
  * <= 0 never holds. ls_choose_delta passes the LS_DELTA_SPLIT* limits for verify (max4 for KDA
  * only) and nothing for decode; the tests pass others. */
 int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int max2);
+/* auto of delta.ahead for a vk verify grid of `warps` warps (the R = 4 kernel, fp32 state) */
+int ls_delta_ahead_auto(int64_t warps, int sms, int per_row);
 
 /* The fused conv + delta rule (conv_delta.cu). Kernels: conv_delta_kernel (LS_K_CONV_DELTA,
  * grid (B*H, ns), cluster (1, ns)), the NARROW-tile kernel (LS_K_CONV_DELTA_TILES[_GENERIC],

@@ -31,9 +31,10 @@
  * delta.variant=split (kv; the SPLIT tiles at every batch of the vector path, the generic kernel
  * for the odd shapes) runs those and, for kv, the B <= 3 part of the matrix above (every T,
  * dtype and tp; quick-trimmed alike); split2 (its 2-warp twin, meant for somewhat larger
- * batches) the large-batch cases only; delta.ahead=on (vk verify, the token-ahead kernel) the
- * small and the large batches; the default tuning, last, runs everything above (vk:
- * vk4 up to B = 4, vk8 above, generic for the odd shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
+ * batches) the large-batch cases only; delta.ahead=on and =off (vk verify with and without the
+ * token-ahead loads; auto takes either by batch and family) the small and the large batches; the
+ * default tuning, last, runs everything above (vk: vk4 up to B = 4, vk8 above, generic for the
+ * odd shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
  * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
  * value is rejected, naming it, is a host test: tests/kernels/test_choose.c.) Every case gives the
  * pool's slot count (p.slots). The default tuning (test_gpu_delta) and the forced ones
@@ -280,7 +281,7 @@ int main(void)
                   {LS_STATE_KV, "pdl=off", 0},            {LS_STATE_VK, "delta.variant=vk4", 0},
                   {LS_STATE_VK, "delta.variant=vk8", 0},  {LS_STATE_VK, "pdl=off", 0},
                   {LS_STATE_KV, "delta.variant=split", 1}, {LS_STATE_KV, "delta.variant=split2", 0},
-                  {LS_STATE_VK, "delta.ahead=on", 1}};
+                  {LS_STATE_VK, "delta.ahead=on", 1},    {LS_STATE_VK, "delta.ahead=off", 1}};
     /* part 2 runs the first half of the list, part 3 the second (test_gpu_delta_forced, _forced2) */
     const size_t nf = sizeof forced / sizeof *forced, half = (nf + 1) / 2;
     const size_t f0 = LS_DELTA_TEST_PART == 3 ? half : 0, f1 = LS_DELTA_TEST_PART == 2 ? half : nf;

@@ -468,8 +468,10 @@ static void test_delta(void)
     p.state_layout = LS_STATE_VK;
     pl = plan_delta(&p, 0, "");
     LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK4); /* verify: 4 rows per warp at every batch */
-    LS_CHECK_EQ_INT(pl.ahead, 0);               /* auto: each token's loads at its start */
+    LS_CHECK_EQ_INT(pl.ahead, 0);               /* auto, GDN B = 512: each token's loads at its start */
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").ahead, 1); /* KDA B = 512: loads one token ahead */
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=on").ahead, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.ahead=off").ahead, 0);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=on,delta.variant=vk8").kernel, LS_K_DELTA_VK8);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=off").ahead, 0);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=bulk").kernel, LS_K_DELTA_VK4); /* kv values: auto */
@@ -489,6 +491,42 @@ static void test_delta(void)
     LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=vk8").kernel, LS_K_DELTA_VK8);
     p.state_dtype = LS_BF16;
     LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK4);
+    /* delta.ahead=auto (limits from the H200 A/B, choose.h), tp 2 (HV 16: 512 B warps of 4 rows,
+     * 3.9 B per SM on 132): on below 10 warps per SM (B <= 2), for KDA from 80 (B >= 21); only
+     * verify, the R = 4 kernel and an fp32 state */
+    LS_CHECK_EQ_INT(LS_DELTA_AHEAD_MAX_WARPS_PER_SM, 10);
+    LS_CHECK_EQ_INT(LS_DELTA_AHEAD_KDA_MIN_WARPS_PER_SM, 80);
+    for (int b = 1; b <= 512; b++)
+        for (int t = 1; t <= 8; t *= 2)
+            for (int kda = 0; kda < 2; kda++) {
+                p = delta(b, t);
+                p.state_layout = LS_STATE_VK;
+                const int want = t > 1 && (b <= 2 || (kda && b >= 21));
+                LS_CHECK_EQ_INT(plan_delta(&p, kda, "").ahead, want);
+                LS_CHECK_EQ_INT(plan_delta(&p, kda, "delta.ahead=auto").ahead, want);
+            }
+    p = delta(1, 4);
+    p.state_layout = LS_STATE_VK;
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=off").ahead, 0);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=vk8").ahead, 0); /* R = 8: not measured */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=vk8,delta.ahead=on").ahead, 1);
+    p.state_dtype = LS_BF16; /* a bf16 state: not measured */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").ahead, 0);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=on").ahead, 1);
+    p = delta(1, 4);
+    p.state_layout = LS_STATE_VK;
+    p.dv = 96; /* the generic vk kernel: not measured */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").kernel, LS_K_DELTA_VK_GENERIC);
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "").ahead, 0);
+    /* the rule itself: below max warps per SM, and for KDA from the KDA minimum */
+    LS_CHECK_EQ_INT(ls_delta_ahead_auto(10 * 132 - 1, 132, 0), 1);
+    LS_CHECK_EQ_INT(ls_delta_ahead_auto(10 * 132, 132, 0), 0);
+    LS_CHECK_EQ_INT(ls_delta_ahead_auto(10 * 132, 132, 1), 0);
+    LS_CHECK_EQ_INT(ls_delta_ahead_auto(80 * 132 - 1, 132, 1), 0);
+    LS_CHECK_EQ_INT(ls_delta_ahead_auto(80 * 132, 132, 1), 1);
+    LS_CHECK_EQ_INT(ls_delta_ahead_auto(80 * 132, 132, 0), 0);
+    LS_CHECK_EQ_INT(ls_delta_ahead_auto(80 * 66, 66, 1), 1); /* per SM: half the SMs, half the warps */
+    LS_CHECK_EQ_INT(ls_delta_ahead_auto(80 * 66, 132, 1), 0);
     /* the vk values and delta.ahead leave the kv layout at auto */
     p = delta(8, 4);
     LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.ahead=on").ahead, 0);
