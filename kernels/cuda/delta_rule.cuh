@@ -168,10 +168,6 @@ template <> struct shape_of<WIDE> { static constexpr int LV = 8, KW = 2; };
 template <> struct shape_of<SPLIT> { static constexpr int LV = 4, KW = 4; };
 template <> struct shape_of<SPLIT2> { static constexpr int LV = 4, KW = 2; };
 
-/* A lane's RK q (or k) activations as one load (PIPE: RK = 4 or 8 bf16). */
-template <int RK> struct qk_word_of { using type = uint2; };
-template <> struct qk_word_of<8> { using type = uint4; };
-
 /* Sum over the lanes along K (lane bits log2(LV)..4); every lane receives the total. */
 template <int LV>
 __device__ __forceinline__ float sum_k_lanes(float x)
@@ -334,31 +330,22 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
     const float neg_a = -expf(p.A_log[hv]);
     const float gdn_dtb = PER_ROW ? 0.0f : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
 
-    /* SPLIT and SPLIT2 verify (PIPE): token t + 1's activations go into registers (nx*, raw bf16:
-     * its q and k pieces of RK rows, v's 4 columns, b, the lane's RK / LV gate rows) at the top of
-     * token t, so their latency overlaps token t's math and exchange instead of heading token
-     * t + 1's chain (inputs are read-only: the early read sees the same values). NARROW and WIDE,
-     * whose registers hold 64 state values, load each token's at its top. */
-    constexpr bool PIPE = (L == SPLIT || L == SPLIT2) && !ONE_TOKEN;
-    constexpr int G = RK / LV; /* gate rows per lane (KDA) */
-    static_assert(!PIPE || (FAST && (RK == 4 || RK == 8) && LV == 4), "PIPE: 4 or 8 q/k rows, 4 columns");
-    using qk_word = typename qk_word_of<RK>::type;
-    qk_word nxq, nxk;
-    uint2 nxv;
-    uint16_t nxb, nxa[G];
+    /* SPLIT verify (PIPE): token t + 1's activations go into registers (nx*, raw bf16: its 8-byte
+     * q, k and v pieces, b, the lane's gate) at the top of token t, so their latency overlaps
+     * token t's math and exchange instead of heading token t + 1's chain (inputs are read-only:
+     * the early read sees the same values). NARROW and WIDE, whose registers hold 64 state
+     * values, load each token's at its top. */
+    constexpr bool PIPE = L == SPLIT && !ONE_TOKEN;
+    static_assert(!PIPE || (FAST && RK == 4 && LV == 4), "PIPE: one 8-byte q, k, v piece and one gate per lane");
+    uint2 nxq, nxk, nxv;
+    uint16_t nxb, nxa;
     const auto load_next = [&](long long bn) { /* token bn = r * T + t */
         const long long qk = (bn * p.heads_qk + h) * K + k0;
-        nxq = *reinterpret_cast<const qk_word *>(p.q + qk);
-        nxk = *reinterpret_cast<const qk_word *>(p.k + qk);
+        nxq = *reinterpret_cast<const uint2 *>(p.q + qk);
+        nxk = *reinterpret_cast<const uint2 *>(p.k + qk);
         nxv = *reinterpret_cast<const uint2 *>(p.v + (bn * HV + hv) * V + col0);
         nxb = p.b[bn * HV + hv];
-        if (!PER_ROW)
-            nxa[0] = p.a[bn * HV + hv];
-        else if constexpr (G == 2) { /* kda_decay's rows k0 + 2 lv, + 1: one 4-byte word */
-            const uint32_t w = *reinterpret_cast<const uint32_t *>(p.a + (bn * HV + hv) * K + k0 + (lane % LV) * 2);
-            nxa[0] = (uint16_t)(w & 0xffffu), nxa[1] = (uint16_t)(w >> 16);
-        } else
-            nxa[0] = p.a[(bn * HV + hv) * K + k0 + lane % LV];
+        nxa = PER_ROW ? p.a[(bn * HV + hv) * K + k0 + lane % LV] : p.a[bn * HV + hv]; /* kda_decay's row */
     };
     if constexpr (PIPE)
         load_next((long long)r * T);
@@ -377,19 +364,12 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         if constexpr (!PIPE)
             ls_rec::load4<FAST>(p.v + v_off, V - col0, vv);
         const float beta = ls_sigmoid(ls_bf2f(PIPE ? nxb : p.b[bt * HV + hv]));
-        float gnow[G]; /* PIPE: this token's raw gates (GDN: the head's; KDA: the lane's rows) */
+        float gnow[1]; /* PIPE: this token's raw gate (GDN: the head's; KDA: the lane's row) */
         if constexpr (PIPE) {
-            if constexpr (RK == 8) {
-                ls_unpack_bf16x8(nxq, qv);
-                ls_unpack_bf16x8(nxk, kv);
-            } else {
-                ls_rec::unpack_bf16x4(nxq, qv);
-                ls_rec::unpack_bf16x4(nxk, kv);
-            }
+            ls_rec::unpack_bf16x4(nxq, qv);
+            ls_rec::unpack_bf16x4(nxk, kv);
             ls_rec::unpack_bf16x4(nxv, vv);
-#pragma unroll
-            for (int j = 0; j < G; j++)
-                gnow[j] = ls_bf2f(nxa[j]);
+            gnow[0] = ls_bf2f(nxa);
             if (t + 1 < T)
                 load_next(bt + 1);
         }
