@@ -33,7 +33,8 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                                "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: decode vk8 from 8 such "
                                "warps per SM, vk4 below; verify vk4). split / split2 (kv layout, K = V = 128, every "
                                "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto, verify: split "
-                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24). A value of the other layout "
+                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24 unless the WIDE tiles serve and "
+                               "their last wave of 12 warps per SM is at least half full). A value of the other layout "
                                "means auto; split(2) on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
@@ -291,6 +292,15 @@ static int choose_delta_vk(const ls_delta_params *p, int per_row, const ls_tunin
     return pick_cta(warps, 1, sms, out);
 }
 
+int ls_delta_wide_over_split2(int64_t wide_warps, int sms)
+{
+    if (wide_warps < (int64_t)LS_DELTA_WIDE_MIN_WARPS_PER_SM * sms)
+        return 0; /* NARROW would be the alternative: SPLIT2 */
+    const int64_t wave = (int64_t)LS_DELTA_WIDE_VERIFY_WARPS_PER_SM * sms;
+    const int64_t tail = wide_warps % wave;
+    return tail == 0 || 2 * tail >= wave;
+}
+
 int ls_delta_ahead_auto(int64_t warps, int sms, int per_row)
 {
     if (warps < (int64_t)LS_DELTA_AHEAD_MAX_WARPS_PER_SM * sms)
@@ -339,16 +349,18 @@ int ls_choose_delta(const ls_delta_params *p, int per_row, const ls_tuning *t, c
         const int64_t narrow_warps = rh * (LS_DELTA_DIM_FAST / 16);
         const int64_t wide_warps = rh * (LS_DELTA_DIM_FAST / 32) * 2;
         const int kv_auto = v != LS_DELTA_REGS && v != LS_DELTA_BULK; /* vk values mean auto here */
-        const int split = v == LS_DELTA_SPLIT    ? 4
-                          : v == LS_DELTA_SPLIT2 ? 2
-                          : kv_auto && p->tokens > 1
-                              ? ls_delta_split_auto(narrow_warps, sms, per_row ? LS_DELTA_SPLIT_MAX_WARPS_PER_SM : 0,
-                                                    LS_DELTA_SPLIT2_MIN_WARPS_PER_SM, LS_DELTA_SPLIT2_MAX_WARPS_PER_SM)
-                              : 0;
+        int split = v == LS_DELTA_SPLIT    ? 4
+                    : v == LS_DELTA_SPLIT2 ? 2
+                    : kv_auto && p->tokens > 1
+                        ? ls_delta_split_auto(narrow_warps, sms, per_row ? LS_DELTA_SPLIT_MAX_WARPS_PER_SM : 0,
+                                              LS_DELTA_SPLIT2_MIN_WARPS_PER_SM, LS_DELTA_SPLIT2_MAX_WARPS_PER_SM)
+                        : 0;
+        if (split == 2 && v != LS_DELTA_SPLIT2 && ls_delta_wide_over_split2(wide_warps, sms))
+            split = 0; /* auto: WIDE's waves fill better */
         if (split) {
             out->kernel = split == 4 ? LS_K_DELTA_SPLIT : LS_K_DELTA_SPLIT2;
             rc = pick_cta(narrow_warps * split, split, sms, out);
-        } else if (wide_warps >= 8LL * sms) {
+        } else if (wide_warps >= (int64_t)LS_DELTA_WIDE_MIN_WARPS_PER_SM * sms) {
             const int bulk = v != LS_DELTA_REGS && ls_delta_bulk_ok(p, per_row) &&
                              (v == LS_DELTA_BULK || rh >= (int64_t)LS_DELTA_BULK_MIN_CTAS_PER_SM * sms);
             if (bulk) {

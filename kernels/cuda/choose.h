@@ -164,6 +164,16 @@ typedef struct ls_choose_dev {
 #define LS_DELTA_SPLIT_MAX_WARPS_PER_SM 3
 #define LS_DELTA_SPLIT2_MIN_WARPS_PER_SM 6
 #define LS_DELTA_SPLIT2_MAX_WARPS_PER_SM 24
+/* kv vector path: WIDE tiles from this many WIDE warps per SM (NARROW below). Within SPLIT2's
+ * range auto takes WIDE instead where WIDE serves and the last wave of its grid, at
+ * LS_DELTA_WIDE_VERIFY_WARPS_PER_SM resident warps per SM (3 CTAs of 4 warps: 136-156 registers
+ * in the verify kernels), is at least half full (ls_delta_wide_over_split2). H200, one process
+ * (results/h200/split2-wide-ccfb6fe/, tp 2, T = 2, 4, 8, auto against delta.variant=regs): WIDE
+ * took 0.78-0.87x SPLIT2's time at B = 10 and 0.80-0.88x at 12 (one WIDE wave, 81 / 97 % full),
+ * 0.87-0.95x at 20 and 0.90-0.97x at 24 (second wave 62 / 94 % full), but 0.99-1.11x at B = 16
+ * (second wave 29 % full); at B = 8 (NARROW the alternative) SPLIT2 stays (NARROW 1.01-1.17x). */
+#define LS_DELTA_WIDE_MIN_WARPS_PER_SM 8
+#define LS_DELTA_WIDE_VERIFY_WARPS_PER_SM 12
 /* conv_delta (both kernels): a cluster of at most this many CTAs per (row, key head). auto takes
  * the tiles kernel wherever its vector path serves (ls_conv_delta_tiles_ok, K = V = 128 aligned),
  * the cluster kernel otherwise: H200 A/B (results/h200/variants-ebc4333/ab-fused.csv, graph
@@ -250,6 +260,8 @@ int ls_delta_bulk_ok(const ls_delta_params *p, int per_row);
  * <= 0 never holds. ls_choose_delta passes the LS_DELTA_SPLIT* limits for verify (max4 for KDA
  * only) and nothing for decode; the tests pass others. */
 int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int max2);
+/* auto, kv verify: WIDE rather than SPLIT2 for a grid of wide_warps WIDE warps (choose.h) */
+int ls_delta_wide_over_split2(int64_t wide_warps, int sms);
 /* auto of delta.ahead for a vk verify grid of `warps` warps (the R = 4 kernel, fp32 state) */
 int ls_delta_ahead_auto(int64_t warps, int sms, int per_row);
 
