@@ -171,7 +171,9 @@ typedef struct ls_choose_dev {
  * (results/h200/split2-wide-ccfb6fe/, tp 2, T = 2, 4, 8, auto against delta.variant=regs): WIDE
  * took 0.78-0.87x SPLIT2's time at B = 10 and 0.80-0.88x at 12 (one WIDE wave, 81 / 97 % full),
  * 0.87-0.95x at 20 and 0.90-0.97x at 24 (second wave 62 / 94 % full), but 0.99-1.11x at B = 16
- * (second wave 29 % full); at B = 8 (NARROW the alternative) SPLIT2 stays (NARROW 1.01-1.17x). */
+ * (second wave 29 % full); at B = 8 (NARROW the alternative) SPLIT2 stays (NARROW 1.01-1.17x).
+ * Measured with an fp32 state; a bf16 state's WIDE kernels (141-156 registers) hold the same 3
+ * CTAs per SM and follow the same rule, unmeasured. */
 #define LS_DELTA_WIDE_MIN_WARPS_PER_SM 8
 #define LS_DELTA_WIDE_VERIFY_WARPS_PER_SM 12
 /* conv_delta (both kernels): a cluster of at most this many CTAs per (row, key head). auto takes

@@ -20,10 +20,10 @@
  * tokens' were pulled into L2 under the state loads). On: token t + 1's are issued at the top of
  * step t, as bf16 words, so their L2 round trip runs under step t's work (the stores may alias
  * them for the compiler: it would not hoist them itself), and every state row goes out as one
- * vector store (inline PTX; the plain store splits a warp's first row into scalars). On costs 72 registers at R = 4
- * against 64 (7 CTAs per SM instead of 8); capping it at 64 lost its gain (the A/B in
- * results/h200/vk-ahead-39f3f21/; where it wins, results/h200/ahead-rule-058e16c/). Decode
- * always runs the off form.
+ * vector store (inline PTX; the plain store splits a warp's first row into scalars). On costs
+ * 72 registers at R = 4 against 64 (7 CTAs per SM instead of 8); capping it at 64 lost its gain
+ * (the A/B in results/h200/vk-ahead-39f3f21/; where it wins, results/h200/ahead-rule-058e16c/).
+ * Decode always runs the off form.
  *
  * Per token: the ls_delta_params contract in fp32 with the identity of delta_tile
  * (o = (S + kn u^T)^T qn = S^T qn + (kn . qn) u: one pass over S). The state stays in fp32
