@@ -130,27 +130,45 @@ float *bench_dev_rand_f32(bench_ctx *x, size_t n, double lo, double hi, float **
 /*
  * Rotation rule (docs/timing.md): consecutive launches touch different layers so the working
  * set is >= 8x the device L2, like real decode walking its layers. Capped by the model's linear
- * layer count (that is the real working set), env->max_rot, and the memory budget.
+ * layer count (that is the real working set), env->max_rot, and the memory budget. Pool copy and
+ * accept, whose one call covers every layer, rotate over slot sets instead (bench_rotation_sets).
  */
-int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_pool_bytes)
+/* Launches per round under the regime: enough that round * call_bytes >= 8 x L2 (rotate), else 1. */
+static int64_t rotation_round(const bench_env *env, int64_t call_bytes)
 {
-    const bench_env *env = x->env;
     int64_t l2 = env->dev.l2_bytes > 0 ? env->dev.l2_bytes : (int64_t)32 << 20;
-    int64_t n = 1;
     if (env->cache == LS_CACHE_ROTATE && call_bytes > 0)
-        n = (8 * l2 + call_bytes - 1) / call_bytes;
-    if (n > x->c->model->layers)
-        n = x->c->model->layers;
+        return (8 * l2 + call_bytes - 1) / call_bytes;
+    return 1;
+}
+
+/* n capped by env->max_rot, at least 1, then by how many units fit the budget beside base_bytes
+ * (0 when not even one does). */
+static int rotation_fit(const bench_env *env, int64_t n, int64_t unit_bytes, int64_t base_bytes)
+{
     if (env->max_rot > 0 && n > env->max_rot)
         n = env->max_rot;
     if (n < 1)
         n = 1;
-    if (layer_pool_bytes <= 0)
+    if (unit_bytes <= 0)
         return (int)n;
-    int64_t fit = env->budget_bytes / layer_pool_bytes;
+    int64_t fit = (env->budget_bytes - base_bytes) / unit_bytes;
     if (fit < 1)
         return 0;
     return (int)(n < fit ? n : fit);
+}
+
+int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_pool_bytes)
+{
+    int64_t n = rotation_round(x->env, call_bytes);
+    if (n > x->c->model->layers)
+        n = x->c->model->layers;
+    return rotation_fit(x->env, n, layer_pool_bytes, 0);
+}
+
+int bench_rotation_sets(const bench_ctx *x, int64_t call_bytes, int64_t set_pool_bytes, int64_t base_bytes)
+{
+    return rotation_fit(x->env, rotation_round(x->env, call_bytes), set_pool_bytes, base_bytes);
 }
 
 /* Fills `total` bytes at dst (backend memory) whose first `done` bytes are set by repeating them:

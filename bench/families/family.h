@@ -104,6 +104,13 @@ void *bench_host_rand(bench_ctx *x, size_t n, ls_dtype dt, double lo, double hi)
  */
 int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_pool_bytes);
 /*
+ * Slot sets to rotate over, for pool paths whose one call already covers every layer: enough
+ * that n_sets * call_bytes >= 8 x L2 (regime rotate; 1 otherwise), at most env->max_rot, and
+ * base_bytes + n_sets * set_pool_bytes within the budget. Returns n_sets >= 1, or 0 when one set
+ * does not fit (-> skipped:oom).
+ */
+int bench_rotation_sets(const bench_ctx *x, int64_t call_bytes, int64_t set_pool_bytes, int64_t base_bytes);
+/*
  * Creates the case pool: descriptor of the case's shape with `layers` layers, SSM dtype dt and
  * spec buffers for spec_tokens, capacity S slots. Every buffer (main and spec, padding slot
  * included) is filled with random non-zero values of its dtype, so no case ever times zeros.

@@ -25,8 +25,9 @@ int bench_pool_fork_verify(bench_ctx *x, double *max_rel_err);
 int64_t bench_pool_copy_bytes(const bench_ctx *x);
 int64_t bench_pool_accept_bytes(const bench_ctx *x);
 /* The family's pool: cap_mult·B slots, spec buffers for accept, layers from the working-set rule
- * (one call touches B·layer_bytes·touch bytes per layer). 0, BENCH_OOM or -1. */
-int bench_pool_family_create(bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch);
+ * (one call touches B·layer_bytes·touch bytes per layer); rotate_sets 1: as many such sets of
+ * slots as the rotation rule asks (x->n_rot, pool_ops.c). 0, BENCH_OOM or -1. */
+int bench_pool_family_create(bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch, int rotate_sets);
 
 /* pool_state.c: copy and accept, "fused" (one backend state op over every buffer and layer) or
  * "per-tensor" (one launch per (buffer, layer)). */

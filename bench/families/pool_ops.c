@@ -60,32 +60,42 @@ int64_t bench_pool_accept_bytes(const bench_ctx *x)
 }
 
 /*
- * The family's pool: cap_mult·B slots, zero policy, spec buffers for ops with the draft axis
- * (accept); layer count from the working-set rule — one call touches B·layer_bytes·touch bytes
- * per layer — capped by the model's layers and the memory budget. No rotation (rotated = 1).
+ * The family's pool: cap_mult·B slots per set, zero policy, spec buffers for ops with the draft
+ * axis (accept); layer count from the working-set rule — one call touches B·layer_bytes·touch
+ * bytes per layer — capped by the model's layers and the memory budget. rotate_sets 0: one set,
+ * no rotation (rotated = 1). rotate_sets 1 (copy, accept): a call over every layer can still fit
+ * in L2 (Kimi-Linear's 20 layers at B = 1: 43 MB), and timing it over the same slots again would
+ * read what the previous call left in L2, so the pool holds bench_rotation_sets sets of cap_mult·B
+ * slots and the samples rotate over them (rotated = the set count; docs/timing.md).
  */
-int bench_pool_family_create(bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch)
+int bench_pool_family_create(bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch, int rotate_sets)
 {
     const bench_case *c = x->c;
     int B = c->batch, spec = c->e->draft == BENCH_DRAFT_VERIFY ? c->tokens : 0, rc;
     ls_state_desc d;
     if (ls_state_desc_from_shape(&c->shape, c->state_dtype, spec, &d) != 0)
         return -1;
+    int64_t slot_bytes = ls_layer_bytes(&d) * (1 + spec); /* one slot of one layer, spec rows too */
     int32_t cap = (int32_t)(cap_mult * B);
-    int layers = bench_rotation_layers(x, (int64_t)B * ls_layer_bytes(&d) * touch,
-                                       (int64_t)(cap + 1) * ls_layer_bytes(&d) * (1 + spec));
+    int layers = bench_rotation_layers(x, (int64_t)B * ls_layer_bytes(&d) * touch, (int64_t)(cap + 1) * slot_bytes);
     if (layers == 0)
         return BENCH_OOM;
-    if ((rc = bench_pool_create(x, layers, c->state_dtype, spec, cap, zero)) != 0)
+    int sets = 1;
+    if (rotate_sets) {
+        int64_t call = (int64_t)B * ls_layer_bytes(&d) * touch * layers;
+        if ((sets = bench_rotation_sets(x, call, cap * slot_bytes * layers, slot_bytes * layers)) == 0)
+            return BENCH_OOM;
+    }
+    if ((rc = bench_pool_create(x, layers, c->state_dtype, spec, cap * sets, zero)) != 0)
         return rc;
-    x->n_rot = x->rotated = 1;
+    x->n_rot = x->rotated = sets;
     return 0;
 }
 
 /* The family pool (bench_pool_family_create) and this file's private state. */
 static int pool_setup(bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch)
 {
-    int rc = bench_pool_family_create(x, cap_mult, zero, touch);
+    int rc = bench_pool_family_create(x, cap_mult, zero, touch, 0);
     if (rc)
         return rc;
     pool_priv *p = bench_host_alloc(x, sizeof *p);

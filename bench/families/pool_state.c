@@ -11,9 +11,12 @@
  *   copy:   B src slots -> B other dst slots of a 2B pool; slots are assigned in random order, so
  *           src and dst interleave, and the lists are disjoint as the backend op requires;
  *   accept: B slots, each taking a random draft step in [0, T-1] from its spec buffers.
- * Repeating either op gives the same result, so no reset is needed between samples. There is no
- * rotation (one call covers every layer) and no activations: the index lists are the call's only
- * inputs, so the one input policy of the kernel families (docs/timing.md "Setup") holds as is.
+ * Repeating either op gives the same result, so no reset is needed between samples. One call
+ * covers every layer; the launches of a sample rotate over x->n_rot disjoint sets of such slots
+ * (bench_pool_family_create: enough sets that a round's bytes are >= 8 x L2, so no call reads what
+ * the previous one left in L2), each set with its own lists. There are no activations: the index
+ * lists are the call's only inputs, so the one input policy of the kernel families
+ * (docs/timing.md "Setup") holds as is.
  *
  * Verification is exact and reference-based. For the sampled rows, on layers 0 and L-1 of every
  * buffer, a host mirror holds random source blocks (uploaded to the device too: copy src slots,
@@ -29,9 +32,10 @@
 typedef struct state_priv {
     int accept;                 /* 0: copy, 1: accept */
     int B;
-    int32_t *src, *dst, *steps; /* host lists (copy: src, dst; accept: dst = the slots, steps) */
-    ls_state_params fused;      /* the whole pool; index lists in backend memory */
-    ls_state_params *per;       /* per-tensor: [n_per], one per (buffer, layer); NULL when fused */
+    int32_t *src, *dst, *steps; /* host lists of set 0, the verified one (copy: src, dst; accept:
+                                 * dst = the slots, steps) */
+    ls_state_params *fused;     /* [n_rot]: set r over the whole pool; index lists in backend memory */
+    ls_state_params *per;       /* per-tensor: [n_rot][n_per], one per (buffer, layer); NULL when fused */
     int n_per;
 } state_priv;
 
@@ -49,48 +53,66 @@ static void per_tensor_params(const ls_state_params *all, int b, int l, ls_state
         out->buf[0].spec = (char *)all->buf[b].spec + l * layer_bytes * all->spec_tokens;
 }
 
-/* Pool, slots, index lists on the backend, and the launch params of the variant. */
+/* Pool, slots, index lists on the backend, and the launch params of the variant: per set r,
+ * accept takes slots [rB, rB + B) of x->slots with steps [rB, rB + B); copy takes src
+ * [2rB, 2rB + B) and dst [2rB + B, 2rB + 2B), so every list of every set is disjoint. */
 static int state_setup(bench_ctx *x, int accept, int per_tensor)
 {
-    int rc = bench_pool_family_create(x, accept ? 1 : 2, LS_ZERO_AT_FREE, 2);
+    int rc = bench_pool_family_create(x, accept ? 1 : 2, LS_ZERO_AT_FREE, 2, 1);
     if (rc)
         return rc;
-    int B = x->c->batch;
+    int B = x->c->batch, sets = x->n_rot, per_set = accept ? B : 2 * B;
     state_priv *p = bench_host_alloc(x, sizeof *p);
-    if (!p || bench_take_slots(x, accept ? B : 2 * B) != 0)
+    if (!p || bench_take_slots(x, per_set * sets) != 0)
         return -1;
     x->priv = p;
     p->accept = accept;
     p->B = B;
-    ls_pool_state_params(x->pool, &p->fused);
-    p->fused.count = B;
+    if (!(p->fused = bench_host_alloc(x, sizeof *p->fused * (size_t)sets)))
+        return -1;
+    ls_state_params all;
+    ls_pool_state_params(x->pool, &all);
+    all.count = B;
+    int32_t *steps_dev = NULL;
     if (accept) {
-        int32_t *steps_dev = bench_dev_alloc(x, sizeof(int32_t) * (size_t)B);
-        p->steps = bench_host_alloc(x, sizeof(int32_t) * (size_t)B);
+        size_t n = (size_t)B * (size_t)sets;
+        steps_dev = bench_dev_alloc(x, sizeof(int32_t) * n);
+        p->steps = bench_host_alloc(x, sizeof(int32_t) * n);
         if (!steps_dev || !p->steps)
             return -1;
-        for (int i = 0; i < B; i++) /* accepted draft j in [0, T-1] (docs/pool.md) */
-            p->steps[i] = (int32_t)(bench_rand_u64(&x->rng) % (uint64_t)p->fused.spec_tokens);
-        if (x->be->copy_h2d(steps_dev, p->steps, sizeof(int32_t) * (size_t)B) != 0)
+        for (size_t i = 0; i < n; i++) /* accepted draft j in [0, T-1] (docs/pool.md) */
+            p->steps[i] = (int32_t)(bench_rand_u64(&x->rng) % (uint64_t)all.spec_tokens);
+        if (x->be->copy_h2d(steps_dev, p->steps, sizeof(int32_t) * n) != 0)
             return -1;
         p->dst = x->slots;
-        p->fused.dst = x->slots_dev;
-        p->fused.step = steps_dev;
     } else {
         p->src = x->slots;
         p->dst = x->slots + B;
-        p->fused.src = x->slots_dev;
-        p->fused.dst = x->slots_dev + B;
+    }
+    for (int r = 0; r < sets; r++) {
+        ls_state_params *f = &p->fused[r];
+        *f = all;
+        if (accept) {
+            f->dst = x->slots_dev + (size_t)r * B;
+            f->step = steps_dev + (size_t)r * B;
+        } else {
+            f->src = x->slots_dev + (size_t)r * per_set;
+            f->dst = f->src + B;
+        }
     }
     if (!per_tensor)
         return 0;
-    p->per = bench_host_alloc(x, sizeof *p->per * (size_t)(p->fused.n_buffers * p->fused.layers));
+    p->per = bench_host_alloc(x, sizeof *p->per * (size_t)(all.n_buffers * all.layers) * (size_t)sets);
     if (!p->per)
         return -1;
-    for (int b = 0; b < p->fused.n_buffers; b++)
-        for (int l = 0; l < p->fused.layers; l++)
-            if (!accept || p->fused.buf[b].spec) /* accept skips buffers without spec */
-                per_tensor_params(&p->fused, b, l, &p->per[p->n_per++]);
+    for (int r = 0; r < sets; r++) {
+        int n = 0;
+        for (int b = 0; b < all.n_buffers; b++)
+            for (int l = 0; l < all.layers; l++)
+                if (!accept || all.buf[b].spec) /* accept skips buffers without spec */
+                    per_tensor_params(&p->fused[r], b, l, &p->per[(size_t)r * all.n_buffers * all.layers + n++]);
+        p->n_per = n;
+    }
     return 0;
 }
 
@@ -120,11 +142,12 @@ int bench_pool_state_run(void *vx, int rot, ls_stream s)
     state_priv *p = x->priv;
     int (*op)(const ls_state_params *, const ls_tuning *, ls_stream) =
         p->accept ? x->im->state_accept : x->im->state_copy;
-    (void)rot; /* one call covers every layer: no rotation */
+    const ls_state_params *f = &p->fused[rot];
     if (!p->per)
-        return bench_impl_rc(x, op(&p->fused, x->tune, s));
+        return bench_impl_rc(x, op(f, x->tune, s));
+    const ls_state_params *per = p->per + (size_t)rot * f->n_buffers * f->layers;
     for (int i = 0; i < p->n_per; i++)
-        if (bench_impl_rc(x, op(&p->per[i], x->tune, s)) != 0)
+        if (bench_impl_rc(x, op(&per[i], x->tune, s)) != 0)
             return -1;
     return 0;
 }
@@ -161,7 +184,7 @@ static char *main_block(const ls_state_params *sp, int b, int layer, int32_t slo
 int bench_pool_state_verify(bench_ctx *x, double *max_rel_err)
 {
     state_priv *p = x->priv;
-    const ls_state_params *all = &p->fused;
+    const ls_state_params *all = &p->fused[0]; /* set 0: the other sets differ only in their lists */
     int rows[BENCH_VERIFY_ROWS], n = bench_pick_rows(x, rows);
     int layers[2] = {0, all->layers - 1}, n_layers = all->layers > 1 ? 2 : 1;
     /* Mirror slots: accept — k is the row's slot; copy — k its src, n + k its dst. */
@@ -226,5 +249,5 @@ const void *bench_pool_state_launch(const bench_ctx *x, ls_op *op)
     if (!p)
         return NULL;
     *op = p->accept ? LS_OP_STATE_ACCEPT : LS_OP_STATE_COPY;
-    return p->per ? (const void *)&p->per[0] : (const void *)&p->fused;
+    return p->per ? (const void *)&p->per[0] : (const void *)&p->fused[0];
 }

@@ -8,9 +8,12 @@
  *     batch's slots (and only those);
  *   - every pool buffer (main and spec, every layer) is random and non-zero after setup;
  *   - every rotated layer has its own inputs, outputs and weights (one input policy), and they
- *     count in the rotation's memory budget.
+ *     count in the rotation's memory budget;
+ *   - pool copy/accept rotate over disjoint slot sets (bench_rotation_sets), launch r writing set
+ *     r's destination slots and nothing else.
  * The verification gate of every variant is tested in test_bench_verify.c.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench_testutil.h"
@@ -309,6 +312,95 @@ static void layers_own_inputs(void)
     bt_release(&t);
 }
 
+/* bench_rotation_sets: 8 x L2 over the call's bytes, capped by max_rot and the budget. */
+static void rotation_sets_rule(void)
+{
+    bench_env env;
+    memset(&env, 0, sizeof env);
+    env.dev.l2_bytes = (int64_t)60 << 20;
+    env.cache = LS_CACHE_ROTATE;
+    env.budget_bytes = (int64_t)1 << 30;
+    bench_ctx x;
+    memset(&x, 0, sizeof x);
+    x.env = &env;
+    const int64_t MiB = (int64_t)1 << 20;
+    LS_CHECK_EQ_INT(bench_rotation_sets(&x, 43 * MiB, 10 * MiB, 0), 12);   /* ceil(480 / 43) */
+    LS_CHECK_EQ_INT(bench_rotation_sets(&x, 480 * MiB, 10 * MiB, 0), 1);   /* one call is 8 x L2 */
+    LS_CHECK_EQ_INT(bench_rotation_sets(&x, 481 * MiB, 10 * MiB, 0), 1);
+    LS_CHECK_EQ_INT(bench_rotation_sets(&x, 43 * MiB, 100 * MiB, 124 * MiB), 9); /* budget: 900 / 100 */
+    LS_CHECK_EQ_INT(bench_rotation_sets(&x, 43 * MiB, 1100 * MiB, 0), 0);  /* one set does not fit */
+    env.max_rot = 3;
+    LS_CHECK_EQ_INT(bench_rotation_sets(&x, 43 * MiB, 10 * MiB, 0), 3);
+    env.max_rot = 0;
+    env.cache = LS_CACHE_FLUSH;
+    LS_CHECK_EQ_INT(bench_rotation_sets(&x, 43 * MiB, 10 * MiB, 0), 1);
+}
+
+/* 1 if every layer's item of `slot` in main buffer b equals the snapshot `before`. */
+static int slot_same(const ls_state_params *sp, int b, int32_t slot, const char *before)
+{
+    int64_t item = sp->buf[b].item_bytes;
+    for (int l = 0; l < sp->layers; l++) {
+        int64_t off = ((int64_t)l * sp->slots + slot) * item;
+        if (memcmp((const char *)sp->buf[b].main + off, before + off, (size_t)item) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Pool copy and accept rotate over slot sets (the host cap: 2), each set's lists disjoint from
+ * the others': launch 1 writes set 1's destination slots (every main buffer, every layer) and
+ * leaves every other slot, set 0's included, as it was.
+ */
+static void pool_state_sets(void)
+{
+    static const struct {
+        const char *family, *model, *variant;
+        int draft, per_set, dst0; /* slots per set (B or 2B), first destination in a set */
+    } cases[] = {
+        {"pool/accept", "kimi-linear-48b-a3b", "fused", 4, 3, 0},
+        {"pool/accept", "qwen3-next-80b-a3b", "per-tensor", 2, 3, 0},
+        {"pool/copy", "nemotron-h-8b", "fused", 1, 6, 3},
+        {"pool/copy", "kimi-linear-48b-a3b", "per-tensor", 1, 6, 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bt_case t = setup_ok(cases[i].family, cases[i].model, 3, cases[i].draft, cases[i].variant);
+        const int sets = t.x.n_rot, per = cases[i].per_set;
+        LS_CHECK_EQ_INT(sets, 2);
+        LS_CHECK_EQ_INT(t.x.rotated, 2);
+        ls_state_params sp;
+        ls_pool_state_params(t.x.pool, &sp);
+        LS_CHECK(sp.slots >= sets * per);
+        char *before[LS_MAX_BUFFERS];
+        for (int b = 0; b < sp.n_buffers; b++) {
+            before[b] = malloc((size_t)extent(&sp, b, 0));
+            LS_REQUIRE(before[b]);
+            memcpy(before[b], sp.buf[b].main, (size_t)extent(&sp, b, 0));
+        }
+        LS_CHECK_EQ_INT(t.c->e->run(&t.x, 1, NULL), 0);
+        int written = 0, kept = 0, slots = 0;
+        for (int32_t s = 0; s < sp.slots; s++) {
+            int k = 0; /* position of s in x->slots (-1: not taken) */
+            while (k < sets * per && t.x.slots[k] != s)
+                k++;
+            int dst1 = k >= per + cases[i].dst0 && k < 2 * per; /* a destination of set 1 */
+            for (int b = 0; b < sp.n_buffers; b++) {
+                int same = slot_same(&sp, b, s, before[b]);
+                written += dst1 && !same;
+                kept += !dst1 && same;
+                slots++;
+            }
+        }
+        int dst_blocks = (per - cases[i].dst0) * sp.n_buffers;
+        LS_CHECK_EQ_INT(written, dst_blocks);          /* every block of set 1's destinations changed */
+        LS_CHECK_EQ_INT(kept, slots - dst_blocks);      /* and nothing else */
+        for (int b = 0; b < sp.n_buffers; b++)
+            free(before[b]);
+        bt_release(&t);
+    }
+}
+
 int main(void)
 {
     layers_own_inputs();
@@ -317,5 +409,7 @@ int main(void)
     concat_equals_three(3);
     clone_leaves_state();
     pools_not_zero();
+    rotation_sets_rule();
+    pool_state_sets();
     return ls_test_exit();
 }
