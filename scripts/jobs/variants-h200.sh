@@ -16,7 +16,7 @@
 #   abwide    ab-wide.csv: kv verify at the batches where auto picks SPLIT2 or WIDE by their waves
 #             (ls_delta_wide_over_split2): auto against delta.variant=regs (WIDE from B = 9) and
 #             =split2, GDN and KDA, T 2, 4, 8, B 8-28, beside py_sglang and py_vllm; compare-wide-*.txt
-#             (results/h200/split2-wide-ccfb6fe/: the one-process run its rule came from)
+#             (results/h200/split2-wide-ccfb6fe/ and wide-tail-ccd833d/: the runs its rule came from)
 #   decode    decode.csv: GDN and KDA decode, B 1, 8, 32, 128, 256, 512, linstate (auto) on both
 #             state layouts beside sglang, py_vllm and flashinfer (their vk layout); stream /
 #             stream4 of variants-8f5a322 lost and were removed
@@ -74,7 +74,7 @@ for s in $steps; do
       vs ab-ahead delta.ahead=off delta.ahead=on ahead ;;
     abwide)
       run ab-wide --impl linstate,py_sglang,py_vllm --tp 2 --family gdn/verify,kda/verify \
-        --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --draft 2,4,8 --batch 8,9,10,12,13,16,18,19,20,24,28 \
+        --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --draft 2,4,8 --batch 8,9,10,12,13,16,17,18,19,20,24,28 \
         --tune linstate:delta.variant=auto --tune linstate:delta.variant=regs --tune linstate:delta.variant=split2
       for v in regs split2; do vs ab-wide delta.variant=auto delta.variant=$v wide-$v; done ;;
     decode)
