@@ -25,12 +25,14 @@ graph, GPU), a vk-layout gdn/kda row joining as "<case>/layout:vk".
 """
 import argparse
 import csv
+import gzip
 import io
 import math
 import os
 import re
 import sys
 import tempfile
+import zlib
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -124,7 +126,8 @@ class Run:
 def read_text(path, partial=False):
     """The file's text. InputError when it cannot be read, is not a regular file, is not UTF-8,
     or (unless partial) its last line has no newline (a torn row). partial (a killed writer's
-    temporary) drops a torn last line instead."""
+    temporary) drops a torn last line instead. A path ending in .gz is read through gzip (the
+    large CSVs kept under results/ are stored so, results/README.md)."""
     if os.path.exists(path) and not os.path.isfile(path):
         raise InputError(f"{path}: not a regular file")
     try:
@@ -132,6 +135,11 @@ def read_text(path, partial=False):
             data = f.read()
     except OSError as e:
         raise InputError(f"{path}: cannot open: {e.strerror}") from None
+    if path.endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise InputError(f"{path}: not a whole gzip file ({one_line(str(e))})") from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -4,6 +4,7 @@
 Runs the scripts as a user would (subprocess), checking exit codes and output. Exit 77 (CTest
 skip) when numpy/scipy/matplotlib are missing.
 """
+import gzip
 import json
 import os
 import re
@@ -401,6 +402,22 @@ class CompareBadInput(Base):
     def test_header_only(self):
         rc, out, err = self.compare([], suite())
         self.assert_one_line_error(rc, out, err, "before.csv", "no data rows")
+
+    def test_gzip_input_reads_as_the_plain_file(self):
+        # results/ keeps its large CSVs gzipped: every script reads NAME.csv.gz as NAME.csv
+        plain = self.csv("after.csv", suite())
+        with open(plain, "rb") as f, gzip.open(os.path.join(self.dir, "after.csv.gz"), "wb") as g:
+            g.write(f.read())
+        before = self.csv("before.csv", suite())
+        rc, out, err = run(PY, COMPARE, before, plain)
+        rc_gz, out_gz, err_gz = run(PY, COMPARE, before, os.path.join(self.dir, "after.csv.gz"))
+        self.assertEqual((rc, rc_gz), (0, 0), err + err_gz)
+        self.assertEqual(out_gz.replace("after.csv.gz", "after.csv"), out)
+        torn = os.path.join(self.dir, "torn.csv.gz")
+        with open(os.path.join(self.dir, "after.csv.gz"), "rb") as f, open(torn, "wb") as g:
+            g.write(f.read()[:-12])  # the gzip trailer cut: a copy that stopped short
+        rc, out, err = run(PY, COMPARE, before, torn)
+        self.assert_one_line_error(rc, out, err, "torn.csv.gz", "not a whole gzip file")
 
 
 class CompareJoin(Base):
@@ -974,7 +991,7 @@ class ReadmeExamples(unittest.TestCase):
         root = os.path.dirname(synth.SCRIPTS)
         with open(os.path.join(root, "README.md")) as f:
             text = f.read()
-        paths = set(re.findall(r"\bresults/[\w./-]+\.csv\b", text))
+        paths = set(re.findall(r"\bresults/[\w./-]+\.csv(?:\.gz)?\b", text))
         self.assertTrue(any("default-sweep" in p for p in paths), paths)
         missing = [p for p in sorted(paths) if not os.path.exists(os.path.join(root, p))]
         self.assertEqual(missing, [])
