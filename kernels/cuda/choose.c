@@ -34,7 +34,7 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                                "warps per SM, vk4 below; verify vk4). split / split2 (kv layout, K = V = 128, every "
                                "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto, verify: split "
                                "for KDA below 3 NARROW warps per SM, split2 from 6 to 24 unless the WIDE tiles serve and "
-                               "their last wave of 12 warps per SM is at least 3/8 full). A value of the other layout "
+                               "their last wave of 12 warps per SM is at least 33 % full). A value of the other layout "
                                "means auto; split(2) on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
                                "SSU: guess the slot and prefetch the state before the PDL wait (auto: when the grid "
@@ -298,7 +298,7 @@ int ls_delta_wide_over_split2(int64_t wide_warps, int sms)
         return 0; /* NARROW would be the alternative: SPLIT2 */
     const int64_t wave = (int64_t)LS_DELTA_WIDE_VERIFY_WARPS_PER_SM * sms;
     const int64_t tail = wide_warps % wave;
-    return tail == 0 || 8 * tail >= (int64_t)LS_DELTA_WIDE_MIN_TAIL_EIGHTHS * wave;
+    return tail == 0 || 100 * tail >= (int64_t)LS_DELTA_WIDE_MIN_TAIL_PCT * wave;
 }
 
 int ls_delta_ahead_auto(int64_t warps, int sms, int per_row)

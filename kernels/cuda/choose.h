@@ -167,18 +167,18 @@ typedef struct ls_choose_dev {
 /* kv vector path: WIDE tiles from this many WIDE warps per SM (NARROW below). Within SPLIT2's
  * range auto takes WIDE instead where WIDE serves and the last wave of its grid, at
  * LS_DELTA_WIDE_VERIFY_WARPS_PER_SM resident warps per SM (3 CTAs of 4 warps: 136-156 registers
- * in the verify kernels), is at least LS_DELTA_WIDE_MIN_TAIL_EIGHTHS / 8 full
+ * in the verify kernels), is at least LS_DELTA_WIDE_MIN_TAIL_PCT % full
  * (ls_delta_wide_over_split2). H200, tp 2, T = 2, 4, 8, auto against delta.variant=regs and
- * =split2, two processes (results/h200/split2-wide-ccfb6fe/, then results/h200/wide-tail-ccd833d/
- * with B = 13 and 18): WIDE took 0.78-0.88x SPLIT2's time at B = 9-12 (one WIDE wave, 73-97 %
- * full), 0.88-0.93x at 18 (second wave 45 % full), 0.87-0.97x at 19-24 (54-94 %), but 1.03-1.12x
- * at B = 16 (29 %) and 0.99-1.12x at 13 (5 %); the 3/8 threshold lies between 29 and 45 % (B = 17,
- * 37 %, stays SPLIT2). At B = 8 (NARROW the alternative) SPLIT2 stays (NARROW 1.01-1.17x).
+ * =split2 (results/h200/split2-wide-ccfb6fe/, one process; results/h200/wide-tail-ccd833d/, two
+ * processes within 3 %): WIDE took 0.75-0.89x SPLIT2's time at B = 9-12 (one WIDE wave, 73-97 %
+ * full), 0.90-0.96x at 17 (second wave 37 % full), 0.88-0.93x at 18 (45 %), 0.87-0.97x at 19-24
+ * (54-94 %), but 0.99-1.12x at B = 16 (29 %) and 0.99-1.15x at 13 (5 %): the threshold lies
+ * between 29 and 37 %. At B = 8 (NARROW the alternative) SPLIT2 stays (NARROW 1.01-1.16x).
  * Measured with an fp32 state; a bf16 state's WIDE kernels (141-156 registers) hold the same 3
  * CTAs per SM and follow the same rule, unmeasured. */
 #define LS_DELTA_WIDE_MIN_WARPS_PER_SM 8
 #define LS_DELTA_WIDE_VERIFY_WARPS_PER_SM 12
-#define LS_DELTA_WIDE_MIN_TAIL_EIGHTHS 3
+#define LS_DELTA_WIDE_MIN_TAIL_PCT 33
 /* conv_delta (both kernels): a cluster of at most this many CTAs per (row, key head). auto takes
  * the tiles kernel wherever its vector path serves (ls_conv_delta_tiles_ok, K = V = 128 aligned),
  * the cluster kernel otherwise: H200 A/B (results/h200/variants-ebc4333/ab-fused.csv, graph

@@ -645,16 +645,16 @@ static void test_delta_split(void)
     p = delta(8, 4);
     LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=regs").kernel, LS_K_DELTA_NARROW); /* regs: no split */
     /* within SPLIT2's range, WIDE where it serves (B >= 9 at HV 16 on 132 SMs: 128 B warps) and its
-     * last wave of 12 warps per SM (1584) is at least 3/8 full (594): B = 9-12 and 18-24; SPLIT2
-     * at B = 7, 8 (NARROW the alternative) and 13-17 (WIDE's second wave 5-37 % full) */
+     * last wave of 12 warps per SM (1584) is at least 33 % full (523): B = 9-12 and 17-24; SPLIT2
+     * at B = 7, 8 (NARROW the alternative) and 13-16 (WIDE's second wave 5-29 % full) */
     LS_CHECK_EQ_INT(LS_DELTA_WIDE_MIN_WARPS_PER_SM, 8);
     LS_CHECK_EQ_INT(LS_DELTA_WIDE_VERIFY_WARPS_PER_SM, 12);
-    LS_CHECK_EQ_INT(LS_DELTA_WIDE_MIN_TAIL_EIGHTHS, 3);
+    LS_CHECK_EQ_INT(LS_DELTA_WIDE_MIN_TAIL_PCT, 33);
     for (int b = 5; b <= 26; b++)
         for (int kda = 0; kda < 2; kda++) {
             p = delta(b, 4);
             const ls_kernel_id want = b < 7                            ? LS_K_DELTA_NARROW
-                                      : (b >= 9 && b <= 12) || b >= 18 ? LS_K_DELTA_WIDE /* and past 24 */
+                                      : (b >= 9 && b <= 12) || b >= 17 ? LS_K_DELTA_WIDE /* and past 24 */
                                                                        : LS_K_DELTA_SPLIT2;
             LS_CHECK_EQ_INT(plan_delta(&p, kda, "").kernel, want);
             LS_CHECK_EQ_INT(plan_delta(&p, kda, "delta.variant=split2").kernel, LS_K_DELTA_SPLIT2); /* forced */
@@ -670,13 +670,13 @@ static void test_delta_split(void)
     LS_CHECK_EQ_INT(ls_delta_wide_over_split2(8 * 132 - 1, 132), 0); /* NARROW the alternative */
     LS_CHECK_EQ_INT(ls_delta_wide_over_split2(8 * 132, 132), 1);     /* first wave, 2/3 full */
     LS_CHECK_EQ_INT(ls_delta_wide_over_split2(12 * 132, 132), 1);    /* whole waves */
-    LS_CHECK_EQ_INT(ls_delta_wide_over_split2(2178 - 1, 132), 0); /* second wave just under 3/8 (16.5 per SM) */
-    LS_CHECK_EQ_INT(ls_delta_wide_over_split2(2178, 132), 1);
-    LS_CHECK_EQ_INT(ls_delta_wide_over_split2(2176, 132), 0);     /* B = 17: 37.4 % */
+    LS_CHECK_EQ_INT(ls_delta_wide_over_split2(1584 + 523 - 1, 132), 0); /* second wave just under 33 % */
+    LS_CHECK_EQ_INT(ls_delta_wide_over_split2(1584 + 523, 132), 1);
+    LS_CHECK_EQ_INT(ls_delta_wide_over_split2(2176, 132), 1);     /* B = 17: 37.4 % */
     LS_CHECK_EQ_INT(ls_delta_wide_over_split2(2304, 132), 1);     /* B = 18: 45.5 % */
     LS_CHECK_EQ_INT(ls_delta_wide_over_split2(2048, 132), 0);     /* B = 16: 29.3 % */
-    LS_CHECK_EQ_INT(ls_delta_wide_over_split2(3762 - 1, 132), 0); /* third wave */
-    LS_CHECK_EQ_INT(ls_delta_wide_over_split2(3762, 132), 1);
+    LS_CHECK_EQ_INT(ls_delta_wide_over_split2(2 * 1584 + 523 - 1, 132), 0); /* third wave */
+    LS_CHECK_EQ_INT(ls_delta_wide_over_split2(2 * 1584 + 523, 132), 1);
     LS_CHECK_EQ_INT(ls_delta_wide_over_split2(8 * 66, 66), 1);        /* per SM: fewer SMs, fewer warps */
     /* the rule itself, at other thresholds: 4 warps per tile below max4 NARROW warps per SM, 2
      * from min2 to below max2 */
