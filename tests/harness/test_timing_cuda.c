@@ -64,15 +64,18 @@ static void test_hold(const ls_runtime *be, void *buf)
     LS_CHECK_EQ_INT(be->event_record(e0, s), 0);
     LS_CHECK_EQ_INT(be->mem_set(buf, 7, 4096, s), 0);
     LS_CHECK_EQ_INT(be->event_record(e1, s), 0);
-    sleep_ms(30);
+    sleep_ms(100);
     LS_CHECK_EQ_INT(be->hold_release(h), 0);
     LS_CHECK_EQ_INT(be->sync(s), 0);
     LS_CHECK_EQ_INT(be->hold_result(h), 0);
     double held_us = 0, work_us = 0;
     LS_CHECK_EQ_INT(be->event_elapsed_us(ea, eb, &held_us), 0);
     LS_CHECK_EQ_INT(be->event_elapsed_us(e0, e1, &work_us), 0);
-    printf("hold: held %.0f us (host slept 30 ms), work behind it %.1f us\n", held_us, work_us);
-    LS_CHECK(held_us > 25000.0 && held_us < 4000000.0);
+    printf("hold: held %.0f us (host slept 100 ms), work behind it %.1f us\n", held_us, work_us);
+    /* The host sleeps from after its last enqueue, but the GPU may reach ea later than that: under
+     * compute-sanitizer racecheck ea was stamped 5.5 ms into a 30 ms sleep (held 24.5 ms, H200,
+     * results/h200/check-853cf7b/). Half the sleep still tells a hold from none (~µs). */
+    LS_CHECK(held_us > 50000.0 && held_us < 4000000.0);
     LS_CHECK(work_us >= 0.0 && work_us < 1000.0);
 
     /* never released: gives up after its 50 ms, and says so */
