@@ -64,9 +64,9 @@ int64_t bench_pool_accept_bytes(const bench_ctx *x)
  * axis (accept); layer count from the working-set rule — one call touches B·layer_bytes·touch
  * bytes per layer — capped by the model's layers and the memory budget. rotate_sets 0: one set,
  * no rotation (rotated = 1). rotate_sets 1 (copy, accept): a call over every layer can still fit
- * in L2 (Kimi-Linear's 20 layers at B = 1: 43 MB), and timing it over the same slots again would
- * read what the previous call left in L2, so the pool holds bench_rotation_sets sets of cap_mult·B
- * slots and the samples rotate over them (rotated = the set count; docs/timing.md).
+ * in L2 (small B, few layers), and timing it over the same slots again would read what the
+ * previous call left in L2, so the pool holds bench_rotation_sets sets of cap_mult·B slots and
+ * the samples rotate over them (rotated = the set count; docs/timing.md "Cache regimes").
  */
 int bench_pool_family_create(bench_ctx *x, int cap_mult, ls_zero_policy zero, int touch, int rotate_sets)
 {
