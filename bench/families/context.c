@@ -133,13 +133,17 @@ float *bench_dev_rand_f32(bench_ctx *x, size_t n, double lo, double hi, float **
  * layer count (that is the real working set), env->max_rot, and the memory budget. Pool copy and
  * accept, whose one call covers every layer, rotate over slot sets instead (bench_rotation_sets).
  */
-/* Launches per round under the regime: enough that round * call_bytes >= 8 x L2 (rotate), else 1. */
-static int64_t rotation_round(const bench_env *env, int64_t call_bytes)
+/* Calls whose bytes add up to >= 8 x L2 (every regime: rotate's count). */
+static int64_t l2_round(const bench_env *env, int64_t call_bytes)
 {
     int64_t l2 = env->dev.l2_bytes > 0 ? env->dev.l2_bytes : (int64_t)32 << 20;
-    if (env->cache == LS_CACHE_ROTATE && call_bytes > 0)
-        return (8 * l2 + call_bytes - 1) / call_bytes;
-    return 1;
+    return call_bytes > 0 ? (8 * l2 + call_bytes - 1) / call_bytes : 1;
+}
+
+/* Launches per round under the regime: l2_round under rotate, else 1. */
+static int64_t rotation_round(const bench_env *env, int64_t call_bytes)
+{
+    return env->cache == LS_CACHE_ROTATE ? l2_round(env, call_bytes) : 1;
 }
 
 /* n capped by env->max_rot, at least 1, then by how many units fit the budget beside base_bytes
@@ -161,6 +165,14 @@ static int rotation_fit(const bench_env *env, int64_t n, int64_t unit_bytes, int
 int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_pool_bytes)
 {
     int64_t n = rotation_round(x->env, call_bytes);
+    if (n > x->c->model->layers)
+        n = x->c->model->layers;
+    return rotation_fit(x->env, n, layer_pool_bytes, 0);
+}
+
+int bench_pool_layers(const bench_ctx *x, int64_t layer_bytes, int64_t layer_pool_bytes)
+{
+    int64_t n = l2_round(x->env, layer_bytes);
     if (n > x->c->model->layers)
         n = x->c->model->layers;
     return rotation_fit(x->env, n, layer_pool_bytes, 0);

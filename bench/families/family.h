@@ -104,6 +104,12 @@ void *bench_host_rand(bench_ctx *x, size_t n, ls_dtype dt, double lo, double hi)
  */
 int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_pool_bytes);
 /*
+ * Layers of a pool path's pool (one call covers them all): bench_rotation_layers' count for
+ * call_bytes = layer_bytes (what one call moves per layer) under every cache regime, so a pool
+ * path times the same call whether L2 is rotated, flushed or hot.
+ */
+int bench_pool_layers(const bench_ctx *x, int64_t layer_bytes, int64_t layer_pool_bytes);
+/*
  * Slot sets to rotate over, for pool paths whose one call already covers every layer: enough
  * that n_sets * call_bytes >= 8 x L2 (regime rotate; 1 otherwise), at most env->max_rot, and
  * base_bytes + n_sets * set_pool_bytes within the budget. Returns n_sets >= 1, or 0 when one set

@@ -62,7 +62,8 @@ int64_t bench_pool_accept_bytes(const bench_ctx *x)
 /*
  * The family's pool: cap_mult·B slots per set, zero policy, spec buffers for ops with the draft
  * axis (accept); layer count from the working-set rule — one call touches B·layer_bytes·touch
- * bytes per layer — capped by the model's layers and the memory budget. rotate_sets 0: one set,
+ * bytes per layer — capped by the model's layers and the memory budget, the same under every
+ * cache regime (bench_pool_layers: the call is the case). rotate_sets 0: one set,
  * no rotation (rotated = 1). rotate_sets 1 (copy, accept): a call over every layer can still fit
  * in L2 (small B, few layers), and timing it over the same slots again would read what the
  * previous call left in L2, so the pool holds bench_rotation_sets sets of cap_mult·B slots and
@@ -77,7 +78,7 @@ int bench_pool_family_create(bench_ctx *x, int cap_mult, ls_zero_policy zero, in
         return -1;
     int64_t slot_bytes = ls_layer_bytes(&d) * (1 + spec); /* one slot of one layer, spec rows too */
     int32_t cap = (int32_t)(cap_mult * B);
-    int layers = bench_rotation_layers(x, (int64_t)B * ls_layer_bytes(&d) * touch, (int64_t)(cap + 1) * slot_bytes);
+    int layers = bench_pool_layers(x, (int64_t)B * ls_layer_bytes(&d) * touch, (int64_t)(cap + 1) * slot_bytes);
     if (layers == 0)
         return BENCH_OOM;
     int sets = 1;

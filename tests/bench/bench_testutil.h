@@ -29,6 +29,8 @@ typedef struct bt_case {
 static const ls_impl *bt_impl;
 /* --pool-slots of the next bt_setup (0: not given, the serving default). */
 static int bt_pool_slots;
+/* The cache regime of the next bt_setup (default rotate). */
+static ls_cache_regime bt_cache = LS_CACHE_ROTATE;
 
 /* The fixed device every bt_setup case sees: an H200's L2 and SM count, so the rotation rule
  * (8 x L2 / bytes per call, capped at 2 here) gives the same layer count on every machine. */
@@ -72,7 +74,7 @@ static inline void bt_setup(bt_case *t, const ls_runtime *be, const char *family
     t->env.dev.l2_bytes = BT_L2_BYTES;
     t->env.dev.sm_count = BT_SM_COUNT;
     t->env.budget_bytes = budget;
-    t->env.cache = LS_CACHE_ROTATE;
+    t->env.cache = bt_cache;
     t->env.max_rot = 2;
     t->x.c = t->c;
     t->x.env = &t->env;

@@ -10,7 +10,8 @@
  *   - every rotated layer has its own inputs, outputs and weights (one input policy), and they
  *     count in the rotation's memory budget;
  *   - pool copy/accept rotate over disjoint slot sets (bench_rotation_sets), launch r writing set
- *     r's destination slots and nothing else.
+ *     r's destination slots and nothing else;
+ *   - a pool path's pool has the same layers under every cache regime (its one call is the case).
  * The verification gate of every variant is tested in test_bench_verify.c.
  */
 #include <stdlib.h>
@@ -401,6 +402,31 @@ static void pool_state_sets(void)
     }
 }
 
+/* Pool paths: the layers one call covers do not depend on the regime (flush and hot once built a
+ * one-layer pool, timing a smaller call than rotate); only copy/accept's slot sets do. */
+static void pool_layers_every_regime(void)
+{
+    static const struct {
+        const char *family, *model;
+        int draft, sets; /* sets under rotate (the host cap: 2) */
+    } cases[] = {
+        {"pool/accept", "kimi-linear-48b-a3b", 2, 2},
+        {"pool/copy", "qwen3-next-80b-a3b", 1, 2},
+        {"pool/fork", "nemotron-h-8b", 1, 1},
+        {"pool/alloc", "qwen3-next-80b-a3b", 1, 1},
+    };
+    const ls_cache_regime regimes[] = {LS_CACHE_ROTATE, LS_CACHE_FLUSH, LS_CACHE_HOT};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (size_t r = 0; r < sizeof regimes / sizeof regimes[0]; r++) {
+            bt_cache = regimes[r];
+            bt_case t = setup_ok(cases[i].family, cases[i].model, 3, cases[i].draft, NULL);
+            LS_CHECK_EQ_INT(ls_pool_desc(t.x.pool)->layers, 2); /* the host cap, every regime */
+            LS_CHECK_EQ_INT(t.x.rotated, regimes[r] == LS_CACHE_ROTATE ? cases[i].sets : 1);
+            bt_release(&t);
+        }
+    bt_cache = LS_CACHE_ROTATE;
+}
+
 int main(void)
 {
     layers_own_inputs();
@@ -411,5 +437,6 @@ int main(void)
     pools_not_zero();
     rotation_sets_rule();
     pool_state_sets();
+    pool_layers_every_regime();
     return ls_test_exit();
 }
