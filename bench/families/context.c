@@ -132,8 +132,9 @@ float *bench_dev_rand_f32(bench_ctx *x, size_t n, double lo, double hi, float **
  * set is >= 8x the device L2, like real decode walking its layers. Capped by the model's linear
  * layer count (that is the real working set), env->max_rot, and the memory budget. Pool copy and
  * accept, whose one call covers every layer, rotate over slot sets instead (bench_rotation_sets).
+ *
+ * l2_round: calls whose bytes add up to >= 8 x L2 (rotate's count, whatever the regime).
  */
-/* Calls whose bytes add up to >= 8 x L2 (every regime: rotate's count). */
 static int64_t l2_round(const bench_env *env, int64_t call_bytes)
 {
     int64_t l2 = env->dev.l2_bytes > 0 ? env->dev.l2_bytes : (int64_t)32 << 20;
@@ -162,20 +163,20 @@ static int rotation_fit(const bench_env *env, int64_t n, int64_t unit_bytes, int
     return (int)(n < fit ? n : fit);
 }
 
+/* n layers capped by the model's linear layers, then as rotation_fit. */
+static int layers_fit(const bench_ctx *x, int64_t n, int64_t layer_pool_bytes)
+{
+    return rotation_fit(x->env, n < x->c->model->layers ? n : x->c->model->layers, layer_pool_bytes, 0);
+}
+
 int bench_rotation_layers(const bench_ctx *x, int64_t call_bytes, int64_t layer_pool_bytes)
 {
-    int64_t n = rotation_round(x->env, call_bytes);
-    if (n > x->c->model->layers)
-        n = x->c->model->layers;
-    return rotation_fit(x->env, n, layer_pool_bytes, 0);
+    return layers_fit(x, rotation_round(x->env, call_bytes), layer_pool_bytes);
 }
 
 int bench_pool_layers(const bench_ctx *x, int64_t layer_bytes, int64_t layer_pool_bytes)
 {
-    int64_t n = l2_round(x->env, layer_bytes);
-    if (n > x->c->model->layers)
-        n = x->c->model->layers;
-    return rotation_fit(x->env, n, layer_pool_bytes, 0);
+    return layers_fit(x, l2_round(x->env, layer_bytes), layer_pool_bytes);
 }
 
 int bench_rotation_sets(const bench_ctx *x, int64_t call_bytes, int64_t set_pool_bytes, int64_t base_bytes)

@@ -36,7 +36,7 @@ typedef struct state_priv {
                                  * dst = the slots, steps) */
     ls_state_params *fused;     /* [n_rot]: set r over the whole pool; index lists in backend memory */
     ls_state_params *per;       /* per-tensor: [n_rot][n_per], one per (buffer, layer); NULL when fused */
-    int n_per;
+    int n_per;                  /* per-tensor launches per set */
 } state_priv;
 
 /* Buffer b at layer l of the pool `all` as a single-buffer, single-layer params (same indices). */
@@ -105,14 +105,13 @@ static int state_setup(bench_ctx *x, int accept, int per_tensor)
     p->per = bench_host_alloc(x, sizeof *p->per * (size_t)(all.n_buffers * all.layers) * (size_t)sets);
     if (!p->per)
         return -1;
-    for (int r = 0; r < sets; r++) {
-        int n = 0;
+    size_t k = 0;
+    for (int r = 0; r < sets; r++)
         for (int b = 0; b < all.n_buffers; b++)
             for (int l = 0; l < all.layers; l++)
                 if (!accept || all.buf[b].spec) /* accept skips buffers without spec */
-                    per_tensor_params(&p->fused[r], b, l, &p->per[(size_t)r * all.n_buffers * all.layers + n++]);
-        p->n_per = n;
-    }
+                    per_tensor_params(&p->fused[r], b, l, &p->per[k++]);
+    p->n_per = (int)(k / (size_t)sets);
     return 0;
 }
 
@@ -142,10 +141,9 @@ int bench_pool_state_run(void *vx, int rot, ls_stream s)
     state_priv *p = x->priv;
     int (*op)(const ls_state_params *, const ls_tuning *, ls_stream) =
         p->accept ? x->im->state_accept : x->im->state_copy;
-    const ls_state_params *f = &p->fused[rot];
     if (!p->per)
-        return bench_impl_rc(x, op(f, x->tune, s));
-    const ls_state_params *per = p->per + (size_t)rot * f->n_buffers * f->layers;
+        return bench_impl_rc(x, op(&p->fused[rot], x->tune, s));
+    const ls_state_params *per = p->per + (size_t)rot * (size_t)p->n_per;
     for (int i = 0; i < p->n_per; i++)
         if (bench_impl_rc(x, op(&per[i], x->tune, s)) != 0)
             return -1;
