@@ -237,21 +237,40 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
  * factors with vector loads. Generic shapes keep kda_decay (their CTAs may span heads).
  */
 constexpr int DECAY_TOKENS = 8;
+struct decay_table {
+    float e[DECAY_TOKENS][DIM_FAST]; /* the factors, token t - t0, key row k */
+    uint2 raw[DECAY_TOKENS][32];     /* the raw bf16 gates as copied, 4 per lane */
+};
 
-/* Tokens t0 .. t0 + DECAY_TOKENS - 1 (those < T) of head (r, hv) into tab[t - t0][k]. Every
+/* Tokens t0 .. t0 + DECAY_TOKENS - 1 (those < T) of head (r, hv) into tab.e[t - t0][k]. Every
  * thread of the CTA calls it at the same t0 (uniform): a barrier before (the previous fill's
- * readers are done) unless t0 == 0, and one after. */
+ * readers are done) unless t0 == 0, and one after. Warp w of the CTA's n_w takes tokens w,
+ * w + n_w, ..., each lane 4 consecutive gates of each: its gates are copied to shared memory at
+ * once (cp.async: one memory round trip, no registers held; the same copies into registers
+ * took 88-100 registers in the vk kernels against 56-64), then turned into decays a token at a
+ * time. */
 __device__ __forceinline__ void decay_fill(const ls_delta_params &p, int r, int hv, int T, int t0, float neg_a,
-                                           float (*tab)[DIM_FAST])
+                                           decay_table &tab)
 {
+    static_assert(DIM_FAST == 4 * 32, "a warp's lanes cover a token's 128 gates, 4 each");
     if (t0)
         __syncthreads();
-    const int n = min(T - t0, DECAY_TOKENS) * DIM_FAST;
-    const float *dtb = (const float *)p.dt_bias + (long long)hv * DIM_FAST;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const int t = i / DIM_FAST, k = i % DIM_FAST;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, n_w = blockDim.x >> 5;
+    const int nt = min(T - t0, DECAY_TOKENS);
+    for (int t = w; t < nt; t += n_w) {
         const long long bt = (long long)r * T + t0 + t;
-        tab[t][k] = ls_rec::delta_decay(neg_a, ls_bf2f(p.a[(bt * p.heads_v + hv) * DIM_FAST + k]) + dtb[k]);
+        ls_cp_async8(&tab.raw[t][lane], p.a + (bt * p.heads_v + hv) * DIM_FAST + 4 * lane);
+    }
+    float dtb[4];
+    ls_rec::load4<true>((const float *)p.dt_bias + (long long)hv * DIM_FAST + 4 * lane, 4, dtb);
+    ls_cp_async_wait_all();
+    for (int t = w; t < nt; t += n_w) {
+        float x[4];
+        ls_rec::unpack_bf16x4(tab.raw[t][lane], x);
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            x[c] = ls_rec::delta_decay(neg_a, x[c] + dtb[c]);
+        *reinterpret_cast<float4 *>(&tab.e[t][4 * lane]) = make_float4(x[0], x[1], x[2], x[3]);
     }
     __syncthreads();
 }
@@ -329,7 +348,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
     static_assert(!FAST || RK % 8 == 0 || RK == 4, "q/k rows load 8 (or all 4) at a time");
     __shared__ float xchg[KW > 1 ? 2 : 1][KW > 1 ? MAX_WARPS_PER_CTA : 1][LV][NSUM];
     constexpr bool TABLE = PER_ROW && FAST && !ONE_TOKEN; /* KDA verify: the decay table */
-    __shared__ __align__(16) float dtab[TABLE ? DECAY_TOKENS : 1][DIM_FAST];
+    __shared__ __align__(16) decay_table dtab; /* TABLE only (unreferenced otherwise: not allocated) */
 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int lv = lane % LV, lk = lane / LV;
@@ -421,7 +440,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
             if constexpr (TABLE) {
                 if (t % DECAY_TOKENS == 0)
                     decay_fill(p, r, hv, T, t, neg_a, dtab);
-                decay_read<RK>(dtab[t % DECAY_TOKENS] + k0, e);
+                decay_read<RK>(dtab.e[t % DECAY_TOKENS] + k0, e);
             } else {
                 kda_decay<LV, RK, FAST>(p.a + (bt * HV + hv) * K + k0, (const float *)p.dt_bias + (long long)hv * K + k0,
                                         k0, K, neg_a, lane, e);

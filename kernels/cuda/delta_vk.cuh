@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
     static_assert(!FAST || DIM_FAST % R == 0, "R divides V on the vector path");
     constexpr int SPAN = 32 / (2 * R); /* lanes holding one total after reduce_scatter */
     constexpr bool TABLE = PER_ROW && FAST && !ONE_TOKEN; /* KDA verify: the decay table (decay_fill) */
-    __shared__ __align__(16) float dtab[TABLE ? DECAY_TOKENS : 1][DIM_FAST];
+    __shared__ __align__(16) decay_table dtab; /* TABLE only (unreferenced otherwise: not allocated) */
     const int lane = threadIdx.x & 31;
     const int K = FAST ? DIM_FAST : p.dk, V = FAST ? DIM_FAST : p.dv;
     const int HV = p.heads_v, T = ONE_TOKEN ? 1 : p.tokens;
@@ -236,7 +236,7 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
         if constexpr (TABLE) {
             if (t % DECAY_TOKENS == 0)
                 decay_fill(p, r, hv, T, t, neg_a, dtab);
-            decay_read<4>(dtab[t % DECAY_TOKENS] + k0, e);
+            decay_read<4>(dtab.e[t % DECAY_TOKENS] + k0, e);
         } else if (PER_ROW) {
 #pragma unroll
             for (int c = 0; c < 4; c++)
