@@ -138,14 +138,6 @@ static __device__ __forceinline__ void ls_mbar_wait(uint64_t *bar, uint32_t pari
                      : "memory");
 }
 
-/* 8 bytes global -> shared without a register (cp.async, sm_80+; both addresses 8-byte aligned);
- * the issuing thread waits for all of its copies with ls_cp_async_wait_all. */
-static __device__ __forceinline__ void ls_cp_async8(void *smem, const void *gmem)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(ls_smem_u32(smem)), "l"(gmem) : "memory");
-}
-static __device__ __forceinline__ void ls_cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
-
 static __device__ __forceinline__ void ls_bulk_load(void *smem, const void *gmem, uint32_t bytes, uint64_t *bar)
 {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(

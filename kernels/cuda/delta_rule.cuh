@@ -203,18 +203,22 @@ __device__ __forceinline__ void load_bf16_row(const uint16_t *p, int idx0, int l
  * KDA decay of this lane's RK rows: the LV lanes sharing the rows each compute RK/LV of the
  * exp(-e^A_log softplus(a + dt_bias)) (the costly part: expf, log1pf, expf), then exchange
  * them with shuffles. Rows >= K get 1 (their state is zero anyway). The raw gates of the
- * lane's RK/LV rows (k0 + lv * RK/LV on) are read from a_row. Decode and the generic path; the
- * vector path's verify reads the CTA's decay table (decay_fill).
+ * lane's RK/LV rows (k0 + lv * RK/LV on) are read from a_row, or, PRE, were read before (g_pre).
  */
-template <int LV, int RK, bool FAST>
+template <int LV, int RK, bool FAST, bool PRE = false>
 __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dtb_row, int k0, int K,
-                                          float neg_a, int lane, float *e)
+                                          float neg_a, int lane, float *e, const float *g_pre = nullptr)
 {
     constexpr int G = RK / LV; /* rows computed per lane */
     const int lv = lane % LV;
     float mine[G];
     float g[G];
-    load_bf16_row<G, FAST>(a_row + lv * G, k0 + lv * G, K, g);
+    if constexpr (PRE)
+#pragma unroll
+        for (int j = 0; j < G; j++)
+            g[j] = g_pre[j];
+    else
+        load_bf16_row<G, FAST>(a_row + lv * G, k0 + lv * G, K, g);
 #pragma unroll
     for (int j = 0; j < G; j++) {
         const bool live = FAST || k0 + lv * G + j < K;
@@ -224,67 +228,6 @@ __device__ __forceinline__ void kda_decay(const uint16_t *a_row, const float *dt
 #pragma unroll
     for (int i = 0; i < RK; i++)
         e[i] = __shfl_sync(0xffffffffu, mine[i % G], base | (i / G));
-}
-
-/*
- * KDA verify on the vector path: the CTA's decay table. A token's decays are K values computed
- * from its inputs alone (gate, dt_bias, A_log), the same for every warp of a head, and every
- * warp of a vector-path CTA works on one (request, value head) (its tiles are column blocks of
- * one head, delta_vk's row blocks of one head: 4 warps at most, 4 to 32 blocks per head). So the
- * CTA's threads compute them together, DECAY_TOKENS tokens at a time, into shared memory, once
- * per token instead of once per warp, and off the token chain: the first fill runs in token 0's
- * step under the state loads, the next every DECAY_TOKENS tokens. A lane reads its rows'
- * factors with vector loads. Generic shapes keep kda_decay (their CTAs may span heads).
- */
-constexpr int DECAY_TOKENS = 8;
-struct decay_table {
-    float e[DECAY_TOKENS][DIM_FAST]; /* the factors, token t - t0, key row k */
-    uint2 raw[DECAY_TOKENS][32];     /* the raw bf16 gates as copied, 4 per lane */
-};
-
-/* Tokens t0 .. t0 + DECAY_TOKENS - 1 (those < T) of head (r, hv) into tab.e[t - t0][k]. Every
- * thread of the CTA calls it at the same t0 (uniform): a barrier before (the previous fill's
- * readers are done) unless t0 == 0, and one after. Warp w of the CTA's n_w takes tokens w,
- * w + n_w, ..., each lane 4 consecutive gates of each: its gates are copied to shared memory at
- * once (cp.async: one memory round trip, no registers held; the same copies into registers
- * took 88-100 registers in the vk kernels against 56-64), then turned into decays a token at a
- * time. */
-__device__ __forceinline__ void decay_fill(const ls_delta_params &p, int r, int hv, int T, int t0, float neg_a,
-                                           decay_table &tab)
-{
-    static_assert(DIM_FAST == 4 * 32, "a warp's lanes cover a token's 128 gates, 4 each");
-    if (t0)
-        __syncthreads();
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, n_w = blockDim.x >> 5;
-    const int nt = min(T - t0, DECAY_TOKENS);
-    for (int t = w; t < nt; t += n_w) {
-        const long long bt = (long long)r * T + t0 + t;
-        ls_cp_async8(&tab.raw[t][lane], p.a + (bt * p.heads_v + hv) * DIM_FAST + 4 * lane);
-    }
-    float dtb[4];
-    ls_rec::load4<true>((const float *)p.dt_bias + (long long)hv * DIM_FAST + 4 * lane, 4, dtb);
-    ls_cp_async_wait_all();
-    for (int t = w; t < nt; t += n_w) {
-        float x[4];
-        ls_rec::unpack_bf16x4(tab.raw[t][lane], x);
-#pragma unroll
-        for (int c = 0; c < 4; c++)
-            x[c] = ls_rec::delta_decay(neg_a, x[c] + dtb[c]);
-        *reinterpret_cast<float4 *>(&tab.e[t][4 * lane]) = make_float4(x[0], x[1], x[2], x[3]);
-    }
-    __syncthreads();
-}
-
-/* n consecutive factors of a table row as float4 loads (row 16-byte aligned, n % 4 == 0). */
-template <int N>
-__device__ __forceinline__ void decay_read(const float *row, float *e)
-{
-    static_assert(N % 4 == 0, "whole float4s");
-#pragma unroll
-    for (int i = 0; i < N; i += 4) {
-        const float4 w = *reinterpret_cast<const float4 *>(row + i);
-        e[i] = w.x, e[i + 1] = w.y, e[i + 2] = w.z, e[i + 3] = w.w;
-    }
 }
 
 /* Minimum CTAs per SM asked of the register allocator: decode keeps <= 128 registers (16 warps
@@ -347,8 +290,6 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
     static_assert(FAST || L == NARROW, "the generic path is NARROW only");
     static_assert(!FAST || RK % 8 == 0 || RK == 4, "q/k rows load 8 (or all 4) at a time");
     __shared__ float xchg[KW > 1 ? 2 : 1][KW > 1 ? MAX_WARPS_PER_CTA : 1][LV][NSUM];
-    constexpr bool TABLE = PER_ROW && FAST && !ONE_TOKEN; /* KDA verify: the decay table */
-    __shared__ __align__(16) decay_table dtab; /* TABLE only (unreferenced otherwise: not allocated) */
 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int lv = lane % LV, lk = lane / LV;
@@ -382,7 +323,7 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
             ls_prefetch_l2(p.q + qk_off);
             ls_prefetch_l2(p.k + qk_off);
             ls_prefetch_l2(p.v + (bt * HV + hv) * V + col0);
-            if (PER_ROW && !TABLE)
+            if (PER_ROW)
                 ls_prefetch_l2(p.a + (bt * HV + hv) * K + k0);
         }
 
@@ -392,20 +333,19 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
     /* SPLIT verify (PIPE): token t + 1's activations go into registers (nx*, raw bf16: its 8-byte
      * q, k and v pieces, b, the lane's gate) at the top of token t, so their latency overlaps
      * token t's math and exchange instead of heading token t + 1's chain (inputs are read-only:
-     * the early read sees the same values; KDA's gates are the decay table's). NARROW and WIDE,
-     * whose registers hold 64 state values, load each token's at its top. */
+     * the early read sees the same values). NARROW and WIDE, whose registers hold 64 state
+     * values, load each token's at its top. */
     constexpr bool PIPE = L == SPLIT && !ONE_TOKEN;
     static_assert(!PIPE || (FAST && RK == 4 && LV == 4), "PIPE: one 8-byte q, k, v piece and one gate per lane");
     uint2 nxq, nxk, nxv;
-    uint16_t nxb, nxa = 0;
+    uint16_t nxb, nxa;
     const auto load_next = [&](long long bn) { /* token bn = r * T + t */
         const long long qk = (bn * p.heads_qk + h) * K + k0;
         nxq = *reinterpret_cast<const uint2 *>(p.q + qk);
         nxk = *reinterpret_cast<const uint2 *>(p.k + qk);
         nxv = *reinterpret_cast<const uint2 *>(p.v + (bn * HV + hv) * V + col0);
         nxb = p.b[bn * HV + hv];
-        if (!PER_ROW)
-            nxa = p.a[bn * HV + hv];
+        nxa = PER_ROW ? p.a[(bn * HV + hv) * K + k0 + lane % LV] : p.a[bn * HV + hv]; /* kda_decay's row */
     };
     if constexpr (PIPE)
         load_next((long long)r * T);
@@ -424,12 +364,12 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         if constexpr (!PIPE)
             ls_rec::load4<FAST>(p.v + v_off, V - col0, vv);
         const float beta = ls_sigmoid(ls_bf2f(PIPE ? nxb : p.b[bt * HV + hv]));
-        float gnow[1]; /* PIPE: this token's raw gate (GDN) */
+        float gnow[1]; /* PIPE: this token's raw gate (GDN: the head's; KDA: the lane's row) */
         if constexpr (PIPE) {
             ls_rec::unpack_bf16x4(nxq, qv);
             ls_rec::unpack_bf16x4(nxk, kv);
             ls_rec::unpack_bf16x4(nxv, vv);
-            gnow[0] = PER_ROW ? 0.0f : ls_bf2f(nxa);
+            gnow[0] = ls_bf2f(nxa);
             if (t + 1 < T)
                 load_next(bt + 1);
         }
@@ -437,14 +377,9 @@ __device__ __forceinline__ void delta_tile(const ls_delta_params &p, int r, int 
         /* ---- decay */
         if (PER_ROW) {
             float e[RK];
-            if constexpr (TABLE) {
-                if (t % DECAY_TOKENS == 0)
-                    decay_fill(p, r, hv, T, t, neg_a, dtab);
-                decay_read<RK>(dtab.e[t % DECAY_TOKENS] + k0, e);
-            } else {
-                kda_decay<LV, RK, FAST>(p.a + (bt * HV + hv) * K + k0, (const float *)p.dt_bias + (long long)hv * K + k0,
-                                        k0, K, neg_a, lane, e);
-            }
+            kda_decay<LV, RK, FAST, PIPE>(p.a + (bt * HV + hv) * K + k0,
+                                          (const float *)p.dt_bias + (long long)hv * K + k0, k0, K, neg_a, lane, e,
+                                          PIPE ? gnow : nullptr);
 #pragma unroll
             for (int i = 0; i < RK; i++)
 #pragma unroll
@@ -553,7 +488,7 @@ delta_rule_kernel(const ls_delta_params p)
     ls_pdl_wait();
     ls_pdl_trigger();
     if (r >= p.batch)
-        return; /* the CTA's warps leave together (vector path: one head per CTA), no barrier left waiting */
+        return; /* all KW warps of the tile leave together: no barrier is left waiting */
     delta_tile<ST, PER_ROW, L, FAST, ONE_TOKEN>(p, r, hv, vb, kw);
 }
 

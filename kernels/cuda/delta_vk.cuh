@@ -7,8 +7,7 @@
  * warp; lane l holds key columns 4l..4l+3 of each of the R rows (one 16-byte fp32 / 8-byte bf16
  * access per row: a warp reads or writes a whole 512 / 256-byte row per instruction, so every
  * state access is coalesced along K). The q, k, KDA gate and decay of a lane are the same 4 key
- * columns for all R rows: the norms are 3 warp sums per token, the KDA decay 4 factors per lane
- * (decode: computed by the lane; vector-path verify: read from the CTA's decay table, decay_fill).
+ * columns for all R rows: the norms are 3 warp sums per token, the KDA decay 4 exps per lane.
  * The 2R reductions over K (S^T k, S^T q per row) are one reduce-scatter over the 32 lanes
  * (2R - 1 + log2(16 / R) shuffles instead of 5 per sum); the lanes holding row j's two totals
  * compute its u and o, and the R values u_j rk go back to every lane by R broadcasts. Shapes (ls_choose_delta, knob delta.variant):
@@ -17,14 +16,13 @@
  * R = 4 with predicated scalar accesses.
  *
  * Verify comes in two forms (AHEAD, plan.ahead, knob delta.ahead; auto: ls_delta_ahead_auto,
- * choose.h). Off: each token's q, k, v, b (and GDN's gate) are loaded at the start of its step
- * (the later tokens' were pulled into L2 under the state loads). On: token t + 1's are issued at
- * the top of step t, as bf16 words, so their L2 round trip runs under step t's work (the stores
- * may alias them for the compiler: it would not hoist them itself), and every state row goes out
- * as one vector store (inline PTX; the plain store splits a warp's first row into scalars). On
- * cost 72 registers at R = 4 against 64 while KDA's gates were loaded per token (7 CTAs per SM
- * instead of 8; capping it at 64 lost its gain: results/h200/vk-ahead-39f3f21/); with the decay
- * table KDA's on form takes 64, its off form 56.
+ * choose.h). Off: each token's q, k, gate, v and b are loaded at the start of its step (the later
+ * tokens' were pulled into L2 under the state loads). On: token t + 1's are issued at the top of
+ * step t, as bf16 words, so their L2 round trip runs under step t's work (the stores may alias
+ * them for the compiler: it would not hoist them itself), and every state row goes out as one
+ * vector store (inline PTX; the plain store splits a warp's first row into scalars). On costs
+ * 72 registers at R = 4 against 64 (7 CTAs per SM instead of 8); capping it at 64 lost its gain
+ * (the A/B in results/h200/vk-ahead-39f3f21/; where it wins, results/h200/ahead-rule-058e16c/).
  * Decode always runs the off form.
  *
  * Per token: the ls_delta_params contract in fp32 with the identity of delta_tile
@@ -80,13 +78,14 @@ struct vk_token;
 
 template <>
 struct vk_token<true> {
-    uint2 q, k;
-    float a0, v, b; /* a0: GDN's gate (one per head); KDA's gates: the decay table */
+    uint2 q, k, a;
+    float a0, v, b; /* a0: GDN's gate (one per head) */
     __device__ __forceinline__ void unpack(float q4[4], float k4[4]) const
     {
         ls_rec::unpack_bf16x4(q, q4);
         ls_rec::unpack_bf16x4(k, k4);
     }
+    __device__ __forceinline__ void unpack_a(float a4[4]) const { ls_rec::unpack_bf16x4(a, a4); }
 };
 
 template <>
@@ -117,6 +116,8 @@ __device__ __forceinline__ void vk_load_token(const ls_delta_params &p, long lon
     if constexpr (FAST) {
         x.q = *reinterpret_cast<const uint2 *>(p.q + qk_off);
         x.k = *reinterpret_cast<const uint2 *>(p.k + qk_off);
+        if (PER_ROW)
+            x.a = *reinterpret_cast<const uint2 *>(p.a + (bt * HV + hv) * K + k0);
     } else {
         ls_rec::load4<false>(p.q + qk_off, kvalid, x.q4);
         ls_rec::load4<false>(p.k + qk_off, kvalid, x.k4);
@@ -145,8 +146,6 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
     static_assert(DIM_FAST == 4 * 32, "a warp's lanes cover K = 128 with 4 columns each");
     static_assert(!FAST || DIM_FAST % R == 0, "R divides V on the vector path");
     constexpr int SPAN = 32 / (2 * R); /* lanes holding one total after reduce_scatter */
-    constexpr bool TABLE = PER_ROW && FAST && !ONE_TOKEN; /* KDA verify: the decay table (decay_fill) */
-    __shared__ __align__(16) decay_table dtab; /* TABLE only (unreferenced otherwise: not allocated) */
     const int lane = threadIdx.x & 31;
     const int K = FAST ? DIM_FAST : p.dk, V = FAST ? DIM_FAST : p.dv;
     const int HV = p.heads_v, T = ONE_TOKEN ? 1 : p.tokens;
@@ -187,14 +186,14 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
             ls_prefetch_l2(p.k + qk_off);
             if (lane == 0)
                 ls_prefetch_l2(p.v + (bt * HV + hv) * V + v0);
-            if (PER_ROW && !TABLE)
+            if (PER_ROW)
                 ls_prefetch_l2(p.a + (bt * HV + hv) * K + k0);
         }
 
     const float neg_a = -expf(p.A_log[hv]);
     const float gdn_dtb = PER_ROW ? 0.0f : ls_bf2f(((const uint16_t *)p.dt_bias)[hv]);
     float dtb4[4] = {0.f, 0.f, 0.f, 0.f};
-    if (PER_ROW && !TABLE)
+    if (PER_ROW)
         ls_rec::load4<FAST>((const float *)p.dt_bias + (long long)hv * K + k0, kvalid, dtb4);
 
     /* AHEAD: token 0's activations, then each next token's at the top of the step before (j,
@@ -217,7 +216,7 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
             if (t + 1 < T)
                 vk_load_token<PER_ROW, FAST>(p, bt + 1, h, hv, K, V, k0, kvalid, v0 + j, row_ok, nxt);
             cur.unpack(q4, k4);
-            if constexpr (PER_ROW && !FAST)
+            if (PER_ROW)
                 cur.unpack_a(a4);
             vj = cur.v, beta = ls_sigmoid(cur.b), ga = cur.a0;
         } else {
@@ -225,19 +224,15 @@ __global__ void __launch_bounds__(32 * MAX_WARPS_PER_CTA) delta_vk_kernel(const 
             ls_rec::load4<FAST>(p.k + qk_off, kvalid, k4);
             vj = row_ok ? ls_bf2f(p.v[v_off + j]) : 0.0f;
             beta = ls_sigmoid(ls_bf2f(p.b[bt * HV + hv]));
-            if (PER_ROW && !TABLE)
+            if (PER_ROW)
                 ls_rec::load4<FAST>(p.a + (bt * HV + hv) * K + k0, kvalid, a4);
-            else if (!PER_ROW)
+            else
                 ga = ls_bf2f(p.a[bt * HV + hv]);
         }
 
         /* ---- decay: one factor per key column (KDA) or per head (GDN) */
         float e[4];
-        if constexpr (TABLE) {
-            if (t % DECAY_TOKENS == 0)
-                decay_fill(p, r, hv, T, t, neg_a, dtab);
-            decay_read<4>(dtab.e[t % DECAY_TOKENS] + k0, e);
-        } else if (PER_ROW) {
+        if (PER_ROW) {
 #pragma unroll
             for (int c = 0; c < 4; c++)
                 e[c] = (FAST || c < kvalid) ? ls_rec::delta_decay(neg_a, a4[c] + dtb4[c]) : 1.0f;

@@ -16,8 +16,7 @@
  * head's o is tiny by cancellation, e.g. a padding row with kn.qn ~ 0).
  *
  * Matrix: every GDN/KDA preset at tp 2 with B in {1, 3, 64} (B = 64 with T in {1, 4} only), T in
- * {1, 2, 4, 8}, fp32 and bf16 state, and B = 1 (bf16) and 3 (fp32) at T = 11 (the KDA decay
- * table's second fill); tp 1 and tp 8 with B = 3, T in {1, 4}; B = 140, T = 4
+ * {1, 2, 4, 8}, fp32 and bf16 state; tp 1 and tp 8 with B = 3, T in {1, 4}; B = 140, T = 4
  * (fp32; verify) at tp 2; B = 257 at tp 2,
  * T = 1 (GDN fp32, KDA bf16 state); odd shapes
  * (K = 64, V = 48; K = 100, V = 36) that take the generic kernel. T = 1: decode (no inter,
@@ -211,11 +210,6 @@ static void run_full(const ls_runtime *be, int quick, int small, uint64_t seed, 
                 preset_case(be, m, 1, 3, ti ? 4 : 1, dts[di], 0, lay, &seed);
                 preset_case(be, m, 8, 3, ti ? 4 : 1, dts[di], 1, lay, &seed);
             }
-        if (!quick) { /* T = 11: past the KDA verify decay table's 8 tokens (refilled at t = 8,
-                       * 3 tokens in the second fill); B = 1 (CTAs of one warp) and 3 */
-            preset_case(be, m, 2, 1, 11, LS_BF16, 0, lay, &seed);
-            preset_case(be, m, 2, 3, 11, LS_F32, 1, lay, &seed);
-        }
         if (!quick && !small) { /* large batches (the bulk kernel): decode fp32 for GDN, bf16 for KDA; verify
                        * with inter windows (B = 140: just past the bulk threshold) */
             preset_case(be, m, 2, 257, 1, m->mechanism == LS_MECH_GDN ? LS_F32 : LS_BF16, 1, lay, &seed);
