@@ -10,7 +10,8 @@
 #                (fidelity-mamba2.csv) and scripts/fidelity_check.py over OUT_DIR/fidelity-*.csv
 #   beforeafter  two SGLang trees in one run: the pinned one and a copy whose SSU wrapper launches
 #                num_warps 4 instead of 1 (before-after.csv, before-after.md)
-#   sidebyside   every impl over the default models, B 1, 8, 32, 128, 512, T 1 and 4, GDN/KDA on both
+#   sidebyside   every impl over the default models, B 1, 8, 32, 128, 512, T 1, 2 and 4 (T = 2: KDA
+#                verify trailed vLLM there, results/h200/tried-decay-table-8dc3b01/), GDN/KDA on both
 #                state layouts (the peers run vk only) (side-by-side.csv; scripts/side_by_side.py:
 #                side-by-side.md against linstate on kv, side-by-side-vk.md on vk, the peers' layout)
 # Needs .peers/src (and .peers/aot for FlashInfer's GDN) carried; LS_GIT_COMMIT set.
@@ -58,7 +59,7 @@ for s in $steps; do
     sidebyside)
       "$B" --impl linstate,sglang,py_sglang,py_vllm,fla,flashinfer,sglang_cuda \
         --model qwen3-next-80b-a3b,kimi-linear-48b-a3b,nemotron-h-8b --family conv1d_update,gdn,kda,mamba2_ssu \
-        --batch 1,8,32,128,512 --draft 1,4 --state-layout kv,vk --out "$out/side-by-side.csv" \
+        --batch 1,8,32,128,512 --draft 1,2,4 --state-layout kv,vk --out "$out/side-by-side.csv" \
         >"$out/side-by-side.txt" 2>"$out/side-by-side.log" || rc=1
       python3 scripts/side_by_side.py "$out/side-by-side.csv" --impl linstate/kv --out "$out/side-by-side.md" || rc=1
       python3 scripts/side_by_side.py "$out/side-by-side.csv" --impl linstate/vk --out "$out/side-by-side-vk.md" || rc=1
