@@ -17,6 +17,10 @@
 #             (ls_delta_wide_over_split2): auto against delta.variant=regs (WIDE from B = 9) and
 #             =split2, GDN and KDA, T 2, 4, 8, B 8-28, beside py_sglang and py_vllm; compare-wide-*.txt
 #             (results/h200/split2-wide-ccfb6fe/ and wide-tail-ccd833d/: the runs its rule came from)
+#   abvk8     ab-vk8.csv: vk verify, delta.variant=vk8 (8 value rows per warp, vLLM's KDA program
+#             shape, half vk4's warps) against auto (vk4), GDN and KDA, T 2 and 4, B 4-512, beside
+#             py_vllm; compare-vk8.txt (KDA verify trails vLLM at T = 2:
+#             results/h200/tried-decay-table-8dc3b01/)
 #   decode    decode.csv: GDN and KDA decode, B 1, 8, 32, 128, 256, 512, linstate (auto) on both
 #             state layouts beside sglang, py_vllm and flashinfer (their vk layout); stream /
 #             stream4 of variants-8f5a322 lost and were removed
@@ -77,6 +81,11 @@ for s in $steps; do
         --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --draft 2,4,8 --batch 8,9,10,12,13,16,17,18,19,20,24,28 \
         --tune linstate:delta.variant=auto --tune linstate:delta.variant=regs --tune linstate:delta.variant=split2
       for v in regs split2; do vs ab-wide delta.variant=auto delta.variant=$v wide-$v; done ;;
+    abvk8)
+      run ab-vk8 --impl linstate,py_vllm --tp 2 --family gdn/verify,kda/verify \
+        --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --state-layout vk --draft 2,4 \
+        --batch 4,8,13,16,24,32,64,128,512 --tune linstate:delta.variant=auto --tune linstate:delta.variant=vk8
+      vs ab-vk8 delta.variant=auto delta.variant=vk8 vk8 ;;
     decode)
       run decode --impl linstate,sglang,py_vllm,flashinfer --tp 2 --family gdn/decode,kda/decode \
         --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --batch 1,8,32,128,256,512 --state-layout kv,vk ;;
