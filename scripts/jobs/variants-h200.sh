@@ -17,9 +17,9 @@
 #             (ls_delta_wide_over_split2): auto against delta.variant=regs (WIDE from B = 9) and
 #             =split2, GDN and KDA, T 2, 4, 8, B 8-28, beside py_sglang and py_vllm; compare-wide-*.txt
 #             (results/h200/split2-wide-ccfb6fe/ and wide-tail-ccd833d/: the runs its rule came from)
-#   abvk8     ab-vk8.csv: vk verify, delta.variant=vk8 (8 value rows per warp, vLLM's KDA program
-#             shape, half vk4's warps) against auto (vk4), GDN and KDA, T 2 and 4, B 4-512, beside
-#             py_vllm; compare-vk8.txt (KDA verify trails vLLM at T = 2:
+#   abvk8     ab-vk8.csv: vk verify, delta.variant=vk8 (8 value rows per warp, as vLLM's KDA verify
+#             programs from B = 13 at tp 2; half vk4's warps) against auto (vk4), GDN and KDA, T 2
+#             and 4, B 4-512, beside py_vllm; compare-vk8.txt (KDA verify trails vLLM at T = 2:
 #             results/h200/tried-decay-table-8dc3b01/)
 #   decode    decode.csv: GDN and KDA decode, B 1, 8, 32, 128, 256, 512, linstate (auto) on both
 #             state layouts beside sglang, py_vllm and flashinfer (their vk layout); stream /
