@@ -18,8 +18,9 @@
 #             =split2, GDN and KDA, T 2, 4, 8, B 8-28, beside py_sglang and py_vllm; compare-wide-*.txt
 #             (results/h200/split2-wide-ccfb6fe/ and wide-tail-ccd833d/: the runs its rule came from)
 #   abvk8     ab-vk8.csv: vk verify, delta.variant=vk8 (8 value rows per warp, as vLLM's KDA verify
-#             programs from B = 13 at tp 2; half vk4's warps) against auto (vk4), GDN and KDA, T 2
-#             and 4, B 4-512, beside py_vllm; compare-vk8.txt (KDA verify trails vLLM at T = 2:
+#             programs from B = 13 at tp 2; half vk4's warps, twice the state bytes in flight per
+#             warp), token-ahead off and on, against auto and vk4 off / on, GDN and KDA, T 2 and 4,
+#             B 4-512, beside py_vllm; compare-vk8*.txt (KDA verify trails vLLM at T = 2:
 #             results/h200/tried-decay-table-8dc3b01/)
 #   decode    decode.csv: GDN and KDA decode, B 1, 8, 32, 128, 256, 512, linstate (auto) on both
 #             state layouts beside sglang, py_vllm and flashinfer (their vk layout); stream /
@@ -84,8 +85,13 @@ for s in $steps; do
     abvk8)
       run ab-vk8 --impl linstate,py_vllm --tp 2 --family gdn/verify,kda/verify \
         --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --state-layout vk --draft 2,4 \
-        --batch 4,8,13,16,24,32,64,128,512 --tune linstate:delta.variant=auto --tune linstate:delta.variant=vk8
-      vs ab-vk8 delta.variant=auto delta.variant=vk8 vk8 ;;
+        --batch 4,8,13,16,24,32,64,128,512 --tune linstate:delta.variant=auto \
+        --tune linstate:delta.variant=vk4,linstate:delta.ahead=off --tune linstate:delta.variant=vk4,linstate:delta.ahead=on \
+        --tune linstate:delta.variant=vk8,linstate:delta.ahead=off --tune linstate:delta.variant=vk8,linstate:delta.ahead=on
+      A=delta.variant=auto,delta.ahead=auto
+      vs ab-vk8 $A delta.variant=vk8,delta.ahead=off vk8
+      vs ab-vk8 $A delta.variant=vk8,delta.ahead=on vk8-ahead
+      vs ab-vk8 delta.variant=vk4,delta.ahead=off delta.variant=vk8,delta.ahead=off vk8-vs-vk4-off ;;
     decode)
       run decode --impl linstate,sglang,py_vllm,flashinfer --tp 2 --family gdn/decode,kda/decode \
         --model qwen3-next-80b-a3b,kimi-linear-48b-a3b --batch 1,8,32,128,256,512 --state-layout kv,vk ;;
