@@ -31,9 +31,10 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
     [LS_KNOB_DELTA_VARIANT] = {"delta.variant", "auto|regs|bulk|vk4|vk8|split|split2",
                                "GDN/KDA kernel. kv layout, large batch: regs or bulk (auto: bulk from 16 heads per SM, "
                                "register tiles below); vk layout: vk4 or vk8 value rows per warp (auto: decode vk8 from 8 such "
-                               "warps per SM, vk4 below; verify vk4). split / split2 (kv layout, K = V = 128, every "
-                               "batch): each 16-column tile over 4 / 2 warps along K, for small batches (auto, verify: split "
-                               "for KDA below 3 NARROW warps per SM, split2 from 6 to 24 unless the WIDE tiles serve and "
+                               "warps per SM, vk4 below; verify: GDN vk4, KDA with an fp32 state vk8 from 5 such warps "
+                               "per SM). split / split2 (kv layout, K = V = 128, every batch): each 16-column tile over "
+                               "4 / 2 warps along K, for small batches (auto, verify: split for KDA below 3 NARROW warps "
+                               "per SM, split2 from 6 to 24 unless the WIDE tiles serve and "
                                "their last wave of 12 warps per SM is at least 33 % full). A value of the other layout "
                                "means auto; split(2) on other shapes: auto"},
     [LS_KNOB_SSU_SPECULATE] = {"ssu.speculate", "auto|on|off|miss",
@@ -72,8 +73,8 @@ const ls_knob_def ls_linstate_knobs[LS_KNOB_COUNT] = {
                              "GDN/KDA verify on the vk layout: on = each token's activations loaded one token "
                              "ahead, under the previous token's work, and every state row stored as one vector "
                              "store; off = each token's loads at its start (decode and the kv layout ignore it; "
-                             "auto: on with 4 rows per warp and an fp32 state below 10 warps per SM, and for "
-                             "KDA from 80 warps per SM)"},
+                             "auto, fp32 state: on with 4 rows per warp below 10 warps per SM, and for KDA from "
+                             "80 warps per SM; KDA with 8 rows per warp always)"},
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -266,8 +267,10 @@ static int pick_cta(int64_t warps_total, int kw, int sms, ls_plan *out)
  * vk layout (delta_vk.cuh): warps of R value rows. Vector path (the kv conditions: K = V = 128,
  * aligned): decode takes R = 8 once that gives every SM LS_DELTA_VK8_MIN_WARPS_PER_SM warps,
  * R = 4 below (twice the warps for the small batches, whose time is latency, not bandwidth);
- * verify always R = 4 (the H200 A/B, results/h200/kernels-e3a6ef2/: vk4 1-8 % ahead at T = 4 from
- * B = 4 to 512, vk8 1-4 % ahead for decode from B = 16). vk4 / vk8 force either. Other shapes: the generic vk kernel (R = 4).
+ * verify R = 4 for GDN (the H200 A/B, results/h200/kernels-e3a6ef2/: vk4 1-8 % ahead at T = 4
+ * from B = 4 to 512, vk8 1-4 % ahead for decode from B = 16) and for KDA R = 8 with its loads a
+ * token ahead where ls_delta_vk8_verify_auto says (results/h200/vk8-kda-9a18719/), R = 4 below.
+ * vk4 / vk8 force either. Other shapes: the generic vk kernel (R = 4).
  */
 static int choose_delta_vk(const ls_delta_params *p, int per_row, const ls_tuning *t, int sms, ls_plan *out)
 {
@@ -277,18 +280,22 @@ static int choose_delta_vk(const ls_delta_params *p, int per_row, const ls_tunin
         out->kernel = LS_K_DELTA_VK_GENERIC;
     } else {
         const int v = ls_tune_get(t, LS_KNOB_DELTA_VARIANT);
+        const int64_t w8 = rh * (LS_DELTA_DIM_FAST / 8);
         const int wide = v == LS_DELTA_VK8 ||
-                         (v != LS_DELTA_VK4 && p->tokens == 1 &&
-                          rh * (LS_DELTA_DIM_FAST / 8) >= (int64_t)LS_DELTA_VK8_MIN_WARPS_PER_SM * sms);
+                         (v != LS_DELTA_VK4 &&
+                          (p->tokens == 1 ? w8 >= (int64_t)LS_DELTA_VK8_MIN_WARPS_PER_SM * sms
+                                          : ls_delta_vk8_verify_auto(w8, sms, per_row, p->state_dtype == LS_F32)));
         rows = wide ? 8 : 4;
         out->kernel = wide ? LS_K_DELTA_VK8 : LS_K_DELTA_VK4;
     }
     const int64_t warps = rh * ceil_div(p->dv, rows);
     const int ah = ls_tune_get(t, LS_KNOB_DELTA_AHEAD);
-    /* auto: where the A/B measured it (the R = 4 vector kernel, fp32 state); ls_delta_ahead_auto */
-    const int measured = out->kernel == LS_K_DELTA_VK4 && p->state_dtype == LS_F32;
-    out->ahead = p->tokens > 1 && (ah == LS_DAHEAD_ON ||
-                                   (ah == LS_DAHEAD_AUTO && measured && ls_delta_ahead_auto(warps, sms, per_row)));
+    /* auto: where the A/Bs measured it, with an fp32 state: the R = 4 kernel by ls_delta_ahead_auto,
+     * KDA's R = 8 kernel always (ahead beat off at every batch, results/h200/vk8-kda-9a18719/) */
+    const int fp32 = p->state_dtype == LS_F32;
+    const int ahead_auto = fp32 && (out->kernel == LS_K_DELTA_VK4 ? ls_delta_ahead_auto(warps, sms, per_row)
+                                                                   : out->kernel == LS_K_DELTA_VK8 && per_row);
+    out->ahead = p->tokens > 1 && (ah == LS_DAHEAD_ON || (ah == LS_DAHEAD_AUTO && ahead_auto));
     return pick_cta(warps, 1, sms, out);
 }
 
@@ -306,6 +313,11 @@ int ls_delta_ahead_auto(int64_t warps, int sms, int per_row)
     if (warps < (int64_t)LS_DELTA_AHEAD_MAX_WARPS_PER_SM * sms)
         return 1;
     return per_row && warps >= (int64_t)LS_DELTA_AHEAD_KDA_MIN_WARPS_PER_SM * sms;
+}
+
+int ls_delta_vk8_verify_auto(int64_t vk8_warps, int sms, int per_row, int fp32_state)
+{
+    return per_row && fp32_state && vk8_warps >= (int64_t)LS_DELTA_VK8_KDA_VERIFY_MIN_WARPS_PER_SM * sms;
 }
 
 int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int max2)

@@ -144,6 +144,16 @@ typedef struct ls_choose_dev {
 #define LS_DELTA_DIM_FAST 128      /* delta vector path: K = V = 128 */
 #define LS_DELTA_BULK_MIN_CTAS_PER_SM 16 /* auto: bulk kernel from this many heads per SM */
 #define LS_DELTA_VK8_MIN_WARPS_PER_SM 8  /* auto, vk layout: 8 rows per warp from this many warps per SM */
+/* auto, vk layout, KDA verify with an fp32 state: 8 rows per warp, with the token-ahead loads, from
+ * this many such warps per SM (ls_delta_vk8_verify_auto; R = 4 below, GDN R = 4 at every batch).
+ * The decays of the 128 key rows are KDA's per-token work that every warp of a head repeats
+ * (4 full-precision exp / log1p / exp per lane): 8 rows share them over twice the state. H200,
+ * kimi-linear tp 2 (HV 16: 16 B such warps, 1.9 B per SM on 132), two processes within 0.7 %
+ * (results/h200/vk8-kda-9a18719/): vk8 with the loads ahead took 0.65-0.99x auto's (R = 4) time at
+ * B = 3-512, T = 2 / 4 / 8, but 1.01-1.02x at T = 8 B = 13, 256 and 512; 1.05-1.06x at B = 1 and
+ * 0.99-1.02x at B = 2 (1-2-warp CTAs). vk8 with each token's loads at its start took 1.01-1.26x
+ * the ahead form's time (B = 4-512, T = 2 / 4). */
+#define LS_DELTA_VK8_KDA_VERIFY_MIN_WARPS_PER_SM 5
 /* auto, SSU on the vector path, decode and verify: ssu_rows8 up to this batch, the wide / narrow
  * tiles above; decode with the slot guess on, verify in CTAs of at most LS_SSU_ROWS8_VERIFY_WARPS
  * warps. H200 A/B (results/h200/variants-4db0dd1/, nemotron-h tp 2, ds = 128, against the auto of
@@ -269,6 +279,9 @@ int ls_delta_split_auto(int64_t narrow_warps, int sms, int max4, int min2, int m
 int ls_delta_wide_over_split2(int64_t wide_warps, int sms);
 /* auto of delta.ahead for a vk verify grid of `warps` warps (the R = 4 kernel, fp32 state) */
 int ls_delta_ahead_auto(int64_t warps, int sms, int per_row);
+/* auto, vk verify: 8 rows per warp (and the token-ahead loads) for a grid of vk8_warps such warps:
+ * KDA (per_row) with an fp32 state from LS_DELTA_VK8_KDA_VERIFY_MIN_WARPS_PER_SM per SM (choose.h) */
+int ls_delta_vk8_verify_auto(int64_t vk8_warps, int sms, int per_row, int fp32_state);
 
 /* The fused conv + delta rule (conv_delta.cu). Kernels: conv_delta_kernel (LS_K_CONV_DELTA,
  * grid (B*H, ns), cluster (1, ns)), the NARROW-tile kernel (LS_K_CONV_DELTA_TILES[_GENERIC],

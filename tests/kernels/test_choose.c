@@ -467,9 +467,15 @@ static void test_delta(void)
     p = delta(512, 4);
     p.state_layout = LS_STATE_VK;
     pl = plan_delta(&p, 0, "");
-    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK4); /* verify: 4 rows per warp at every batch */
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK4); /* GDN verify: 4 rows per warp at every batch */
     LS_CHECK_EQ_INT(pl.ahead, 0);               /* auto, GDN B = 512: each token's loads at its start */
-    LS_CHECK_EQ_INT(plan_delta(&p, 1, "").ahead, 1); /* KDA B = 512: loads one token ahead */
+    pl = plan_delta(&p, 1, "");
+    LS_CHECK_EQ_INT(pl.kernel, LS_K_DELTA_VK8); /* KDA B = 512: 8 rows per warp, loads one token ahead */
+    LS_CHECK_EQ_INT(pl.ahead, 1);
+    LS_CHECK_EQ_INT(pl.grid_x, 512 * 16 * 16 / 4);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=vk4").kernel, LS_K_DELTA_VK4);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=vk4").ahead, 1); /* R = 4, KDA from 80 warps per SM */
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=vk8,delta.ahead=off").ahead, 0);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=on").ahead, 1);
     LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.ahead=off").ahead, 0);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=on,delta.variant=vk8").kernel, LS_K_DELTA_VK8);
@@ -491,25 +497,43 @@ static void test_delta(void)
     LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=vk8").kernel, LS_K_DELTA_VK8);
     p.state_dtype = LS_BF16;
     LS_CHECK_EQ_INT(plan_delta(&p, 1, "").kernel, LS_K_DELTA_VK4);
-    /* delta.ahead=auto (limits from the H200 A/B, choose.h), tp 2 (HV 16: 512 B warps of 4 rows,
-     * 3.9 B per SM on 132): on below 10 warps per SM (B <= 2), for KDA from 80 (B >= 21); only
-     * verify, the R = 4 kernel and an fp32 state */
+    /* auto, tp 2 (HV 16: 512 B warps of 4 rows, 3.9 B per SM on 132; 256 B of 8 rows, 1.9 B per
+     * SM), limits from the H200 A/Bs (choose.h). Rows per warp: decode 8 from 8 such warps per SM
+     * (B >= 5); KDA verify with an fp32 state 8 from 5 (B >= 3), GDN verify 4. delta.ahead, verify
+     * with an fp32 state: R = 4 below 10 warps per SM (B <= 2) and for KDA from 80 (B >= 21), KDA's
+     * R = 8 always. */
     LS_CHECK_EQ_INT(LS_DELTA_AHEAD_MAX_WARPS_PER_SM, 10);
     LS_CHECK_EQ_INT(LS_DELTA_AHEAD_KDA_MIN_WARPS_PER_SM, 80);
+    LS_CHECK_EQ_INT(LS_DELTA_VK8_KDA_VERIFY_MIN_WARPS_PER_SM, 5);
     for (int b = 1; b <= 512; b++)
         for (int t = 1; t <= 8; t *= 2)
             for (int kda = 0; kda < 2; kda++) {
                 p = delta(b, t);
                 p.state_layout = LS_STATE_VK;
-                const int want = t > 1 && (b <= 2 || (kda && b >= 21));
-                LS_CHECK_EQ_INT(plan_delta(&p, kda, "").ahead, want);
+                const int vk8 = t == 1 ? b >= 5 : kda && b >= 3;
+                const int want = t > 1 && (b <= 2 || (kda && b >= 3));
+                pl = plan_delta(&p, kda, "");
+                LS_CHECK_EQ_INT(pl.kernel, vk8 ? LS_K_DELTA_VK8 : LS_K_DELTA_VK4);
+                LS_CHECK_EQ_INT(pl.ahead, want);
                 LS_CHECK_EQ_INT(plan_delta(&p, kda, "delta.ahead=auto").ahead, want);
+                p.state_dtype = LS_BF16; /* not measured: R = 4 for verify, nothing ahead */
+                pl = plan_delta(&p, kda, "");
+                LS_CHECK_EQ_INT(pl.kernel, t == 1 && b >= 5 ? LS_K_DELTA_VK8 : LS_K_DELTA_VK4);
+                LS_CHECK_EQ_INT(pl.ahead, 0);
             }
+    /* the vk8 verify rule itself: KDA with an fp32 state, from 5 warps per SM */
+    LS_CHECK_EQ_INT(ls_delta_vk8_verify_auto(5 * 132 - 1, 132, 1, 1), 0);
+    LS_CHECK_EQ_INT(ls_delta_vk8_verify_auto(5 * 132, 132, 1, 1), 1);
+    LS_CHECK_EQ_INT(ls_delta_vk8_verify_auto(5 * 132, 132, 0, 1), 0);
+    LS_CHECK_EQ_INT(ls_delta_vk8_verify_auto(5 * 132, 132, 1, 0), 0);
+    LS_CHECK_EQ_INT(ls_delta_vk8_verify_auto(5 * 66, 66, 1, 1), 1); /* per SM */
+    LS_CHECK_EQ_INT(ls_delta_vk8_verify_auto(5 * 66, 132, 1, 1), 0);
     p = delta(1, 4);
     p.state_layout = LS_STATE_VK;
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=off").ahead, 0);
-    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=vk8").ahead, 0); /* R = 8: not measured */
+    LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=vk8").ahead, 0); /* GDN, R = 8: not measured */
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.variant=vk8,delta.ahead=on").ahead, 1);
+    LS_CHECK_EQ_INT(plan_delta(&p, 1, "delta.variant=vk8").ahead, 1); /* KDA, R = 8: always ahead */
     p.state_dtype = LS_BF16; /* a bf16 state: not measured */
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "").ahead, 0);
     LS_CHECK_EQ_INT(plan_delta(&p, 0, "delta.ahead=on").ahead, 1);
@@ -1509,8 +1533,10 @@ static void test_describe(void)
     LS_CHECK_EQ_INT(ls_choose(LS_OP_GDN, &d, NULL, &H200, &pl), 0);
     check_describe(LS_OP_GDN, &pl, "delta_vk8 grid=(32768,1) block=128 pdl");
     d.tokens = 4;
-    pl = plan_delta(&d, 1, "delta.ahead=on");
-    check_describe(LS_OP_KDA, &pl, "delta_vk4 grid=(65536,1) block=128 pdl ahead");
+    pl = plan_delta(&d, 0, "delta.ahead=on");
+    check_describe(LS_OP_GDN, &pl, "delta_vk4 grid=(65536,1) block=128 pdl ahead");
+    LS_CHECK_EQ_INT(ls_choose(LS_OP_KDA, &d, NULL, &H200, &pl), 0);
+    check_describe(LS_OP_KDA, &pl, "delta_vk8 grid=(32768,1) block=128 pdl ahead");
     d = delta(1, 2);
     pl = plan_delta(&d, 1, "delta.variant=split");
     check_describe(LS_OP_KDA, &pl, "delta_rule_split grid=(128,1) block=128 pdl");
