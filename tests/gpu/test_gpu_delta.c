@@ -34,12 +34,13 @@
  * batches) the large-batch cases only; delta.ahead=on and =off (vk verify with and without the
  * token-ahead loads; auto takes either by batch and family) the small and the large batches; the
  * default tuning, last, runs everything above (vk: decode vk4 up to B = 4 and vk8 above, verify
- * vk4 but vk8 for KDA with an fp32 state from B = 3 at tp 2, generic for the odd shapes). The default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at
- * tp 2 shapes), so B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown
- * value is rejected, naming it, is a host test: tests/kernels/test_choose.c.) Every case gives the
- * pool's slot count (p.slots). The default tuning (test_gpu_delta) and the forced ones
- * (test_gpu_delta_forced, test_gpu_delta_forced2: the two halves of the list) are binaries of this
- * file (LS_DELTA_TEST_PART).
+ * vk4 but vk8 for KDA with an fp32 state from B = 3 at tp 2, generic for the odd shapes). The
+ * default only takes the bulk kernel from B·HV >= 16 per SM (B >= 133 at tp 2 shapes), so
+ * B = 257 covers it there; "bulk" forces it from B = 9 on. (That an unknown value is rejected,
+ * naming it, is a host test: tests/kernels/test_choose.c.) Every case gives the pool's slot count
+ * (p.slots). The default tuning (test_gpu_delta) and the forced ones (test_gpu_delta_forced,
+ * test_gpu_delta_forced2: the two halves of the list) are binaries of this file
+ * (LS_DELTA_TEST_PART).
  */
 #include <math.h>
 #include <stdio.h>
@@ -231,11 +232,11 @@ static void run_full(const ls_runtime *be, int quick, int small, uint64_t seed, 
 /*
  * A forced regs / bulk changes only the kv WIDE launches (B·HV >= 132 at tp 2 shapes: B >= 9);
  * vk4 / vk8 change vk launches at any batch, but auto already runs vk4 at small batches and vk8
- * for decode and KDA verify above, so the large batches are where forcing adds coverage. Matrix: every GDN/KDA preset at tp 2, B = 64 with
- * T = 1 and 4 in both state dtypes, T = 2 (inter + final write) and T = 8 in one dtype each;
- * B = 12 (a grid smaller than one wave) and B = 257 (several waves), T = 1. ~1/4 of the rows are
- * padding in every case (a padding row's state still evolves over the tokens of a verify).
- * LS_GPU_TEST_QUICK=1: B = 12 and B = 64 T = 1 only.
+ * for decode and KDA verify above, so the large batches are where forcing adds coverage. Matrix:
+ * every GDN/KDA preset at tp 2, B = 64 with T = 1 and 4 in both state dtypes, T = 2 (inter +
+ * final write) and T = 8 in one dtype each; B = 12 (a grid smaller than one wave) and B = 257
+ * (several waves), T = 1. ~1/4 of the rows are padding in every case (a padding row's state
+ * still evolves over the tokens of a verify). LS_GPU_TEST_QUICK=1: B = 12 and B = 64 T = 1 only.
  */
 static void run_large(const ls_runtime *be, int quick, uint64_t seed, ls_state_layout lay)
 {
