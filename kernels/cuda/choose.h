@@ -149,10 +149,10 @@ typedef struct ls_choose_dev {
  * The decays of the 128 key rows are KDA's per-token work that every warp of a head repeats
  * (4 full-precision exp / log1p / exp per lane): 8 rows share them over twice the state. H200,
  * kimi-linear tp 2 (HV 16: 16 B such warps, 1.9 B per SM on 132), two processes (median spread
- * 0.1 %, one case 3.2 %; results/h200/vk8-kda-9a18719/rule/): vk8 with the loads ahead took 0.65-0.99x auto's (R = 4) time at
- * B = 3-512, T = 2 / 4 / 8, but 1.01-1.02x at T = 8 B = 13, 256 and 512; 1.05-1.06x at B = 1 and
- * 0.99-1.02x at B = 2 (1-2-warp CTAs). vk8 with each token's loads at its start took 1.01-1.26x
- * the ahead form's time (B = 4-512, T = 2 / 4). */
+ * 0.1 %, one case 3.2 %; results/h200/vk8-kda-9a18719/rule/): vk8 with the loads ahead took
+ * 0.65-0.99x auto's (R = 4) time at B = 3-512, T = 2 / 4 / 8, but 1.01-1.02x at T = 8 B = 13, 256
+ * and 512; 1.05-1.06x at B = 1 and 0.99-1.02x at B = 2 (1-2-warp CTAs). vk8 with each token's
+ * loads at its start took 1.01-1.26x the ahead form's time (B = 4-512, T = 2 / 4). */
 #define LS_DELTA_VK8_KDA_VERIFY_MIN_WARPS_PER_SM 5
 /* auto, SSU on the vector path, decode and verify: ssu_rows8 up to this batch, the wide / narrow
  * tiles above; decode with the slot guess on, verify in CTAs of at most LS_SSU_ROWS8_VERIFY_WARPS
